@@ -1,0 +1,12 @@
+"""Models behind one small interface (SPEC M1, M2, M5, M6). See ``registry`` for the specs and ``base`` for the
+protocol. Importing this package is cheap: SDKs and llama.cpp load only when a model of theirs is built."""
+
+from core.models.base import Completion, Model, ModelError, Request, RetryableError
+from core.models.params import SamplingParams
+from core.models.pricing import PRICES_AS_OF, estimate_cost, price_per_million
+from core.models.registry import DEFAULT_MODEL, get_model, parse_spec, providers
+
+__all__ = [
+    "Completion", "Model", "ModelError", "Request", "RetryableError", "SamplingParams", "PRICES_AS_OF",
+    "estimate_cost", "price_per_million", "DEFAULT_MODEL", "get_model", "parse_spec", "providers",
+]

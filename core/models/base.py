@@ -1,0 +1,133 @@
+"""The model interface every provider implements, and the two error kinds the runner acts on.
+
+A model is named by a string spec ``provider/model`` (see ``registry.get_model``). ``await model.complete(request)``
+returns a ``Completion`` or raises:
+
+* ``RetryableError(reason, retry_after)`` — worth trying again later (429, 5xx, timeouts, connection errors, a
+  malformed or empty reply). ``retry_after`` is the server's hint in seconds, or None.
+* ``ModelError(reason)`` — trying again will not help (bad key, unknown model, bad request, prompt too long).
+
+Models never retry themselves: SDK clients are built with ``max_retries=0`` and the runner owns the retry policy.
+API keys are held privately, never appear in ``repr``/``str``, exceptions, logs or stored data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol, runtime_checkable
+
+from core.errors import UserError
+from core.models.params import SamplingParams
+
+
+@dataclass(frozen=True)
+class Request:
+    prompt: str
+    params: SamplingParams = field(default_factory=SamplingParams)
+    item: dict | None = None   # the task item (the reference solver needs it; LLMs ignore it)
+    task: str | None = None    # task name, e.g. "setops"
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    tokens_in: int | None
+    tokens_out: int | None
+    latency_ms: float
+    cost_usd: float | None          # None = unknown price (e.g. a self-hosted openai-compatible endpoint)
+    finish_reason: str | None
+    dropped_params: tuple[str, ...] = ()   # sampling parameters the provider could not honour for this call
+
+
+class ModelError(UserError):
+    """A failure that retrying will not fix. The message is safe to show and store (never holds a key)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RetryableError(Exception):
+    """A transient failure; the runner retries with backoff, waiting at least ``retry_after`` seconds if given."""
+
+    def __init__(self, reason: str, retry_after: float | None = None):
+        super().__init__(reason if retry_after is None else f"{reason} (retry after {retry_after:g} s)")
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+@runtime_checkable
+class Model(Protocol):
+    spec: str
+    provider: str
+    default_concurrency: int
+    supported_params: tuple[str, ...]
+
+    async def complete(self, request: Request) -> Completion: ...
+
+
+class BaseModel:
+    """Shared plumbing: spec/provider fields, a key-free repr, key redaction for messages."""
+
+    provider: ClassVar[str] = ""
+    default_concurrency: ClassVar[int] = 1
+    supported_params: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, spec: str, name: str):
+        self.spec = spec
+        self.name = name  # the model name inside the provider, e.g. "gpt-4o-mini"
+
+    def __repr__(self) -> str:  # never shows a key
+        return f"<{type(self).__name__} {self.spec}>"
+
+    __str__ = __repr__
+
+    def validate(self) -> None:
+        """Raise ModelError if the model cannot be used at all (e.g. no key). No network call."""
+
+    async def aclose(self) -> None:
+        """Release network resources (no-op for in-process models)."""
+
+
+# OpenAI / Anthropic key shapes, including the masked forms providers echo back ("sk-proj-****abcd").
+_KEYLIKE = re.compile(r"sk-[^\s'\",;]{4,}")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Remove the given secrets and anything that looks like an OpenAI/Anthropic key from ``text``."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "[redacted]")
+    return _KEYLIKE.sub("[redacted]", text)
+
+
+def parse_retry_after(headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date); None if absent/bad."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            value = float(ms) / 1000.0
+            return value if value >= 0 and value == value else None
+        raw = headers.get("retry-after")
+    except (TypeError, ValueError):
+        return None
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+        return value if value >= 0 and value == value else None
+    except ValueError:
+        pass
+    try:
+        from email.utils import parsedate_to_datetime
+        from datetime import datetime, timezone
+
+        when = parsedate_to_datetime(raw)
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None

