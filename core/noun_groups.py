@@ -1,0 +1,209 @@
+"""Noun groups for quantifier prompts: frequency bands, made-up nouns and the GQG pilot lists.
+
+``load_noun_groups()`` reads the shipped file ``data/nouns/noun_groups.json`` (no wordfreq / WordNet needed at run
+time). The file is produced by ``build()`` — run ``python -m core.noun_groups build`` (needs ``wordfreq``,
+``english-words``, ``nltk`` and WordNet 3.0 as described in data/nouns/README.md); the result is deterministic.
+
+Rules (see data/nouns/README.md for the numbers):
+- Frequency groups: concrete, countable WordNet 3.0 nouns (hyponyms of artifact, natural object, animal, plant,
+  geological formation; people excluded), one lower-case alphabetic word, pluralised (WordNet's irregular plural list,
+  else regular English rules), plural ≠ singular, plural form attested in wordfreq and used by the prompt, so the
+  band is judged on the plural's Zipf frequency: common [5, 6), less_common [4, 5), rare [3, 4), rarer [2, 3),
+  rarest [1, 2). Inside a band, nouns are ordered by SHA-256 of the plural and the first PER_GROUP kept.
+- Made-up nouns: pronounceable pseudo-words from consonant–vowel syllables drawn with a fixed seed; neither the
+  singular nor the plural is in the web2 word list, in WordNet, or known to wordfreq (Zipf 0); pluralised with the
+  regular rules.
+- The GQG pilot lists (Wang & Steinert-Threlkeld 2023, Appendix A and their generator's made-up list) are shipped
+  verbatim as pilot_* groups for the paper's Figure 1 setup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "nouns" / "noun_groups.json"
+
+GROUP_ORDER = ("common", "less_common", "rare", "rarer", "rarest", "made_up")
+# Zipf bands of the plural form, [low, high).
+BANDS: dict[str, tuple[float, float]] = {
+    "common": (5.0, 6.0),
+    "less_common": (4.0, 5.0),
+    "rare": (3.0, 4.0),
+    "rarer": (2.0, 3.0),
+    "rarest": (1.0, 2.0),
+}
+PER_GROUP = 20
+ROOT_SYNSETS = ("artifact.n.01", "natural_object.n.01", "animal.n.01", "plant.n.02", "geological_formation.n.01")
+EXCLUDED_SYNSETS = ("person.n.01",)
+MADE_UP_SEED = 20231206
+
+# GQG frequency pilot (paper Appendix A) and the made-up nouns of its generator — verbatim.
+PILOT_GROUPS: dict[str, tuple[str, ...]] = {
+    "pilot_common": ("books", "chairs", "doors", "participants", "activities", "systems", "wars", "blocks", "words",
+                     "reports"),
+    "pilot_less_common": ("crowds", "negotiations", "cup holders", "arteries", "identifiers", "payrolls", "hostages",
+                          "coupons", "remedies", "butterflies"),
+    "pilot_rare": ("jaws", "turbines", "rooftops", "hikers", "purses", "empires", "insurers", "camels", "entitlements",
+                   "coils"),
+    "pilot_rarer": ("auroras", "borrowers", "fasteners", "headscarves", "hickories", "geneticists", "catapults",
+                    "blurbs", "glaciers", "eyewitnesses"),
+    "pilot_rarest": ("ocean basins", "jests", "lidars", "inequalities", "microchips", "humanoids", "philanthropies",
+                     "medullas", "ornamentals", "jabs"),
+    "pilot_made_up": ("blexes", "ptexes", "rangaloons", "treslings", "baroue", "questries", "sarphines", "zofonikl",
+                      "arijkes", "bnouba"),
+}
+
+
+@lru_cache(maxsize=1)
+def _load() -> dict:
+    with open(DATA_FILE, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_noun_groups() -> dict[str, tuple[str, ...]]:
+    """group name -> plural nouns, for the groups in GROUP_ORDER followed by the pilot_* groups."""
+    data = _load()
+    groups = {g: tuple(e["noun"] for e in data["groups"][g]) for g in GROUP_ORDER}
+    groups.update(PILOT_GROUPS)
+    return groups
+
+
+def noun_table() -> list[dict]:
+    """Every shipped noun with its group, singular and Zipf frequency (for the UI / README)."""
+    data = _load()
+    return [{"group": g, **e} for g in GROUP_ORDER for e in data["groups"][g]]
+
+
+def noun_group_info() -> dict:
+    """Provenance and rules as stored with the data."""
+    return {k: v for k, v in _load().items() if k != "groups"}
+
+
+# ---------------------------------------------------------------------------------------------- building (offline)
+
+def pluralise(word: str, irregular: dict[str, str] | None = None) -> str:
+    """English plural: an irregular form when known, else the regular spelling rules."""
+    if irregular and word in irregular:
+        return irregular[word]
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _sha(word: str) -> str:
+    return hashlib.sha256(word.encode("utf-8")).hexdigest()
+
+
+def _irregular_plurals(wn) -> dict[str, str]:
+    """singular -> plural from WordNet's noun.exc (plural -> singular), keeping one plural per singular."""
+    path = Path(wn.root.path if hasattr(wn.root, "path") else str(wn.root)) / "noun.exc"
+    out: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].isalpha() and parts[1].isalpha():
+            plural, singular = parts[0], parts[1]
+            if plural != singular and singular not in out:
+                out[singular] = plural
+    return out
+
+
+def _candidates(wn, zipf) -> list[dict]:
+    excluded: set[str] = set()
+    for name in EXCLUDED_SYNSETS:
+        s = wn.synset(name)
+        excluded.add(s.name())
+        excluded.update(x.name() for x in s.closure(lambda t: t.hyponyms() + t.instance_hyponyms()))
+    lemmas: set[str] = set()
+    for root in ROOT_SYNSETS:
+        r = wn.synset(root)
+        for s in [r, *r.closure(lambda t: t.hyponyms())]:
+            if s.name() in excluded:
+                continue
+            for lemma in s.lemma_names():
+                if lemma.isalpha() and lemma.islower() and 3 <= len(lemma) <= 14:
+                    lemmas.add(lemma)
+    irregular = _irregular_plurals(wn)
+    out = []
+    for singular in sorted(lemmas):
+        plural = pluralise(singular, irregular)
+        if plural == singular:
+            continue
+        out.append({"noun": plural, "singular": singular, "zipf": zipf(plural, "en")})
+    return out
+
+
+def _made_up(n: int, known_words: set[str], wn_lemmas: set[str], zipf) -> list[dict]:
+    onsets = ["b", "bl", "br", "d", "dr", "f", "fl", "fr", "g", "gl", "gr", "k", "kl", "kr", "l", "m", "n", "p",
+              "pl", "pr", "r", "s", "sl", "sn", "sp", "st", "t", "tr", "v", "z"]
+    vowels = ["a", "e", "i", "o", "u", "ai", "oo", "ee"]
+    codas = ["", "", "", "n", "m", "l", "r", "k", "p", "t", "nd", "nt", "sk"]
+    rng = random.Random(MADE_UP_SEED)
+    out: list[dict] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        syllables = rng.choice((2, 2, 3))
+        word = "".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(codas)
+        if word in seen or not 5 <= len(word) <= 10:
+            continue
+        seen.add(word)
+        plural = pluralise(word)
+        if (word in known_words or plural in known_words or word in wn_lemmas or plural in wn_lemmas
+                or zipf(word, "en") > 0 or zipf(plural, "en") > 0):
+            continue
+        out.append({"noun": plural, "singular": word, "zipf": 0.0})
+    return out
+
+
+def build(out_path: Path = DATA_FILE) -> dict:
+    """Build data/nouns/noun_groups.json (deterministic). Needs wordfreq, english-words, nltk + WordNet 3.0."""
+    import wordfreq
+    from english_words import get_english_words_set
+    from nltk.corpus import wordnet as wn
+
+    zipf = wordfreq.zipf_frequency
+    cands = _candidates(wn, zipf)
+    groups: dict[str, list[dict]] = {}
+    counts: dict[str, int] = {}
+    for g, (lo, hi) in BANDS.items():
+        band = [c for c in cands if lo <= c["zipf"] < hi]
+        counts[g] = len(band)
+        band.sort(key=lambda c: _sha(c["noun"]))
+        groups[g] = sorted(band[:PER_GROUP], key=lambda c: (-c["zipf"], c["noun"]))
+    known = set(get_english_words_set(["web2"], lower=True))
+    wn_lemmas = {lemma.lower() for lemma in wn.all_lemma_names(pos="n")}
+    groups["made_up"] = _made_up(PER_GROUP, known, wn_lemmas, zipf)
+    for entries in groups.values():
+        for e in entries:
+            e["zipf"] = round(float(e["zipf"]), 2)
+    data = {
+        "description": "Noun groups for quantifier prompts; built by `python -m core.noun_groups build`.",
+        "wordfreq_version": getattr(wordfreq, "__version__", "unknown"),
+        "wordnet_version": wn.get_version(),
+        "zipf_bands": {g: list(b) for g, b in BANDS.items()},
+        "root_synsets": list(ROOT_SYNSETS),
+        "excluded_synsets": list(EXCLUDED_SYNSETS),
+        "per_group": PER_GROUP,
+        "candidates": len(cands),
+        "candidates_per_band": counts,
+        "made_up_seed": MADE_UP_SEED,
+        "groups": groups,
+    }
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return data
+
+
+if __name__ == "__main__":  # python -m core.noun_groups build
+    if sys.argv[1:] != ["build"]:
+        print("usage: python -m core.noun_groups build", file=sys.stderr)
+        sys.exit(2)
+    d = build()
+    print(f"wrote {DATA_FILE}: " + ", ".join(f"{g} {len(v)}" for g, v in d["groups"].items())
+          + f" (candidates {d['candidates']}, per band {d['candidates_per_band']})")
