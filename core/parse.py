@@ -1,0 +1,575 @@
+"""Turn a raw model response into a set of members — or "did not follow the instructions" (SPEC A1).
+
+Public API::
+
+    parse_set(response: str, kind: "numbers" | "words") -> ParsedAnswer(members, followed, reason)
+
+``members`` is a canonical tuple (de-duplicated; ints ascending, then strings lexicographic — see
+:func:`core.setops_math.canonical`) or ``None`` when the response did not follow the instructions.
+
+Where the answer is looked for (first rule that applies wins)
+-------------------------------------------------------------
+Reasoning blocks — ``<thinking>``, ``<think>``, ``<reasoning>``, ``<scratchpad>``, ``<reflection>`` (any case, spaces
+allowed inside the tag) — are removed first, so sets the model mentions while reasoning (A, B, partial results) never
+leak into the answer. A closing ``</think>`` without an opening tag (chat templates that pre-fill ``<think>``) marks
+everything before it as reasoning.
+
+1. The last complete ``<answer>…</answer>`` block outside reasoning whose content is not blank (reason
+   ``answer_tag``; a plain comma/newline list inside the tags → ``answer_tag_bare_list``; only blank blocks →
+   ``empty_answer_tag``, an empty set, unless the text around them holds a set). A closing ``</answer>`` without an
+   opening tag takes the text since the previous tag as its content. When a block holds several sets, the first one
+   that is neither a named operand (``A = {…}``, ``Set B: {…}``) nor an operand of an operator (``{1} ∪ {2}``) wins —
+   so ``<answer>A ∪ B = {1, 2} ∪ {3} = {1, 2, 3}</answer>`` gives ``{1, 2, 3}``.
+2. An ``<answer>`` opened but never closed (``max_tokens`` hit): a complete set literal inside it is accepted
+   (``answer_tag_unclosed``); otherwise ``truncated``.
+3. Output that ends inside an unclosed reasoning block: an answer block inside it is used, otherwise ``truncated``.
+4. No answer tags: after the last answer label ("Answer:", "final answer is", "the result is", "Solution =" …) the
+   first set that is not a named operand (``answer_label``), an empty-set phrase, or — for "Answer:"-style labels — a
+   bare comma list on that line (``answer_label_bare_list``). Otherwise the last such set in the whole text
+   (``last_set_literal``). If a ``{``/``[``/``(`` is still open after the chosen set (or no set is found), the output was
+   cut off: ``truncated``.
+5. Answer tags that only occur inside complete reasoning blocks are the last resort.
+6. Nothing found: ``no_set_found`` (``empty_response`` for a blank response).
+
+Formats accepted: ``{…}``, ``[…]``, ``(…)``, ``set()``, ``set([...])``, ``frozenset({...})``, LaTeX ``\\{ … \\}`` /
+``\\left\\{ … \\right\\}`` / ``\\lbrace`` with ``\\text{…}`` members, ``∅``/``\\emptyset``/``\\varnothing``, markdown
+code fences and bold, members quoted with ``'`` ``"`` `````, smart quotes or bare, separated by commas, semicolons,
+newlines (and spaces inside braces), trailing commas, "and" before the last member. When one region holds both
+kinds, brace-like sets beat brackets, which beat parentheses (prose often has parentheses).
+
+Empty-set phrasings — "empty set", "the empty set", "null set", "∅", "{}", "set()", "none", "nothing",
+"no elements/members/numbers/words", "is empty" — give an empty answer that *did* follow the instructions
+(reason ``empty_set_phrase``). ``{∅}`` is read as the empty set (models write it to mean "empty").
+
+Normalisation decisions
+-----------------------
+- numbers: ``007`` → 7, ``-3``/``−3`` → -3, ``+3`` → 3, ``4.0`` → 4. Commas always separate members — thousands
+  separators are NOT supported (``{1,000}`` is {1, 0}); the project's numbers are small. A token that is not an
+  integer (``2.5``, ``seven``) is kept as a lower-case string member, so it counts as made-up in scoring.
+- words: lower-cased; surrounding quotes, backticks, markdown ``*``/``_`` and end punctuation stripped; inner
+  apostrophes (smart apostrophes become ``'``) and hyphens kept (``o'clock``, ``well-known``).
+- duplicates are removed; an ellipsis member (``...``) is dropped.
+- nested sets (``{{1, 2}, {3}}``, ``[{1}, {2}]``) did not follow the instructions (reason ``nested_set``) — the task asks
+  for one flat set. A single wrapped set (``[{1, 2}]``, ``({1, 2})``, ``{{1, 2}}`` as left by template brace-escaping)
+  is unwrapped.
+- A member that is not a single token (prose inside brackets, e.g. "(see above)") makes that bracket group not a set.
+
+No ``eval`` or ``literal_eval``: a small regex scanner over the delimiter positions only, so a response costs time
+linear in its length (see ``bench/parse_speed.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from core.setops_math import canonical
+
+Kind = Literal["numbers", "words"]
+KINDS = ("numbers", "words")
+
+# reasons (ParsedAnswer.reason)
+ANSWER_TAG = "answer_tag"
+ANSWER_TAG_BARE_LIST = "answer_tag_bare_list"
+ANSWER_TAG_UNCLOSED = "answer_tag_unclosed"
+EMPTY_ANSWER_TAG = "empty_answer_tag"
+ANSWER_LABEL = "answer_label"
+ANSWER_LABEL_BARE_LIST = "answer_label_bare_list"
+LAST_SET_LITERAL = "last_set_literal"
+EMPTY_SET_PHRASE = "empty_set_phrase"
+NESTED_SET = "nested_set"
+TRUNCATED = "truncated"
+NO_SET_FOUND = "no_set_found"
+EMPTY_RESPONSE = "empty_response"
+
+FOLLOWED_REASONS = frozenset({ANSWER_TAG, ANSWER_TAG_BARE_LIST, ANSWER_TAG_UNCLOSED, EMPTY_ANSWER_TAG, ANSWER_LABEL,
+                              ANSWER_LABEL_BARE_LIST, LAST_SET_LITERAL, EMPTY_SET_PHRASE})
+NOT_FOLLOWED_REASONS = frozenset({NESTED_SET, TRUNCATED, NO_SET_FOUND, EMPTY_RESPONSE})
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """members: canonical tuple, or None when the response did not follow the instructions."""
+
+    members: tuple | None
+    followed: bool
+    reason: str
+
+    def to_json(self) -> str | None:
+        """JSON text of the members list (what the store keeps in ``results.parsed``), None if not followed."""
+        if self.members is None:
+            return None
+        return json.dumps(list(self.members), ensure_ascii=False, separators=(",", ", "))
+
+
+def _not_followed(reason: str) -> ParsedAnswer:
+    return ParsedAnswer(None, False, reason)
+
+
+def _answer(members, reason: str) -> ParsedAnswer:
+    return ParsedAnswer(canonical(members), True, reason)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# text normalisation
+
+_LATEX_TEXT = re.compile(r"\\(?:text|mathrm|textit|textbf|mathit|mathbf|operatorname)\s*\{([^{}]*)\}")
+_LATEX_SUBS = (
+    (re.compile(r"\\left\s*\\\{|\\left\s*\\lbrace\b|\\lbrace\b|\\\{"), "{"),
+    (re.compile(r"\\right\s*\\\}|\\right\s*\\rbrace\b|\\rbrace\b|\\\}"), "}"),
+    (re.compile(r"\\(?:emptyset|varnothing)\b|\\O\b"), "∅"),
+    (re.compile(r"\\left\s*([\[(])|\\right\s*([\])])"), r"\1\2"),
+    (re.compile(r"\\(?:cup)\b"), " ∪ "),
+    (re.compile(r"\\(?:cap)\b"), " ∩ "),
+    (re.compile(r"\\(?:setminus|backslash)\b"), " − "),
+    (re.compile(r"\\(?:triangle|Delta|ominus)\b"), " △ "),
+    (re.compile(r"\\[,;:! ]"), " "),
+)
+
+
+def _normalise(text: str) -> str:
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    if "\\" in text:
+        text = _LATEX_TEXT.sub(r"\1", text)
+        for rx, rep in _LATEX_SUBS:
+            text = rx.sub(rep, text)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# members
+
+_QUOTES_AND_MARKUP = " \t\r\n\"'`‘’“”«»„*_.:!?"
+_LEADING_CONJ = re.compile(r"^(?:and|or|&)\s+", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_INT = re.compile(r"([+\-−]?)0*(\d+)(?:\.0+)?")
+_TOKEN = re.compile(r"[^\W_](?:[\w'\-.]*[^\W_])?")
+_SPLIT = re.compile(r"[,;\n]")
+_INVALID = object()
+
+
+def _member(piece: str, kind: str, space_split: bool, out: list) -> bool:
+    """Append the normalised member(s) of one list piece to ``out``; False if the piece is not a member."""
+    p = piece.strip()
+    if not p:
+        return True
+    if p[0] in "aAoO&":
+        p = _LEADING_CONJ.sub("", p)
+    if "\\" in p:
+        p = p.replace("\\", "")
+    p = p.strip(_QUOTES_AND_MARKUP)
+    if not p or p == "∅" or p == "…":
+        return True
+    if kind == "numbers":
+        m = _INT.fullmatch(p)
+        if m:
+            n = int(m.group(2))
+            out.append(-n if m.group(1) in ("-", "−") else n)
+            return True
+    if "’" in p:
+        p = p.replace("’", "'")
+    if _TOKEN.fullmatch(p):
+        out.append(p.lower())
+        return True
+    if space_split and (" " in p or "\t" in p):
+        parts = p.split()
+        if all(_TOKEN.fullmatch(x.strip(_QUOTES_AND_MARKUP)) or _INT.fullmatch(x.strip(_QUOTES_AND_MARKUP))
+               for x in parts):
+            return all(_member(x, kind, False, out) for x in parts)
+    return False
+
+
+def _members_of_list(content: str, kind: str, space_split: bool):
+    """Members of a delimiter-free list text, or _INVALID if some piece is not a single token."""
+    out: list = []
+    for piece in _SPLIT.split(content):
+        if not _member(piece, kind, space_split, out):
+            return _INVALID
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# scanning set literals
+
+_DELIMS = re.compile(r"[{}\[\]()∅]")
+_CLOSE_TO_OPEN = {"}": "{", "]": "[", ")": "("}
+_CLASS = {"{": 0, "[": 1, "(": 2}
+_SETCALL = re.compile(r"(?:frozen)?set\s*$", re.IGNORECASE)
+_NAMED_STRICT = re.compile(r"\b[A-Z]\s*[:=]\s*\**\s*$")
+_NAMED_SET = re.compile(r"\bset\s+[A-Za-z]\s*(?:is|contains|=|:)?\s*\**\s*$", re.IGNORECASE)
+_OPERATOR_BEFORE_NAME = re.compile(
+    r"(?:[∪∩−△Δ\\^|&\-)]|\b(?:U|union|intersection|intersect|minus|difference|and|xor|with)\b)\s*(?:set\s+)?"
+    r"[A-Za-z]?\s*[)]?\s*[:=]\s*\**\s*$", re.IGNORECASE)
+_OPERATOR_BEFORE = re.compile(r"(?:[∪∩−△Δ\\^|&]|\b(?:U|union|intersect|minus)\b)\s*$")
+_OPERATOR_AFTER = re.compile(r"\s*(?:[∪∩−△Δ\\^|&]|-\s*[{\[(]|\b(?:U|union|intersect|minus)\b)")
+
+
+@dataclass(slots=True)
+class _Candidate:
+    start: int
+    end: int  # exclusive
+    cls: int  # 0 brace-like, 1 bracket, 2 parenthesis
+    members: object  # list, or None for a nested set
+    clean: bool = True
+
+
+def _is_operand(text: str, start: int, end: int) -> bool:
+    """True if the literal at text[start:end] is a named operand (A = {…}) or next to a set operator."""
+    before = text[max(0, start - 40):start]
+    if _NAMED_SET.search(before):
+        return True
+    if _NAMED_STRICT.search(before) and not _OPERATOR_BEFORE_NAME.search(before):
+        return True
+    if _OPERATOR_BEFORE.search(before):
+        return True
+    return bool(_OPERATOR_AFTER.match(text, end, min(len(text), end + 12)))
+
+
+def _scan(text: str, kind: str):
+    """All maximal set-like literals in ``text`` (in order) and the positions of openers never closed."""
+    stack: list = []
+    groups: list = []  # (start, end_inclusive, opener)
+    empties: list = []
+    for m in _DELIMS.finditer(text):
+        c = m.group()
+        p = m.start()
+        if c == "{" or c == "[" or c == "(":
+            stack.append((c, p))
+        elif c == "∅":
+            empties.append(p)
+        else:
+            want = _CLOSE_TO_OPEN[c]
+            k = len(stack) - 1
+            while k >= 0 and stack[k][0] != want:
+                k -= 1
+            if k < 0:
+                continue  # stray closer
+            del stack[k + 1:]
+            groups.append((stack.pop()[1], p, want))
+    unclosed = [p for _, p in stack]
+    cands: list[_Candidate] = []
+    if groups:
+        groups.sort()
+        # direct children via a containment stack
+        children: dict = {}
+        roots: list = []
+        open_: list = []
+        for g in groups:
+            while open_ and open_[-1][1] < g[0]:
+                open_.pop()
+            if open_:
+                children.setdefault(open_[-1], []).append(g)
+            else:
+                roots.append(g)
+            open_.append(g)
+        todo = list(reversed(roots))
+        while todo:
+            g = todo.pop()
+            cand = _evaluate(text, g, children.get(g, ()), children, kind)
+            if cand is not None:
+                cands.append(cand)
+            else:
+                todo.extend(reversed(children.get(g, ())))
+    for p in empties:
+        if not any(c.start <= p < c.end for c in cands):
+            cands.append(_Candidate(p, p + 1, 0, []))
+    if empties:
+        cands.sort(key=lambda c: c.start)
+    for c in cands:
+        c.clean = not _is_operand(text, c.start, c.end)
+    return cands, unclosed
+
+
+def _evaluate(text: str, g, kids, children, kind) -> _Candidate | None:
+    s, e, opener = g
+    setcall = opener == "(" and _SETCALL.search(text, max(0, s - 10), s)
+    start = setcall.start() if setcall else s
+    cls = 0 if setcall else _CLASS[opener]
+    if not kids:
+        members = _members_of_list(text[s + 1:e], kind, space_split=cls == 0)
+        if members is _INVALID:
+            return None
+        return _Candidate(start, e + 1, cls, members)
+    # content around the children
+    pieces = []
+    pos = s + 1
+    for k in kids:
+        pieces.append(text[pos:k[0]])
+        pos = k[1] + 1
+    pieces.append(text[pos:e])
+    rest = "".join(pieces)
+    if len(kids) == 1 and not rest.strip(" \t\r\n,;*`"):
+        inner = _evaluate(text, kids[0], children.get(kids[0], ()), children, kind)
+        if inner is None:
+            return None
+        return _Candidate(start, e + 1, min(cls, inner.cls), inner.members)
+    # a list whose members are groups (and tokens) = a nested set
+    marked = "\x00".join(pieces)
+    for piece in _SPLIT.split(marked):
+        stripped = piece.strip(" \t\r\n")
+        if not stripped or stripped == "\x00":
+            continue
+        if _members_of_list(stripped.replace("\x00", ""), kind, False) is _INVALID:
+            return None
+        if "\x00" in stripped and stripped.replace("\x00", "").strip(_QUOTES_AND_MARKUP):
+            return None  # e.g. "apple (fruit)" — annotation, not a list of sets
+    return _Candidate(start, e + 1, cls, None)
+
+
+def _best_class(cands):
+    if not cands:
+        return cands
+    best = min(c.cls for c in cands)
+    return [c for c in cands if c.cls == best]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# phrases, labels, bare lists
+
+_EMPTY_FULL = re.compile(
+    r"(?:the\s+|an\s+|a\s+)?(?:empty(?:\s+set)?|null(?:\s+set)?|none|nothing|no\s+elements?|∅|set\(\s*\)|"
+    r"\{\s*\}|\[\s*\]|\(\s*\))", re.IGNORECASE)
+_EMPTY_SEARCH = re.compile(
+    r"\b(?:empty\s+set|null\s+set|(?:is|are|be|was|remains)\s+(?:an?\s+)?empty|empty\s+intersection|none|nothing|"
+    r"no\s+(?:common\s+|shared\s+|such\s+|overlapping\s+)?(?:elements?|members?|items?|numbers?|words?|values?))\b"
+    r"|∅", re.IGNORECASE)
+_LABEL = re.compile(
+    r"\b(?:final\s+answer|answer|result|solution|output)\b\**\s*(?:is\b|:|=|would\s+be\b|will\s+be\b)(?:\s*\**)?",
+    re.IGNORECASE)
+_LABEL_PREFIX = re.compile(
+    r"^\s*\**\s*(?:(?:so|thus|therefore|hence)\s*,?\s*)?(?:the\s+)?(?:final\s+)?"
+    r"(?:answer|result|solution|output|set)\b\**\s*(?:is\b|:|=)?\s*\**\s*", re.IGNORECASE)
+_TERMINAL = " \t\r\n.!*`"
+
+
+def _is_empty_phrase(content: str) -> bool:
+    s = _LABEL_PREFIX.sub("", content.strip()).strip(_TERMINAL + "'\"")
+    return bool(_EMPTY_FULL.fullmatch(s))
+
+
+def _bare_list(content: str, kind: str):
+    """Members of a plain list such as ``1, 2, 3`` or ``apple\\npear``; None if it is not one."""
+    s = _LABEL_PREFIX.sub("", content.strip())
+    if "=" in s:
+        s = s.rsplit("=", 1)[1]
+    s = s.strip(_TERMINAL)
+    if not s or any(ch in s for ch in "{}[]()"):
+        return None
+    lines = [_BULLET.sub("", ln) for ln in s.splitlines()]
+    s = "\n".join(lines)
+    s = re.sub(r"\s+and\s+", ",", s, flags=re.IGNORECASE)
+    members = _members_of_list(s, kind, space_split=False)
+    if members is _INVALID and kind == "numbers":
+        members = _members_of_list(s, kind, space_split=True)
+        if members is not _INVALID and not all(isinstance(m, int) for m in members):
+            members = _INVALID
+    if members is _INVALID or not members:
+        return None
+    return members
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip(" \t*`"):
+            return line
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# regions
+
+_TAGS = re.compile(r"<\s*(/?)\s*(answer|thinking|think|reasoning|scratchpad|reflection)\s*>", re.IGNORECASE)
+
+
+def _parse_tag_content(content: str, kind: str) -> ParsedAnswer:
+    cands, _ = _scan(content, kind)
+    if cands:
+        cands = _best_class(cands)
+        chosen = next((c for c in cands if c.clean), cands[-1])
+        if chosen.members is None:
+            return _not_followed(NESTED_SET)
+        return _answer(chosen.members, ANSWER_TAG)
+    if _is_empty_phrase(content):
+        return _answer((), EMPTY_SET_PHRASE)
+    members = _bare_list(content, kind)
+    if members is not None:
+        return _answer(members, ANSWER_TAG_BARE_LIST)
+    if _EMPTY_SEARCH.search(content):
+        return _answer((), EMPTY_SET_PHRASE)
+    return _not_followed(NO_SET_FOUND)
+
+
+def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
+    """Text without answer tags (reasoning already removed)."""
+    if not text.strip():
+        return _not_followed(NO_SET_FOUND)
+    cands, unclosed = _scan(text, kind)
+    for mk in reversed(list(_LABEL.finditer(text))):
+        region = _best_class([c for c in cands if c.start >= mk.end() and c.clean])
+        if region:
+            chosen = region[0]
+            if chosen.members is None:
+                return _not_followed(NESTED_SET)
+            return _answer(chosen.members, ANSWER_LABEL)
+        line = _first_line(text[mk.end():])
+        if _is_empty_phrase(line) or (_EMPTY_SEARCH.search(line) and not unclosed):
+            return _answer((), EMPTY_SET_PHRASE)
+        if ":" in mk.group() or "=" in mk.group():
+            members = _bare_list(line, kind)
+            if members is not None and not any(p >= mk.end() for p in unclosed):
+                return _answer(members, ANSWER_LABEL_BARE_LIST)
+    cands = _best_class(cands)
+    chosen = None
+    if cands:
+        clean = [c for c in cands if c.clean]
+        chosen = clean[-1] if clean else cands[-1]
+    if unclosed and (chosen is None or unclosed[-1] >= chosen.end):
+        return _not_followed(TRUNCATED)
+    if chosen is not None:
+        if chosen.members is None:
+            return _not_followed(NESTED_SET)
+        return _answer(chosen.members, LAST_SET_LITERAL)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if lines and _EMPTY_SEARCH.search(lines[-1]):
+        return _answer((), EMPTY_SET_PHRASE)
+    return _not_followed(NO_SET_FOUND)
+
+
+def _answer_blocks(text: str, tags: list, lo: int, hi: int):
+    """Complete answer blocks (content spans) among tag matches inside [lo, hi), and an unclosed block start."""
+    blocks = []
+    pending = None
+    boundary = lo
+    for t in tags:
+        if t.start() < lo or t.end() > hi:
+            continue
+        if t.group(2).lower() == "answer":
+            if not t.group(1):
+                pending = t.end()
+            elif pending is not None:
+                blocks.append((pending, t.start()))
+                pending = None
+            else:
+                blocks.append((boundary, t.start()))  # orphan </answer>
+        boundary = t.end()
+    return blocks, pending
+
+
+def _from_blocks(text: str, blocks, kind: str, outside: str | None) -> ParsedAnswer | None:
+    nonblank = [b for b in blocks if text[b[0]:b[1]].strip()]
+    if nonblank:
+        s, e = nonblank[-1]
+        return _parse_tag_content(text[s:e], kind)
+    if blocks:
+        if outside is not None:
+            res = _parse_free_text(outside, kind)
+            if res.followed and res.reason != EMPTY_SET_PHRASE:
+                return res
+        return _answer((), EMPTY_ANSWER_TAG)
+    return None
+
+
+def parse_set(response: str, kind: str) -> ParsedAnswer:
+    """Parse a model response into a canonical set of members (see the module docstring for the rules)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if not isinstance(response, str) or not response.strip():
+        return _not_followed(EMPTY_RESPONSE)
+    text = _normalise(response)
+    n = len(text)
+    tags = list(_TAGS.finditer(text)) if "<" in text else []
+
+    # reasoning ranges
+    think: list = []
+    think_open = None
+    think_unclosed = None
+    last_end = 0
+    for t in tags:
+        if t.group(2).lower() == "answer":
+            continue
+        if not t.group(1):
+            if think_open is None:
+                think_open = t.start()
+        elif think_open is not None:
+            think.append((think_open, t.end()))
+            last_end = t.end()
+            think_open = None
+        else:  # orphan closing tag: everything since the previous reasoning block was reasoning
+            think.append((last_end, t.end()))
+            last_end = t.end()
+    if think_open is not None:
+        think_unclosed = (think_open, n)
+
+    # text outside reasoning, as spans
+    spans = []
+    pos = 0
+    for s, e in think + ([think_unclosed] if think_unclosed else []):
+        if s > pos:
+            spans.append((pos, s))
+        pos = max(pos, e)
+    if pos < n:
+        spans.append((pos, n))
+
+    # 1./2. answer blocks outside reasoning
+    blocks = []
+    pending = None
+    for s, e in spans:
+        b, p = _answer_blocks(text, tags, s, e)
+        blocks += b
+        if p is not None:
+            pending = (p, e)
+    outside_text = None
+    if blocks:
+        outside_text = _strip_ranges(text, think + ([think_unclosed] if think_unclosed else []), blocks)
+    res = _from_blocks(text, blocks, kind, outside_text)
+    if res is not None:
+        return res
+    if pending is not None:
+        content = text[pending[0]:pending[1]]
+        cands, _ = _scan(content, kind)
+        if cands:
+            res = _parse_tag_content(content, kind)
+            if res.followed or res.reason == NESTED_SET:
+                return ParsedAnswer(res.members, res.followed,
+                                    ANSWER_TAG_UNCLOSED if res.followed else res.reason)
+        return _not_followed(TRUNCATED)
+
+    # 3. output ends inside a reasoning block
+    if think_unclosed is not None:
+        b, _ = _answer_blocks(text, tags, think_unclosed[0], n)
+        res = _from_blocks(text, b, kind, None)
+        if res is not None and res.reason != EMPTY_ANSWER_TAG:
+            return res
+        return _not_followed(TRUNCATED)
+
+    # 4. free text outside reasoning
+    free = "\n".join(text[s:e] for s, e in spans)
+    res = _parse_free_text(free, kind)
+    if res.followed or res.reason in (NESTED_SET, TRUNCATED):
+        return res
+
+    # 5. answer tags inside complete reasoning blocks
+    inner = []
+    for s, e in think:
+        inner += _answer_blocks(text, tags, s, e)[0]
+    inner = [b for b in inner if text[b[0]:b[1]].strip()]
+    if inner:
+        return _from_blocks(text, inner, kind, None)
+    return res
+
+
+def _strip_ranges(text: str, *range_lists) -> str:
+    """``text`` without the given (start, end) ranges, the remaining pieces joined by newlines."""
+    ranges = sorted(r for rl in range_lists for r in rl)
+    out = []
+    pos = 0
+    for s, e in ranges:
+        if s > pos:
+            out.append(text[pos:s])
+        pos = max(pos, e)
+    out.append(text[pos:])
+    return "\n".join(out)
