@@ -1,0 +1,173 @@
+"""Quantifier metrics (SPEC Q3): accuracy, precision, recall, F1 per quantifier / noun group / predicate / count …
+
+All aggregation is one DuckDB SQL statement, run either over the store's ``v_results`` view (``quantifier_metrics``)
+or over any DataFrame holding the same columns (``metrics_from_frame`` — used for tests and ad-hoc data).
+
+Definitions, over the *answered* items of a group (``correct`` not NULL):
+  accuracy       share of answers whose first true/false token equals the label; an unparseable answer is wrong
+  accuracy_gqg   the GQG paper's scoring: an unparseable answer counts as "false"
+  precision, recall, f1   for the positive class "true", with unparseable answers counted as "false" (as in GQG)
+  unparsed       answers with neither "true" nor "false" (their own category), and their share
+  pred_true      share of answers that said "true" — plotted against the count to see where a model flips
+  label_true     share of items whose gold label is "true" (the base rate; the gold step function over counts)
+Precision / recall / F1 are NULL when undefined (no predicted / no actual positives).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import duckdb
+import pandas as pd
+
+from core.errors import UserError
+
+# Columns a caller may group by (whitelist: they are interpolated into SQL as identifiers).
+GROUPABLE: tuple[str, ...] = (
+    "quantifier", "noun_group", "predicate", "object", "total", "template", "count_asked", "count_large",
+    "count_small", "label", "config_id", "model", "run_id", "name", "other_predicate",
+)
+METRIC_COLUMNS: tuple[str, ...] = (
+    "n", "answered", "unparsed", "unparsed_share", "accuracy", "accuracy_gqg", "precision", "recall", "f1",
+    "pred_true", "label_true", "tp", "fp", "fn", "tn",
+)
+# Noun groups in frequency order (the x axis of the paper's Figure 1), then the rest.
+NOUN_GROUP_ORDER: tuple[str, ...] = (
+    "common", "less_common", "rare", "rarer", "rarest", "made_up",
+    "pilot_common", "pilot_less_common", "pilot_rare", "pilot_rarer", "pilot_rarest", "pilot_made_up",
+    "gqg", "custom",
+)
+
+# v_results keeps item keys without a column of their own in extra_json.
+_V_RESULTS_SOURCE = """
+SELECT *,
+       coalesce(TRY_CAST(json_extract_string(extra_json, '$.count_asked') AS BIGINT),
+                CASE WHEN predicate = 'small' THEN count_small WHEN predicate = 'large' THEN count_large END)
+         AS count_asked,
+       json_extract_string(extra_json, '$.other_predicate') AS other_predicate
+FROM v_results
+WHERE task = 'quantifiers'
+"""
+
+_METRICS = """
+WITH src AS ({source}),
+g AS (
+  SELECT {keys}
+         count(*) AS n,
+         count(correct) AS answered,
+         count(*) FILTER (WHERE correct IS NOT NULL AND pred IS NULL) AS unparsed,
+         count(*) FILTER (WHERE correct) AS n_correct,
+         count(*) FILTER (WHERE correct IS NOT NULL AND correct_gqg) AS n_correct_gqg,
+         count(*) FILTER (WHERE correct IS NOT NULL AND label = 'true' AND pred = 'true') AS tp,
+         count(*) FILTER (WHERE correct IS NOT NULL AND label = 'false' AND pred = 'true') AS fp,
+         count(*) FILTER (WHERE correct IS NOT NULL AND label = 'true' AND coalesce(pred, 'false') = 'false') AS fn,
+         count(*) FILTER (WHERE correct IS NOT NULL AND label = 'false' AND coalesce(pred, 'false') = 'false') AS tn,
+         count(*) FILTER (WHERE label = 'true') AS n_label_true
+  FROM src
+  {where}
+  {group}
+)
+SELECT {keys}
+       n, answered, unparsed,
+       CASE WHEN answered > 0 THEN unparsed / answered END AS unparsed_share,
+       CASE WHEN answered > 0 THEN n_correct / answered END AS accuracy,
+       CASE WHEN answered > 0 THEN n_correct_gqg / answered END AS accuracy_gqg,
+       CASE WHEN tp + fp > 0 THEN tp / (tp + fp) END AS "precision",
+       CASE WHEN tp + fn > 0 THEN tp / (tp + fn) END AS recall,
+       CASE WHEN 2 * tp + fp + fn > 0 AND tp + fn > 0 THEN 2 * tp / (2 * tp + fp + fn) END AS f1,
+       CASE WHEN answered > 0 THEN (tp + fp) / answered END AS pred_true,
+       CASE WHEN n > 0 THEN n_label_true / n END AS label_true,
+       tp, fp, fn, tn
+FROM g
+{order}
+"""
+
+
+def _check_by(by: Sequence[str] | str | None) -> list[str]:
+    if by is None:
+        return []
+    if isinstance(by, str):
+        by = [by]
+    out = []
+    for col in by:
+        if col not in GROUPABLE:
+            raise UserError(f"cannot group quantifier metrics by {col!r}; choose from: {', '.join(GROUPABLE)}")
+        if col not in out:
+            out.append(col)
+    return out
+
+
+def metrics_sql(by: Sequence[str] | str | None, source: str, where: str = "") -> str:
+    """The metrics statement over ``source`` (a SELECT yielding label, pred, correct, correct_gqg and the by-columns)."""
+    cols = _check_by(by)
+    quoted = [f'"{c}"' for c in cols]
+    return _METRICS.format(
+        source=source,
+        keys="".join(q + ", " for q in quoted),
+        where=f"WHERE {where}" if where else "",
+        group=("GROUP BY " + ", ".join(quoted)) if cols else "",
+        order=("ORDER BY " + ", ".join(quoted)) if cols else "",
+    )
+
+
+def _finish(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    for c in ("unparsed_share", "accuracy", "accuracy_gqg", "precision", "recall", "f1", "pred_true", "label_true"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    if "noun_group" in cols and len(df):
+        rank = {g: i for i, g in enumerate(NOUN_GROUP_ORDER)}
+        df = df.assign(_r=df["noun_group"].map(lambda g: rank.get(g, len(rank))))
+        df = df.sort_values(["_r", *[c for c in cols if c != "noun_group"]], kind="stable").drop(columns="_r")
+        df = df.reset_index(drop=True)
+    return df
+
+
+def quantifier_metrics(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
+                       by: Sequence[str] | str | None = ("quantifier",),
+                       filters: dict[str, Sequence] | None = None) -> pd.DataFrame:
+    """Metrics per group over the given quantifier runs, from ``v_results`` (answered items only count).
+
+    ``filters`` = {column: [values…]} with columns from GROUPABLE."""
+    cols = _check_by(by)
+    run_ids = list(run_ids)
+    if not run_ids:
+        return pd.DataFrame(columns=[*cols, *METRIC_COLUMNS])
+    conds = [f"run_id IN ({', '.join('?' for _ in run_ids)})"]
+    params: list = list(run_ids)
+    for col, values in (filters or {}).items():
+        _check_by([col])
+        values = list(values)
+        if not values:
+            continue
+        conds.append(f'"{col}" IN ({", ".join("?" for _ in values)})')
+        params += values
+    sql = metrics_sql(cols, _V_RESULTS_SOURCE, " AND ".join(conds))
+    return _finish(con.execute(sql, params).df(), cols)
+
+
+def metrics_from_frame(df: pd.DataFrame, by: Sequence[str] | str | None = ("quantifier",)) -> pd.DataFrame:
+    """Same metrics over a DataFrame with columns label, pred, correct, correct_gqg (+ the by-columns)."""
+    cols = _check_by(by)
+    missing = [c for c in ("label", "pred", "correct", "correct_gqg", *cols) if c not in df.columns]
+    if missing:
+        raise UserError(f"results table lacks column(s): {', '.join(missing)}")
+    con = duckdb.connect()
+    try:
+        con.register("frame", df)
+        return _finish(con.execute(metrics_sql(cols, "SELECT * FROM frame")).df(), cols)
+    finally:
+        con.close()
+
+
+def accuracy_by_count(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
+                      by: Sequence[str] | str = ("quantifier",),
+                      filters: dict[str, Sequence] | None = None) -> pd.DataFrame:
+    """Metrics per (by…, count_asked): accuracy and the share answered "true" along 0…n (where the model flips)."""
+    cols = [c for c in _check_by(by) if c != "count_asked"]
+    return quantifier_metrics(con, run_ids, [*cols, "count_asked"], filters)
+
+
+def quantifier_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The quantifier runs in the store, newest first (run_id, name, model, status, n_items, created_at)."""
+    return con.execute(
+        "SELECT run_id, name, model, status, n_items, n_done, created_at FROM runs WHERE task = 'quantifiers' "
+        "ORDER BY created_at DESC, run_id").df()
