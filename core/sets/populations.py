@@ -1,0 +1,44 @@
+"""Where set members come from (SPEC S3–S5): a population is a sorted sequence (tuple of words or a ``range``).
+
+Numbers: integers in [0, number_max) or, with a length L, exactly the L-digit integers [10^(L-1), 10^L) — for L = 1
+that is 0…9 (0 is written with one digit), so there are 10 one-digit numbers. ``number_max`` only applies when no
+length is given.
+Words: the web2 word list, optionally only words of exactly L characters.
+Deciles: words of frequency decile d (1 rarest … 10 commonest) in ``log_width`` or ``rank`` mode, optionally of length L
+(the length filter is applied after binning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+MAX_NUMBER_LENGTH = 18
+
+
+def numbers(length: int | None, number_max: int) -> range:
+    if length is None:
+        return range(0, number_max)
+    lo = 0 if length == 1 else 10 ** (length - 1)
+    return range(lo, 10**length)
+
+
+def words(length: int | None) -> tuple[str, ...]:
+    from core.lexicon.words import word_list, words_of_length
+
+    return word_list() if length is None else words_of_length(length)
+
+
+def deciles(decile: int, mode: str, length: int | None, source: str = "wordfreq") -> tuple[str, ...]:
+    from core.lexicon.frequency import decile_words
+
+    return decile_words(decile, mode=mode, length=length, source=source)
+
+
+def describe(members: str, length: int | None, decile: int | None = None, mode: str | None = None) -> str:
+    """Short human description of a population, for warnings ("numbers of length 1")."""
+    what = {"numbers": "numbers", "words": "words", "deciles": f"decile-{decile} words ({mode})"}.get(members, members)
+    return what if length is None else f"{what} of length {length}"
+
+
+def population_size(pop: Sequence) -> int:
+    return len(pop)

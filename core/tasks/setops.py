@@ -1,0 +1,780 @@
+"""Set-operation items (SetLexSem; SPEC S1–S8, P1–P5).
+
+A config is a grid: every list-valued key is crossed with the others. Each grid cell is one *configuration* of the
+paper (``config_id``) and holds ``samples`` items that differ only in the sampled sets A and B.
+
+Determinism and pairing
+    The sets of an item are drawn with ``random.Random(<text key>)`` (string seeds are hashed with SHA-512 by CPython,
+    independent of PYTHONHASHSEED). The key holds the seed, the *sampler* factors (members, sizes, length, decile,
+    decile mode, overlap, number range, frequency source) and the sample index — never the operation, phrasing,
+    approach or number of shots. So items that differ only in incidental prompt features show the very same A and B
+    (a paired design: the paper kept A and B fixed across k), and the three deceptive conditions share the same
+    hypernym pair and draws. Within a cell, samples are distinct (A, B) pairs: sample j redraws (from its own
+    stream) until it differs from samples 0…j-1, so growing ``samples`` keeps the earlier items unchanged.
+    Demonstrations are drawn from the same sampler (own key), never equal the item's sets, and the k = 1 / 3 shots
+    are the first ones of the k = 5 shots. ``fixed_shots: true`` uses one shot stream per sampler cell (the same
+    demonstrations for every item, except that a shot equal to an item's own sets is skipped for that item);
+    ``false`` draws shots per sample.
+
+Public API (the task contract of ``core/tasks/__init__.py``)::
+
+    Config / load_config(d) / load_config_yaml(text) / load_config_file(path)
+    plan(cfg) -> Plan            grid cells + skipped combinations (Plan.warnings() gives counted messages)
+    count(cfg) -> int            item(cfg, i) -> dict          items(cfg, start=0, stop=None) -> Iterator[dict]
+    preview(cfg, n=5) -> list[dict]   warnings(cfg) -> list[str]
+    score(item, response) -> dict     solve(item) -> str      FACTORS, ITEM_KEYS
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from core.errors import ConfigError, UserError
+from core.prompts import render as R
+from core.prompts.templates import Templates, load_templates
+from core.sets import deceptive as D
+from core.sets import populations
+from core.sets.draw import distinct_pairs, draw_pair, infeasible_reason, overlap_count
+from core.sets.operations import OPERATIONS, truth as op_truth
+from core.tasks.base import stable_id
+
+TASK = "setops"
+MEMBER_TYPES = ("numbers", "words", "deciles", "deceptive")
+DECILE_MODES = ("log_width", "rank")
+CONDITIONS = D.CONDITIONS
+KEY_VERSION = "setops/v1"
+
+FACTORS = ("operation", "size_a", "size_b", "members", "length", "decile", "decile_mode", "condition", "swap_count",
+           "overlap", "phrasing", "approach", "shots")
+ITEM_KEYS = ("config_id", "idx", "sample", "seed") + FACTORS + (
+    "hypernym_a", "hypernym_b", "member_hypernyms", "set_a", "set_b", "truth", "prompt")
+
+MAX_SIZE = 1000
+MAX_SHOTS = 20
+MAX_SAMPLES = 1_000_000
+MAX_LENGTH = 40
+_DRAW_ATTEMPTS = 2000
+
+_DEFAULTS = {
+    "task": TASK,
+    "seed": 0,
+    "samples": 50,
+    "operations": list(OPERATIONS),
+    "sizes": [2, 4, 8, 16],
+    "members": ["numbers", "words"],
+    "lengths": [None],
+    "deciles": list(range(1, 11)),
+    "decile_mode": ["log_width"],
+    "conditions": list(CONDITIONS),
+    "swap_count": [None],
+    "overlap": [None],
+    "number_max": 10000,
+    "frequency_source": "wordfreq",
+    "phrasings": ["formal"],
+    "approaches": ["baseline"],
+    "shots": [0],
+    "fixed_shots": True,
+    "templates": None,
+}
+KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
+
+
+# ----------------------------------------------------------------------------------------------------- validation
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _as_list(key: str, value) -> list:
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must not be empty")
+    out, seen = [], set()
+    for v in values:
+        tag = (type(v).__name__, repr(v))
+        if tag not in seen:
+            seen.add(tag)
+            out.append(v)
+    return out
+
+
+def _choice(key: str, v, allowed) -> str:
+    if not isinstance(v, str) or v not in allowed:
+        raise ConfigError(f"{key}: {v!r} is not valid (expected one of: {', '.join(allowed)})")
+    return v
+
+
+def _int(key: str, v, lo: int, hi: int | None = None) -> int:
+    if not _is_int(v):
+        raise ConfigError(f"{key}: {v!r} is not an integer")
+    if v < lo or (hi is not None and v > hi):
+        rng = f"{lo}…{hi}" if hi is not None else f"≥ {lo}"
+        raise ConfigError(f"{key}: {v} is out of range (allowed: {rng})")
+    return v
+
+
+def _none_word(v) -> bool:
+    return v is None or (isinstance(v, str) and v.strip().lower() in ("none", "null", "independent", "undefined", ""))
+
+
+def _length(v):
+    if _none_word(v):
+        return None
+    return _int("lengths", v, 1, MAX_LENGTH)
+
+
+def _swap(v):
+    if _none_word(v):
+        return None
+    return _int("swap_count", v, 0, MAX_SIZE)
+
+
+def _overlap(v):
+    if _none_word(v):
+        return None
+    if isinstance(v, float):
+        if not (0.0 <= v <= 1.0) or math.isnan(v):
+            raise ConfigError(f"overlap: a fraction must lie in [0, 1], not {v!r}")
+        return v
+    if _is_int(v):
+        return _int("overlap", v, 0, MAX_SIZE)
+    raise ConfigError(f"overlap: {v!r} is neither a member count (int), a fraction (float in [0, 1]) nor none")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated set-operation config; every tuple field is a grid axis."""
+
+    task: str = TASK
+    seed: int = 0
+    samples: int = 50
+    operations: tuple = tuple(OPERATIONS)
+    sizes: tuple | None = (2, 4, 8, 16)
+    sizes_a: tuple | None = None
+    sizes_b: tuple | None = None
+    members: tuple = ("numbers", "words")
+    lengths: tuple = (None,)
+    deciles: tuple = tuple(range(1, 11))
+    decile_mode: tuple = ("log_width",)
+    conditions: tuple = tuple(CONDITIONS)
+    swap_count: tuple = (None,)
+    overlap: tuple = (None,)
+    number_max: int = 10000
+    frequency_source: str = "wordfreq"
+    phrasings: tuple = ("formal",)
+    approaches: tuple = ("baseline",)
+    shots: tuple = (0,)
+    fixed_shots: bool = True
+    templates: dict | None = field(default=None, hash=False)
+
+    # --------------------------------------------------------------------------------------------- construction
+    @classmethod
+    def from_dict(cls, d) -> "Config":
+        if isinstance(d, Config):
+            return d
+        if not isinstance(d, dict):
+            raise ConfigError("a setops config must be a mapping of keys to values")
+        unknown = [k for k in d if k not in KEYS]
+        if unknown:
+            k = unknown[0]
+            raise ConfigError(f"unknown config key {k!r} (allowed: {', '.join(KEYS)})")
+        g = dict(_DEFAULTS)
+        g.update(d)
+        if g["task"] != TASK:
+            raise ConfigError(f"task must be {TASK!r} for this config, not {g['task']!r}")
+        seed = _int("seed", g["seed"], -(2**63), 2**63 - 1)
+        samples = _int("samples", g["samples"], 1, MAX_SAMPLES)
+        ops = tuple(_choice("operations", v, OPERATIONS) for v in _as_list("operations", g["operations"]))
+
+        has_ab = "sizes_a" in d or "sizes_b" in d
+        if has_ab:
+            if "sizes" in d:
+                raise ConfigError("give either sizes or sizes_a + sizes_b, not both")
+            if "sizes_a" not in d or "sizes_b" not in d:
+                raise ConfigError("sizes_a and sizes_b must be given together")
+            sizes = None
+            sizes_a = tuple(_int("sizes_a", v, 1, MAX_SIZE) for v in _as_list("sizes_a", d["sizes_a"]))
+            sizes_b = tuple(_int("sizes_b", v, 1, MAX_SIZE) for v in _as_list("sizes_b", d["sizes_b"]))
+        else:
+            sizes = tuple(_int("sizes", v, 1, MAX_SIZE) for v in _as_list("sizes", g["sizes"]))
+            sizes_a = sizes_b = None
+
+        members = tuple(_choice("members", v, MEMBER_TYPES) for v in _as_list("members", g["members"]))
+        lengths = tuple(dict.fromkeys(_length(v) for v in _as_list("lengths", g["lengths"])))
+        deciles = tuple(_int("deciles", v, 1, 10) for v in _as_list("deciles", g["deciles"]))
+        modes = tuple(_choice("decile_mode", v, DECILE_MODES) for v in _as_list("decile_mode", g["decile_mode"]))
+        conditions = tuple(_choice("conditions", v, CONDITIONS) for v in _as_list("conditions", g["conditions"]))
+        swaps = tuple(dict.fromkeys(_swap(v) for v in _as_list("swap_count", g["swap_count"])))
+        overlaps = tuple(_overlap(v) for v in _as_list("overlap", g["overlap"]))
+        overlaps = tuple({(type(v).__name__, v): v for v in overlaps}.values())
+        number_max = _int("number_max", g["number_max"], 1, 10**18)
+        src = g["frequency_source"]
+        if not isinstance(src, str) or not src.strip():
+            raise ConfigError("frequency_source must be 'wordfreq' or the path of a word,count file")
+        shots = tuple(_int("shots", v, 0, MAX_SHOTS) for v in _as_list("shots", g["shots"]))
+        if not isinstance(g["fixed_shots"], bool):
+            raise ConfigError(f"fixed_shots must be true or false, not {g['fixed_shots']!r}")
+
+        templates = g["templates"]
+        if templates is not None and not isinstance(templates, dict):
+            raise ConfigError("templates must be a mapping (an override of core/prompts/templates.yaml)")
+        if templates == {}:
+            templates = None
+        tpl = load_templates(templates)  # validates the override
+        phrasings = tuple(_choice("phrasings", v, tuple(tpl.phrasings)) for v in _as_list("phrasings", g["phrasings"]))
+        approaches = tuple(
+            _choice("approaches", v, tuple(tpl.approaches)) for v in _as_list("approaches", g["approaches"]))
+
+        return cls(task=TASK, seed=seed, samples=samples, operations=ops, sizes=sizes, sizes_a=sizes_a,
+                   sizes_b=sizes_b, members=members, lengths=lengths, deciles=deciles, decile_mode=modes,
+                   conditions=conditions, swap_count=swaps, overlap=overlaps, number_max=number_max,
+                   frequency_source=src, phrasings=phrasings, approaches=approaches, shots=shots,
+                   fixed_shots=g["fixed_shots"], templates=json.loads(json.dumps(templates)) if templates else None)
+
+    def to_dict(self) -> dict:
+        """Plain JSON/YAML-able dict; ``Config.from_dict(cfg.to_dict()) == cfg``."""
+        d: dict = {"task": self.task, "seed": self.seed, "samples": self.samples, "operations": list(self.operations)}
+        if self.sizes is not None:
+            d["sizes"] = list(self.sizes)
+        else:
+            d["sizes_a"], d["sizes_b"] = list(self.sizes_a), list(self.sizes_b)
+        d.update({
+            "members": list(self.members), "lengths": list(self.lengths), "deciles": list(self.deciles),
+            "decile_mode": list(self.decile_mode), "conditions": list(self.conditions),
+            "swap_count": list(self.swap_count), "overlap": list(self.overlap), "number_max": self.number_max,
+            "frequency_source": self.frequency_source, "phrasings": list(self.phrasings),
+            "approaches": list(self.approaches), "shots": list(self.shots), "fixed_shots": self.fixed_shots,
+        })
+        if self.templates:
+            d["templates"] = json.loads(json.dumps(self.templates))
+        return d
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    def size_pairs(self) -> list[tuple[int, int]]:
+        if self.sizes is not None:
+            return [(m, m) for m in self.sizes]
+        return [(a, b) for a in self.sizes_a for b in self.sizes_b]
+
+
+def load_config(d) -> Config:
+    """Validate a config mapping (or pass a Config through). Raises ConfigError with one clear line."""
+    if isinstance(d, Config):
+        return d
+    try:
+        key = json.dumps(d, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return Config.from_dict(d)  # reports the bad value
+    return _config_from_json(key)
+
+
+@lru_cache(maxsize=64)
+def _config_from_json(text: str) -> Config:
+    return Config.from_dict(json.loads(text))
+
+
+def load_config_yaml(text: str) -> Config:
+    try:
+        d = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"config is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    return load_config(d if d is not None else {})
+
+
+def load_config_file(path) -> Config:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read config file {path}: {exc}") from None
+    return load_config_yaml(text)
+
+
+# ----------------------------------------------------------------------------------------------------- the grid
+@dataclass
+class Sampler:
+    """One way of drawing (A, B): everything the sets depend on (but not the sample index)."""
+
+    members: str
+    size_a: int
+    size_b: int
+    length: int | None
+    decile: int | None
+    decile_mode: str | None
+    overlap: int | float | None
+    common: int | None
+    condition: str | None
+    swap_count: int | None  # resolved (swapped: s; not_swapped: 0; otherwise None)
+    draw_key: str  # what the draws depend on (deceptive: shared by the three conditions)
+    population: object = None  # tuple / range, or the deceptive Vocabulary
+
+    @property
+    def words(self) -> bool:
+        return self.members != "numbers"
+
+    @property
+    def key(self) -> str:
+        return f"{self.draw_key}|cond={self.condition}|swap={self.swap_count}"
+
+
+@dataclass
+class Cell:
+    sampler: Sampler
+    operation: str
+    phrasing: str
+    approach: str
+    shots: int
+    config_id: str
+    factors: dict
+
+
+@dataclass
+class Skip:
+    reason: str
+    cells: int
+    items: int
+
+
+@dataclass
+class Plan:
+    cfg: Config
+    templates: Templates
+    cells: list
+    skipped: list
+
+    @property
+    def count(self) -> int:
+        return len(self.cells) * self.cfg.samples
+
+    def warnings(self) -> list[str]:
+        total = len(self.cells) + sum(s.cells for s in self.skipped)
+        return [
+            f"skipped {s.cells} of {total} grid cells ({s.items} items): {s.reason}" for s in self.skipped
+        ]
+
+
+def _population(cfg: Config, members: str, length, decile, mode):
+    if members == "numbers":
+        return populations.numbers(length, cfg.number_max)
+    if members == "words":
+        return populations.words(length)
+    return populations.deciles(decile, mode, length, cfg.frequency_source)
+
+
+def _vocabulary() -> D.Vocabulary:
+    try:
+        return D.vocabulary()
+    except (ImportError, OSError) as exc:
+        raise ConfigError(f"deceptive sets need the shipped hyponym groups (data/hyponyms/): {exc}") from None
+
+
+def _sampler_variants(cfg: Config):
+    """(members, length, decile, decile_mode, population) for the non-deceptive member types, in grid order."""
+    for members in cfg.members:
+        if members in ("numbers", "words"):
+            for length in cfg.lengths:
+                yield members, length, None, None
+        elif members == "deciles":
+            for decile in cfg.deciles:
+                for mode in cfg.decile_mode:
+                    for length in cfg.lengths:
+                        yield members, length, decile, mode
+        else:
+            yield members, None, None, None
+
+
+def _build_plan(cfg: Config) -> Plan:
+    tpl = load_templates(cfg.templates)
+    prompt_cells = len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
+    max_shots = max(cfg.shots)
+    cells: list[Cell] = []
+    skipped: dict[str, list[int]] = {}
+    tpl_id = stable_id(cfg.templates) if cfg.templates else None
+
+    def skip(reason: str, n_samplers: int = 1):
+        s = skipped.setdefault(reason, [0, 0])
+        s[0] += n_samplers * prompt_cells
+        s[1] += n_samplers * prompt_cells * cfg.samples
+
+    for members, length, decile, mode in _sampler_variants(cfg):
+        if members == "deceptive":
+            vocab = _vocabulary()
+            pop = vocab
+        else:
+            pop = _population(cfg, members, length, decile, mode)
+            vocab = None
+        what = populations.describe(members, length, decile, mode)
+        for size_a, size_b in cfg.size_pairs():
+            for ov in cfg.overlap:
+                common = overlap_count(ov, size_a, size_b)
+                base = {
+                    "members": members, "size_a": size_a, "size_b": size_b, "length": length, "decile": decile,
+                    "decile_mode": mode, "overlap": ov,
+                }
+                if members == "numbers" and length is None:
+                    base["number_max"] = cfg.number_max
+                if members == "deciles":
+                    base["frequency_source"] = cfg.frequency_source
+                draw_key = json.dumps(base, sort_keys=True)
+                if members == "deceptive":
+                    if ov is not None:
+                        skip("overlap control does not apply to deceptive sets (they are disjoint by construction)",
+                             len(cfg.conditions))
+                        continue
+                    reason = vocab.feasible(size_a, size_b)
+                    if reason:
+                        skip(f"deceptive sets of sizes {size_a} and {size_b}: {reason}", len(cfg.conditions))
+                        continue
+                    conds = []
+                    for cond in cfg.conditions:
+                        if cond == "swapped":
+                            for s in cfg.swap_count:
+                                s_res = D.default_swap_count(size_a, size_b) if s is None else s
+                                if s_res > min(size_a, size_b):
+                                    skip(f"swap_count {s_res} exceeds the smaller set's size {min(size_a, size_b)}")
+                                    continue
+                                conds.append((cond, s_res))
+                        else:
+                            conds.append((cond, 0 if cond == "not_swapped" else None))
+                    conds = list(dict.fromkeys(conds))
+                else:
+                    n = len(pop)
+                    reason = infeasible_reason(n, size_a, size_b, common)
+                    if reason is None:
+                        pairs = distinct_pairs(n, size_a, size_b, common)
+                        need = max(cfg.samples, max_shots + 1)
+                        if pairs < need:
+                            reason = (f"only {pairs} different (A, B) pairs exist, fewer than the {need} distinct "
+                                      f"samples/shots asked for")
+                    if reason:
+                        skip(f"{what}, sizes {size_a} and {size_b}"
+                             + (f", overlap {ov}" if ov is not None else "") + f": {reason}")
+                        continue
+                    conds = [(None, None)]
+                for cond, swap in conds:
+                    sampler = Sampler(members, size_a, size_b, length, decile, mode, ov, common, cond, swap,
+                                      draw_key, pop)
+                    for op in cfg.operations:
+                        for phr in cfg.phrasings:
+                            for app in cfg.approaches:
+                                for k in cfg.shots:
+                                    factors = {
+                                        "operation": op, "size_a": size_a, "size_b": size_b, "members": members,
+                                        "length": length, "decile": decile, "decile_mode": mode, "condition": cond,
+                                        "swap_count": swap, "overlap": ov, "phrasing": phr, "approach": app,
+                                        "shots": k,
+                                    }
+                                    ident = dict(factors, task=TASK, seed=cfg.seed)
+                                    for extra in ("number_max", "frequency_source"):
+                                        if extra in base:
+                                            ident[extra] = base[extra]
+                                    if k:
+                                        ident["fixed_shots"] = cfg.fixed_shots
+                                    if tpl_id:
+                                        ident["templates"] = tpl_id
+                                    cells.append(Cell(sampler, op, phr, app, k, stable_id(ident), factors))
+    skips = [Skip(reason, c, i) for reason, (c, i) in skipped.items()]
+    return Plan(cfg, tpl, cells, skips)
+
+
+def plan(cfg) -> Plan:
+    """The expanded grid of ``cfg`` (cached on the config object)."""
+    cfg = load_config(cfg)
+    p = cfg.__dict__.get("_plan")
+    if p is None:
+        p = _build_plan(cfg)
+        object.__setattr__(cfg, "_plan", p)
+        object.__setattr__(cfg, "_engine", _Engine(p))
+    return p
+
+
+def _engine(cfg: Config) -> "_Engine":
+    plan(cfg)
+    return cfg.__dict__["_engine"]
+
+
+def count(cfg) -> int:
+    return plan(cfg).count
+
+
+def warnings(cfg) -> list[str]:
+    """Counted messages about grid combinations that were skipped as impossible."""
+    return plan(cfg).warnings()
+
+
+# ---------------------------------------------------------------------------------------------------- sampling
+class _Pair:
+    """The final (A, B) of one sampler cell and sample, with per-pair render caches."""
+
+    __slots__ = ("a", "b", "hyp", "hypernym_a", "hypernym_b", "ident", "construction", "truths")
+
+    def __init__(self, a, b, hyp=None, hypernym_a=None, hypernym_b=None):
+        self.a = a
+        self.b = b
+        self.hyp = hyp
+        self.hypernym_a = hypernym_a
+        self.hypernym_b = hypernym_b
+        self.ident = (frozenset(a), frozenset(b))
+        self.construction: dict = {}
+        self.truths: dict = {}
+
+
+class _LRU(OrderedDict):
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def get_or(self, key, make):
+        try:
+            self.move_to_end(key)
+            return self[key]
+        except KeyError:
+            value = make()
+            self[key] = value
+            if len(self) > self.size:
+                self.popitem(last=False)
+            return value
+
+
+class _Engine:
+    """Draw and render caches of one plan (bounded, so huge grids stream in constant memory)."""
+
+    def __init__(self, p: Plan):
+        self.plan = p
+        self.cfg = p.cfg
+        self.prefix = f"{KEY_VERSION}|seed={self.cfg.seed}|"
+        self.max_shots = max(self.cfg.shots)
+        self.draws = _LRU(64)  # draw_key -> list of raw draws (one per sample)
+        self.pairs = _LRU(64)  # sampler.key -> list of _Pair
+        self.shot_streams = _LRU(256)  # (sampler.key, sample|None) -> list of _Pair
+        self.cell_parts = _LRU(4096)  # id(cell) -> (persona, task, instructions, demos cache)
+
+    # -------------------------------------------------------------------------------------------- raw draws
+    def _draw_once(self, s: Sampler, rng: random.Random):
+        if s.members == "deceptive":
+            return s.population.draw(rng, s.size_a, s.size_b)
+        a, b = draw_pair(rng, s.population, s.size_a, s.size_b, s.common)
+        return tuple(a), tuple(b)
+
+    @staticmethod
+    def _ident(raw):
+        if isinstance(raw, D.DeceptiveDraw):
+            return raw.key()
+        return (frozenset(raw[0]), frozenset(raw[1]))
+
+    def _make_draws(self, s: Sampler) -> list:
+        out, seen = [], set()
+        for j in range(self.cfg.samples):
+            rng = random.Random(f"{self.prefix}{s.draw_key}|sample={j}")
+            for _ in range(_DRAW_ATTEMPTS):
+                raw = self._draw_once(s, rng)
+                ident = self._ident(raw)
+                if ident not in seen:
+                    break
+            seen.add(ident)
+            out.append(raw)
+        return out
+
+    def _finish(self, s: Sampler, raw) -> _Pair:
+        if s.members == "deceptive":
+            a, b, hyp = D.apply_condition(raw, s.condition, s.swap_count, s.population.home)
+            return _Pair(a, b, hyp, raw.hypernym_a, raw.hypernym_b)
+        return _Pair(list(raw[0]), list(raw[1]))
+
+    def pairs_of(self, s: Sampler) -> list:
+        def make():
+            raws = self.draws.get_or(s.draw_key, lambda: self._make_draws(s))
+            return [self._finish(s, raw) for raw in raws]
+
+        return self.pairs.get_or(s.key, make)
+
+    # ---------------------------------------------------------------------------------------------- shots
+    def _shot_stream(self, s: Sampler, sample: int | None) -> list:
+        """max_shots + 1 distinct pairs from the item's sampler (enough to skip one equal to the item)."""
+
+        def make():
+            tag = "shots" if sample is None else f"sample={sample}|shots"
+            rng = random.Random(f"{self.prefix}{s.draw_key}|{tag}")
+            out, seen = [], set()
+            while len(out) < self.max_shots + 1:
+                for _ in range(_DRAW_ATTEMPTS):
+                    pair = self._finish(s, self._draw_once(s, rng))
+                    if pair.ident not in seen:
+                        break
+                seen.add(pair.ident)
+                out.append(pair)
+            return out
+
+        return self.shot_streams.get_or((s.key, sample), make)
+
+    def shots_for(self, s: Sampler, sample: int, pair: _Pair, k: int) -> tuple[list, tuple]:
+        if k == 0:
+            return [], ()
+        stream = self._shot_stream(s, None if self.cfg.fixed_shots else sample)
+        chosen, ids = [], []
+        for pos, shot in enumerate(stream):
+            if shot.ident == pair.ident:
+                continue
+            chosen.append(shot)
+            ids.append(pos)
+            if len(chosen) == k:
+                break
+        return chosen, tuple(ids)
+
+    # --------------------------------------------------------------------------------------------- render
+    def _parts(self, cell: Cell):
+        def make():
+            t = self.plan.templates
+            phr = t.phrasings[cell.phrasing]
+            return (
+                R.persona(t, cell.approach, phr),
+                R.task(phr, cell.operation, cell.sampler.size_a, cell.sampler.size_b),
+                R.instructions(t, cell.approach, phr),
+                {},
+            )
+
+        return self.cell_parts.get_or(id(cell), make)
+
+    def item(self, i: int, cell: Cell, sample: int) -> dict:
+        s = cell.sampler
+        pair = self.pairs_of(s)[sample]
+        t = self.plan.templates
+        persona, task_text, instr, demo_cache = self._parts(cell)
+        words = s.words
+        construction = pair.construction.get(cell.phrasing)
+        if construction is None:
+            construction = R.construction(t, pair.a, pair.b, words, t.phrasings[cell.phrasing])
+            pair.construction[cell.phrasing] = construction
+        op = cell.operation
+        truth = pair.truths.get(op)
+        if truth is None:
+            truth = op_truth(op, pair.a, pair.b)
+            pair.truths[op] = truth
+        demos = ""
+        if cell.shots:
+            if self.cfg.fixed_shots:
+                shots, ids = self.shots_for(s, sample, pair, cell.shots)
+                demos = demo_cache.get(ids)
+                if demos is None:
+                    demos = R.demonstrations(t, t.phrasings[cell.phrasing], op, [(x.a, x.b) for x in shots], words)
+                    demo_cache[ids] = demos
+            else:
+                shots, _ = self.shots_for(s, sample, pair, cell.shots)
+                demos = R.demonstrations(t, t.phrasings[cell.phrasing], op, [(x.a, x.b) for x in shots], words)
+        prompt = t.separator.join([p for p in (persona, construction, task_text, demos, instr) if p])
+        f = cell.factors
+        return {
+            "config_id": cell.config_id,
+            "idx": i,
+            "sample": sample,
+            "seed": self.cfg.seed,
+            "operation": op,
+            "size_a": f["size_a"],
+            "size_b": f["size_b"],
+            "members": f["members"],
+            "length": f["length"],
+            "decile": f["decile"],
+            "decile_mode": f["decile_mode"],
+            "condition": f["condition"],
+            "swap_count": f["swap_count"],
+            "overlap": f["overlap"],
+            "phrasing": f["phrasing"],
+            "approach": f["approach"],
+            "shots": f["shots"],
+            "hypernym_a": pair.hypernym_a,
+            "hypernym_b": pair.hypernym_b,
+            "member_hypernyms": dict(pair.hyp) if pair.hyp is not None else None,
+            "set_a": list(pair.a),
+            "set_b": list(pair.b),
+            "truth": list(truth),
+            "prompt": prompt,
+        }
+
+
+# ------------------------------------------------------------------------------------------------------- items
+def item(cfg, i: int) -> dict:
+    """Item ``i`` (0-based) of the config — a pure function of (config, seed, i)."""
+    cfg = load_config(cfg)
+    p = plan(cfg)
+    if not _is_int(i) or not 0 <= i < p.count:
+        raise IndexError(f"item index {i!r} out of range (the config has {p.count} items)")
+    cell_index, sample = divmod(i, cfg.samples)
+    return _engine(cfg).item(i, p.cells[cell_index], sample)
+
+
+def items(cfg, start: int = 0, stop: int | None = None) -> Iterator[dict]:
+    """Items ``start`` … ``stop - 1`` in index order (all by default)."""
+    cfg = load_config(cfg)
+    p = plan(cfg)
+    eng = _engine(cfg)
+    stop = p.count if stop is None else min(stop, p.count)
+    n = cfg.samples
+    for i in range(max(start, 0), stop):
+        cell_index, sample = divmod(i, n)
+        yield eng.item(i, p.cells[cell_index], sample)
+
+
+def preview(cfg, n: int = 5) -> list[dict]:
+    """``n`` items spread evenly over the grid (for showing what a config produces)."""
+    total = count(cfg)
+    if total == 0 or n <= 0:
+        return []
+    n = min(n, total)
+    idx = sorted({(j * total) // n for j in range(n)})
+    return [item(cfg, i) for i in idx]
+
+
+# ---------------------------------------------------------------------------------------------------- scoring
+def _members(value):
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    return list(value or [])
+
+
+def kind_of(item: dict) -> str:
+    """The parser kind for an item's members: "numbers" or "words"."""
+    return "numbers" if item.get("members") == "numbers" else "words"
+
+
+def score(item: dict, response: str) -> dict:
+    """Parse a raw model response and score it against the item's truth (see core/tasks/base.Score)."""
+    from core.parse import parse_set
+    from core.scoring import set_metrics
+
+    parsed = parse_set(response or "", kind_of(item))
+    answer = list(parsed.members) if parsed.followed and parsed.members is not None else None
+    metrics = set_metrics(_members(item["truth"]), answer, _members(item["set_a"]), _members(item["set_b"]))
+    out = {
+        "parsed": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
+        "followed": answer is not None,
+        "correct": bool(metrics.get("correct")),
+    }
+    for key, value in metrics.items():
+        out.setdefault(key, value)
+    return out
+
+
+def solve(item: dict) -> str:
+    """The reference solver's response: the truth inside <answer></answer> tags."""
+    truth = _members(item["truth"])
+    if kind_of(item) == "numbers":
+        shown = ", ".join(str(int(m)) for m in truth)
+    else:
+        shown = ", ".join(f"'{m}'" for m in truth)
+    return f"<answer>{{{shown}}}</answer>"
