@@ -211,6 +211,21 @@ def load_tuples(source) -> list[SentenceTuple]:
     return out
 
 
+def load_triples(source) -> list[SentenceTuple]:
+    """Read consecutive-sentence triples (s_prev, s_curr, s_next; s1/s2 optional) — the input of fusion."""
+    rows, name = _rows_of(source, ("s_prev", "s_curr", "s_next"), ("id", "topic", "s1", "s2"))
+    seen: set[str] = set()
+    out = []
+    for k, r in enumerate(rows, start=1):
+        tid = r.get("id") or f"t{k:03d}"
+        if tid in seen:
+            raise ImportFileError(f"{name}: line {r['_line']}: duplicate id {tid!r}")
+        seen.add(tid)
+        out.append(SentenceTuple(tid, r["s_prev"], r["s_curr"], r["s_next"], r.get("s1", ""), r.get("s2", ""),
+                                 r.get("topic", "")))
+    return out
+
+
 def load_samples(source) -> list[Sample]:
     """Read ready-made samples (operator, a, b, target) from a CSV."""
     rows, name = _rows_of(source, ("operator", "a", "b", "target"), ("id", "topic"))
