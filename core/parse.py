@@ -61,6 +61,7 @@ linear in its length (see ``bench/parse_speed.py``).
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -102,7 +103,7 @@ class ParsedAnswer:
         """JSON text of the members list (what the store keeps in ``results.parsed``), None if not followed."""
         if self.members is None:
             return None
-        return json.dumps(list(self.members), ensure_ascii=False, separators=(",", ", "))
+        return json.dumps(list(self.members), ensure_ascii=False)
 
 
 def _not_followed(reason: str) -> ParsedAnswer:
@@ -219,12 +220,16 @@ class _Candidate:
 
 def _is_operand(text: str, start: int, end: int) -> bool:
     """True if the literal at text[start:end] is a named operand (A = {…}) or next to a set operator."""
-    before = text[max(0, start - 40):start]
-    if _NAMED_SET.search(before):
+    before = text[max(0, start - 40):start].rstrip(" \t*")
+    last = before[-1:]
+    if last in ("=", ":"):
+        if _NAMED_SET.search(before):
+            return True
+        if _NAMED_STRICT.search(before) and not _OPERATOR_BEFORE_NAME.search(before):
+            return True
+    elif last and last in "∪∩−△Δ\\^|&":
         return True
-    if _NAMED_STRICT.search(before) and not _OPERATOR_BEFORE_NAME.search(before):
-        return True
-    if _OPERATOR_BEFORE.search(before):
+    elif last.isalpha() and (_NAMED_SET.search(before) or _OPERATOR_BEFORE.search(before)):
         return True
     return bool(_OPERATOR_AFTER.match(text, end, min(len(text), end + 12)))
 
@@ -232,6 +237,7 @@ def _is_operand(text: str, start: int, end: int) -> bool:
 def _scan(text: str, kind: str):
     """All maximal set-like literals in ``text`` (in order) and the positions of openers never closed."""
     stack: list = []
+    open_count = {"{": 0, "[": 0, "(": 0}
     groups: list = []  # (start, end_inclusive, opener)
     empties: list = []
     for m in _DELIMS.finditer(text):
@@ -239,16 +245,16 @@ def _scan(text: str, kind: str):
         p = m.start()
         if c == "{" or c == "[" or c == "(":
             stack.append((c, p))
+            open_count[c] += 1
         elif c == "∅":
             empties.append(p)
         else:
             want = _CLOSE_TO_OPEN[c]
-            k = len(stack) - 1
-            while k >= 0 and stack[k][0] != want:
-                k -= 1
-            if k < 0:
+            if not open_count[want]:
                 continue  # stray closer
-            del stack[k + 1:]
+            while stack[-1][0] != want:  # openers left open inside this group are dropped
+                open_count[stack.pop()[0]] -= 1
+            open_count[want] -= 1
             groups.append((stack.pop()[1], p, want))
     unclosed = [p for _, p in stack]
     cands: list[_Candidate] = []
@@ -274,10 +280,13 @@ def _scan(text: str, kind: str):
                 cands.append(cand)
             else:
                 todo.extend(reversed(children.get(g, ())))
-    for p in empties:
-        if not any(c.start <= p < c.end for c in cands):
-            cands.append(_Candidate(p, p + 1, 0, []))
     if empties:
+        starts = [c.start for c in cands]
+        ends = [c.end for c in cands]
+        for p in empties:
+            k = bisect_right(starts, p) - 1
+            if k < 0 or ends[k] <= p:
+                cands.append(_Candidate(p, p + 1, 0, []))
         cands.sort(key=lambda c: c.start)
     for c in cands:
         c.clean = not _is_operand(text, c.start, c.end)
@@ -372,10 +381,16 @@ def _bare_list(content: str, kind: str):
     return members
 
 
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip(" \t*`"):
-            return line
+def _first_line(text: str, pos: int) -> str:
+    """The first non-blank line of ``text`` from ``pos`` on."""
+    n = len(text)
+    while pos < n:
+        end = text.find("\n", pos)
+        if end < 0:
+            end = n
+        if text[pos:end].strip(" \t\r*`"):
+            return text[pos:end]
+        pos = end + 1
     return ""
 
 
@@ -408,19 +423,22 @@ def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
     if not text.strip():
         return _not_followed(NO_SET_FOUND)
     cands, unclosed = _scan(text, kind)
+    clean = [c for c in cands if c.clean]
+    clean_starts = [c.start for c in clean]
     for mk in reversed(list(_LABEL.finditer(text))):
-        region = _best_class([c for c in cands if c.start >= mk.end() and c.clean])
+        region = clean[bisect_left(clean_starts, mk.end()):]
         if region:
-            chosen = region[0]
+            chosen = _best_class(region)[0]
             if chosen.members is None:
                 return _not_followed(NESTED_SET)
             return _answer(chosen.members, ANSWER_LABEL)
-        line = _first_line(text[mk.end():])
-        if _is_empty_phrase(line) or (_EMPTY_SEARCH.search(line) and not unclosed):
+        line = _first_line(text, mk.end())
+        open_after = bool(unclosed) and unclosed[-1] >= mk.end()
+        if _is_empty_phrase(line) or (_EMPTY_SEARCH.search(line) and not open_after):
             return _answer((), EMPTY_SET_PHRASE)
         if ":" in mk.group() or "=" in mk.group():
             members = _bare_list(line, kind)
-            if members is not None and not any(p >= mk.end() for p in unclosed):
+            if members is not None and not open_after:
                 return _answer(members, ANSWER_LABEL_BARE_LIST)
     cands = _best_class(cands)
     chosen = None
@@ -433,28 +451,26 @@ def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
         if chosen.members is None:
             return _not_followed(NESTED_SET)
         return _answer(chosen.members, LAST_SET_LITERAL)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if lines and _EMPTY_SEARCH.search(lines[-1]):
+    last_line = text.rstrip().rsplit("\n", 1)[-1]
+    if _EMPTY_SEARCH.search(last_line):
         return _answer((), EMPTY_SET_PHRASE)
     return _not_followed(NO_SET_FOUND)
 
 
-def _answer_blocks(text: str, tags: list, lo: int, hi: int):
-    """Complete answer blocks (content spans) among tag matches inside [lo, hi), and an unclosed block start."""
+def _pair_answer_tags(tags: list, boundary: int):
+    """Answer blocks (content spans) from answer tags in order, plus the content start of a block never closed.
+
+    A closing tag without an opening one takes the text since ``boundary`` (the previous tag) as its content."""
     blocks = []
     pending = None
-    boundary = lo
-    for t in tags:
-        if t.start() < lo or t.end() > hi:
-            continue
-        if t.group(2).lower() == "answer":
-            if not t.group(1):
-                pending = t.end()
-            elif pending is not None:
-                blocks.append((pending, t.start()))
-                pending = None
-            else:
-                blocks.append((boundary, t.start()))  # orphan </answer>
+    for t, prev_end in tags:
+        if not t.group(1):
+            pending = t.end()
+        elif pending is not None:
+            blocks.append((pending, t.start()))
+            pending = None
+        else:
+            blocks.append((max(boundary, prev_end), t.start()))
         boundary = t.end()
     return blocks, pending
 
@@ -473,6 +489,18 @@ def _from_blocks(text: str, blocks, kind: str, outside: str | None) -> ParsedAns
     return None
 
 
+def _strip_ranges(text: str, ranges) -> str:
+    """``text`` without the given (start, end) ranges, the remaining pieces joined by newlines."""
+    out = []
+    pos = 0
+    for s, e in sorted(ranges):
+        if s > pos:
+            out.append(text[pos:s])
+        pos = max(pos, e)
+    out.append(text[pos:])
+    return "\n".join(out)
+
+
 def parse_set(response: str, kind: str) -> ParsedAnswer:
     """Parse a model response into a canonical set of members (see the module docstring for the rules)."""
     if kind not in KINDS:
@@ -483,10 +511,9 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
     n = len(text)
     tags = list(_TAGS.finditer(text)) if "<" in text else []
 
-    # reasoning ranges
+    # reasoning ranges (in order, non-overlapping); the last may be unclosed
     think: list = []
     think_open = None
-    think_unclosed = None
     last_end = 0
     for t in tags:
         if t.group(2).lower() == "answer":
@@ -501,75 +528,60 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
         else:  # orphan closing tag: everything since the previous reasoning block was reasoning
             think.append((last_end, t.end()))
             last_end = t.end()
-    if think_open is not None:
-        think_unclosed = (think_open, n)
+    think_unclosed = (think_open, n) if think_open is not None else None
+    ranges = think + ([think_unclosed] if think_unclosed else [])
 
-    # text outside reasoning, as spans
-    spans = []
-    pos = 0
-    for s, e in think + ([think_unclosed] if think_unclosed else []):
-        if s > pos:
-            spans.append((pos, s))
-        pos = max(pos, e)
-    if pos < n:
-        spans.append((pos, n))
+    # answer tags: outside reasoning, inside each complete reasoning block, inside the unclosed one
+    outside_tags: list = []
+    inside_tags: list = [[] for _ in ranges]
+    j = 0
+    prev_end = 0
+    for t in tags:
+        while j < len(ranges) and ranges[j][1] <= t.start():
+            prev_end = max(prev_end, ranges[j][1])
+            j += 1
+        if t.group(2).lower() != "answer":
+            continue
+        if j < len(ranges) and ranges[j][0] <= t.start():
+            inside_tags[j].append((t, 0))
+        else:
+            outside_tags.append((t, prev_end))
+            prev_end = t.end()
 
     # 1./2. answer blocks outside reasoning
-    blocks = []
-    pending = None
-    for s, e in spans:
-        b, p = _answer_blocks(text, tags, s, e)
-        blocks += b
-        if p is not None:
-            pending = (p, e)
-    outside_text = None
+    blocks, pending = _pair_answer_tags(outside_tags, 0)
     if blocks:
-        outside_text = _strip_ranges(text, think + ([think_unclosed] if think_unclosed else []), blocks)
-    res = _from_blocks(text, blocks, kind, outside_text)
-    if res is not None:
-        return res
+        res = _from_blocks(text, blocks, kind, _strip_ranges(text, ranges + blocks))
+        if res is not None:
+            return res
     if pending is not None:
-        content = text[pending[0]:pending[1]]
-        cands, _ = _scan(content, kind)
-        if cands:
-            res = _parse_tag_content(content, kind)
-            if res.followed or res.reason == NESTED_SET:
-                return ParsedAnswer(res.members, res.followed,
-                                    ANSWER_TAG_UNCLOSED if res.followed else res.reason)
+        end = next((s for s, _ in ranges if s >= pending), n)
+        content = text[pending:end]
+        res = _parse_tag_content(content, kind) if _scan(content, kind)[0] else None
+        if res is not None and res.followed:
+            return ParsedAnswer(res.members, True, ANSWER_TAG_UNCLOSED)
+        if res is not None and res.reason == NESTED_SET:
+            return res
         return _not_followed(TRUNCATED)
 
     # 3. output ends inside a reasoning block
     if think_unclosed is not None:
-        b, _ = _answer_blocks(text, tags, think_unclosed[0], n)
+        b, _ = _pair_answer_tags(inside_tags[-1], think_unclosed[0])
         res = _from_blocks(text, b, kind, None)
         if res is not None and res.reason != EMPTY_ANSWER_TAG:
             return res
         return _not_followed(TRUNCATED)
 
     # 4. free text outside reasoning
-    free = "\n".join(text[s:e] for s, e in spans)
-    res = _parse_free_text(free, kind)
+    res = _parse_free_text(_strip_ranges(text, ranges), kind)
     if res.followed or res.reason in (NESTED_SET, TRUNCATED):
         return res
 
     # 5. answer tags inside complete reasoning blocks
     inner = []
-    for s, e in think:
-        inner += _answer_blocks(text, tags, s, e)[0]
+    for (s, _), tg in zip(think, inside_tags):
+        inner += _pair_answer_tags(tg, s)[0]
     inner = [b for b in inner if text[b[0]:b[1]].strip()]
     if inner:
         return _from_blocks(text, inner, kind, None)
     return res
-
-
-def _strip_ranges(text: str, *range_lists) -> str:
-    """``text`` without the given (start, end) ranges, the remaining pieces joined by newlines."""
-    ranges = sorted(r for rl in range_lists for r in rl)
-    out = []
-    pos = 0
-    for s, e in ranges:
-        if s > pos:
-            out.append(text[pos:s])
-        pos = max(pos, e)
-    out.append(text[pos:])
-    return "\n".join(out)
