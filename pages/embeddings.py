@@ -1,0 +1,221 @@
+"""Embeddings — set-like compositionality of sentence encoders (SetLike paper, features E1–E5).
+
+Thin page: all computation is in core.embeddings (pipeline.score, tables, figures)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core.embeddings import figures, tables
+from core.embeddings.criteria import DEFAULT_EPS, fmt
+from core.embeddings.encoders import LABELS, available_encoders
+from core.embeddings.measures import MEASURES
+from core.embeddings.samples import build_samples, count_samples, load_any, load_demo
+from core.errors import UserError
+
+RESULTS = "emb_results"
+
+st.title("Embeddings: set-like compositionality")
+st.caption(
+    "Do sentence embeddings compose like sets? From three consecutive sentences and two fusions we build TextOverlap, "
+    "TextDifference and TextUnion samples and test the SetLike paper's criteria C1–C6 with five measures. "
+    "MiniLM and the embedded SmolLM2 run offline; OpenAI embeddings need a key. "
+    "SmolLM2-135M is a very small LLM — a stand-in for the paper's 3–9B LLM encoders."
+)
+
+
+# ------------------------------------------------------------------------------------------------ controls
+@st.cache_data(show_spinner=False)
+def _demo():
+    tuples = load_demo()
+    return tuples, build_samples(tuples)
+
+
+infos = {i.name: i for i in available_encoders()}
+default = [n for n in ("minilm", "local") if infos[n].available]
+from_url = [n for n in st.query_params.get("enc", "").split(",") if n in infos]
+
+left, right = st.columns([2, 3])
+with left:
+    chosen = st.multiselect("Encoders", list(infos), default=from_url or default, key="emb_encoders",
+                            format_func=lambda n: LABELS[n] + ("" if infos[n].available else " (unavailable)"))
+    for n in infos:
+        if not infos[n].available:
+            st.caption(f"{LABELS[n]}: {infos[n].reason}")
+with right:
+    source = st.radio("Data", ["Demo set", "Upload CSV", "Paste CSV"], horizontal=True, key="emb_source")
+    paper_filter = st.checkbox("Paper's filter: keep difference samples only when their source pair has cosine "
+                               "< 0.25", key="emb_filter")
+
+st.query_params["enc"] = ",".join(chosen)
+
+raw: bytes | None = None
+if source == "Upload CSV":
+    up = st.file_uploader("Sentence tuples (s_prev, s_curr, s_next, s1, s2) or samples (operator, a, b, target)",
+                          type=["csv", "tsv", "txt"], key="emb_upload")
+    raw = up.getvalue() if up is not None else None
+elif source == "Paste CSV":
+    text = st.text_area("CSV text with a header row", key="emb_paste", height=150,
+                        placeholder="s_prev,s_curr,s_next,s1,s2\n…")
+    raw = text.encode("utf-8") if text.strip() else None
+
+try:
+    if source == "Demo set":
+        tuples, samples = _demo()
+        kind, data_key, data_label = "tuples", "demo", f"demo set ({len(tuples)} tuples)"
+    elif raw is None:
+        st.info("Upload or paste a CSV: sentence tuples with columns s_prev, s_curr, s_next, s1, s2 (id, topic "
+                "optional), or ready-made samples with columns operator, a, b, target.")
+        st.stop()
+    else:
+        kind, samples, tuples = load_any(raw)
+        data_key = hashlib.sha256(raw).hexdigest()[:16]
+        data_label = f"uploaded {kind} ({len(tuples) if tuples else len(samples)} rows)"
+except UserError as exc:
+    st.error(str(exc))
+    st.stop()
+
+counts = {op: sum(1 for s in samples if s.operator == op) for op in ("overlap", "difference", "union")}
+st.write(f"**{data_label}** → {len(samples)} samples: {counts['overlap']} overlap, {counts['difference']} "
+         f"difference, {counts['union']} union" + (f" (nine per tuple: {count_samples(1)})" if tuples else ""))
+
+results: dict = st.session_state.setdefault(RESULTS, {})
+
+
+def _key(enc: str) -> str:
+    return f"{data_key}|{enc}|{int(paper_filter)}"
+
+
+if st.button("Compute", type="primary", disabled=not chosen, key="emb_compute"):
+    from core.embeddings.pipeline import score
+
+    for enc in chosen:
+        if not infos[enc].available:
+            st.warning(f"{LABELS[enc]} skipped: {infos[enc].reason}")
+            continue
+        bar = st.progress(0.0, text=f"{LABELS[enc]}: loading…")
+
+        def progress(done: int, total: int, bar=bar, enc=enc) -> None:
+            bar.progress(done / total if total else 1.0, text=f"{LABELS[enc]}: {done}/{total} texts embedded")
+
+        try:
+            res = score(samples, enc, tuples=tuples, source=data_label, progress=progress,
+                        diff_max_cos=0.25 if paper_filter and tuples else None)
+        except UserError as exc:
+            bar.empty()
+            st.error(f"{LABELS[enc]}: {exc}")
+            continue
+        bar.progress(1.0, text=f"{LABELS[enc]}: done ({res.report['embedding']['embedded']} embedded, "
+                               f"{res.report['embedding']['cached']} from cache)")
+        results[_key(enc)] = {"report": res.report, "rows": res.rows}
+
+done = {LABELS[e]: results[_key(e)] for e in chosen if _key(e) in results}
+if not done:
+    st.info("Pick one or more encoders and press **Compute**. Embeddings are cached, so a second run is instant.")
+    st.stop()
+reports = {k: v["report"] for k, v in done.items()}
+rows_by_enc = {k: v["rows"] for k, v in done.items()}
+
+
+def _df(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows).round(2)
+
+
+tab_crit, tab_proj, tab_norm, tab_samples, tab_dl = st.tabs(
+    ["Criteria C1, C3, C4", "Projections C2, C5, C6", "Norm ratios", "Samples", "Downloads"])
+
+with tab_crit:
+    st.subheader("Headline (cosine)")
+    st.dataframe(_df(tables.headline(reports)), hide_index=True, width="stretch")
+    st.caption("Paper (grid-averaged, CNN-DailyMail, 37K–80K samples): SBERT-mini C1 28.96 · C3 34.8 · C4 76.14; "
+               "LLM encoders C1 ≈ 24–25 · C3 ≈ 14–20 · C4 ≈ 49–62. ‘grid’ averages the share over a 132-value grid "
+               "of margins ε spanning the observed range, as the paper did; ‘ε=0’ is the plain share.")
+    c1, c2, c3 = st.columns(3)
+    measure = c1.selectbox("Measure", list(MEASURES), key="emb_measure",
+                           format_func=lambda m: MEASURES[m].label)
+    eps_choice = c2.selectbox("Margin ε", ["grid"] + [fmt(e) for e in DEFAULT_EPS], key="emb_eps",
+                              format_func=lambda e: "average over the ε grid (paper)" if e == "grid" else f"ε = {e}")
+    with_paper = c3.checkbox("Show the paper's 16 encoders", value=True, key="emb_paper")
+    note = " (distances: inequalities flipped)" if MEASURES[measure].is_distance else ""
+    st.markdown(f"**C1 — TextOverlap** ({{A,B}}, O): CO1 = S(A,O) − S(A,B) ≥ ε, CO2 = S(B,O) − S(A,B) ≥ ε{note}. "
+                "Share of samples (%) per outcome.")
+    st.dataframe(_df(tables.criteria_table(reports, "C1", measure, eps_choice, with_paper)), hide_index=True,
+                 width="stretch")
+    st.markdown(f"**C3 — TextDifference** ((A,B), D): CD1 = S(A,D) − S(B,D) ≥ ε, CD2 = S(A,B) − S(B,D) ≥ ε{note}.")
+    st.dataframe(_df(tables.criteria_table(reports, "C3", measure, eps_choice, with_paper)), hide_index=True,
+                 width="stretch")
+    st.markdown(f"**C4 — TextDifference**: S(A − B, D) − S(A − B, B) ≥ ε{note}; share of samples (%).")
+    st.dataframe(_df(tables.criteria_table(reports, "C4", measure, eps_choice, with_paper)), hide_index=True,
+                 width="stretch")
+    if with_paper and measure not in ("cosine", "ned"):
+        st.caption("The paper's Tables 1–3 report cosine (and NED for C4) only.")
+
+with tab_proj:
+    st.markdown("Target embeddings projected onto the plane of A and B; angles normalised so that ∠(A, B) = 1. "
+                "C2: overlap targets lie *between* A and B; C5: difference targets lie near A; C6: union targets lie "
+                "between A and B when the norms are comparable, near the longer input otherwise.")
+    st.dataframe(_df(tables.geometry_table(reports)), hide_index=True, width="stretch")
+    which = st.radio("Angle", ["angle_b", "angle_a"], horizontal=True, key="emb_angle",
+                     format_func=lambda v: figures.VALUE_LABELS[v])
+    st.plotly_chart(figures.histogram_grid(rows_by_enc, which), key="emb_fig_angle")
+
+with tab_norm:
+    st.markdown("Ratio of the input norms ‖A‖/‖B‖ per operator (C6 assumes it decides where a union lands).")
+    st.plotly_chart(figures.histogram_grid(rows_by_enc, "norm_ratio"), key="emb_fig_norm")
+
+with tab_samples:
+    c1, c2 = st.columns([1, 1])
+    enc_label = c1.selectbox("Encoder", list(rows_by_enc), key="emb_drill_enc")
+    op = c2.selectbox("Operator", ["all", "overlap", "difference", "union"], key="emb_drill_op")
+    rows = [r for r in rows_by_enc[enc_label] if op == "all" or r["operator"] == op]
+    view = pd.DataFrame(rows)
+    cols = ["sample_id", "operator", "variant", "cos_ab", "cos_at", "cos_bt", "angle_b", "norm_ratio", "a", "b",
+            "target"]
+    st.dataframe(view[[c for c in cols if c in view.columns]].round(3), hide_index=True, width="stretch",
+                 height=300)
+    ids = [r["sample_id"] for r in rows]
+    sid = st.selectbox("Sample", ids, key="emb_drill_sample") if ids else None
+    row = next((r for r in rows if r["sample_id"] == sid), None)
+    if row:
+        left, right = st.columns([3, 2])
+        with left:
+            st.markdown(f"**{row['operator']}** `{row['variant'] or 'uploaded'}` · tuple `{row['tuple_id']}`")
+            st.markdown(f"**A:** {row['a']}\n\n**B:** {row['b']}\n\n**Target:** {row['target']}")
+            pairs = [{"measure": MEASURES[m].label, "S(A,B)": row.get(f"{p}_ab"), "S(A,T)": row.get(f"{p}_at"),
+                      "S(B,T)": row.get(f"{p}_bt")}
+                     for m, p in (("cosine", "cos"), ("dot", "dot"), ("l1", "l1"), ("l2", "l2"), ("ned", "ned"))]
+            st.dataframe(_df(pairs), hide_index=True, width="stretch")
+            checks = []
+            if row["operator"] == "overlap":
+                checks = [("CO1 (cosine, ε=0)", row.get("c1_co1_cosine")), ("CO2 (cosine, ε=0)",
+                                                                            row.get("c1_co2_cosine"))]
+            elif row["operator"] == "difference":
+                checks = [("CD1 (cosine, ε=0)", row.get("c3_cd1_cosine")),
+                          ("CD2 (cosine, ε=0)", row.get("c3_cd2_cosine")), ("C4 (cosine, ε=0)",
+                                                                            row.get("c4_cosine"))]
+            for name, margin in checks:
+                ok = margin is not None and margin >= 0
+                st.write(f"{'✅' if ok else '❌'} {name}: margin {margin if margin is None else round(margin, 4)}")
+            st.write(f"∠(A,proj)/∠(A,B) = {row['angle_a']}, ∠(B,proj)/∠(A,B) = {row['angle_b']}, "
+                     f"∠(A,B) = {row['angle_ab_deg']}°, share of the target in the plane {row['in_plane']}")
+        with right:
+            st.plotly_chart(figures.projection_plane(row, "Plane of A and B"), key="emb_fig_plane")
+
+with tab_dl:
+    for label, v in done.items():
+        enc = v["report"]["encoder"]
+        c1, c2 = st.columns(2)
+        c1.download_button(f"REPORT.json — {label}", json.dumps(v["report"], indent=1, allow_nan=False),
+                           file_name=f"REPORT_{enc}.json", mime="application/json", key=f"emb_dl_r_{enc}")
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(v["rows"][0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(v["rows"])
+        c2.download_button(f"SAMPLES.csv — {label}", buf.getvalue(), file_name=f"SAMPLES_{enc}.csv",
+                           mime="text/csv", key=f"emb_dl_s_{enc}")
