@@ -38,15 +38,20 @@ def _steps(phrasing: Phrasing, op: str, a: Sequence, b: Sequence) -> str:
     return phrasing.step_separator.join(out)
 
 
-def demo(phrasing: Phrasing, op: str, a: Sequence, b: Sequence, words: bool, n: int) -> str:
-    """One demonstration: A, B and the result of ``op`` (members in order of appearance)."""
+def demo(phrasing: Phrasing, op: str, a: Sequence, b: Sequence, words: bool, n: int,
+         shown: tuple[str, str] | None = None) -> str:
+    """One demonstration: A, B and the result of ``op`` (members in order of appearance).
+
+    ``shown`` = (A, B) already rendered in this phrasing's set format (a cache of the caller), optional."""
     result = apply(op, a, b)
     tpl = phrasing.demo_empty.get(op) if not result else None
     tpl = tpl or phrasing.demo[op]
     fmt = phrasing.set_format
+    if shown is None:
+        shown = (fmt.render(a, words), fmt.render(b, words))
     values = {
-        "set_a": fmt.render(a, words),
-        "set_b": fmt.render(b, words),
+        "set_a": shown[0],
+        "set_b": shown[1],
         "result": fmt.render(result, words),
         "result_members": fmt.render_list(result, words),
         "n": n,

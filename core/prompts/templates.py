@@ -51,7 +51,7 @@ _VERDICT_KEYS = ("keep", "drop")
 class Template:
     """A template string split into literal text and placeholders."""
 
-    __slots__ = ("text", "parts", "fields")
+    __slots__ = ("text", "parts", "fields", "_fmt")
 
     def __init__(self, text: str, allowed: tuple[str, ...], where: str):
         if not isinstance(text, str):
@@ -74,9 +74,13 @@ class Template:
         self.text = text
         self.parts = tuple(p for p in parts if p != "")
         self.fields = frozenset(fields)
+        # the same as a str.format pattern (literal braces doubled; fields are plain identifiers, so no attribute or
+        # index access can occur) — format_map runs in C
+        self._fmt = "".join(
+            p.replace("{", "{{").replace("}", "}}") if p.__class__ is str else "{" + p[0] + "}" for p in self.parts)
 
     def render(self, values: dict) -> str:
-        return "".join(p if p.__class__ is str else str(values[p[0]]) for p in self.parts)
+        return self._fmt.format_map(values)
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,10 @@ def infeasible_reason(n: int, size_a: int, size_b: int, common: int | None) -> s
         return f"only {n} distinct members exist, fewer than a set of {big}"
     if common is not None:
         if common > small:
-            return f"an overlap of {common} members exceeds the smaller set's size {small}"
+            return f"an overlap of {common} members exceeds the smaller set's size {small} (sizes {size_a}, {size_b})"
         if big + small - common > n:
-            return f"only {n} distinct members exist, fewer than the {big + small - common} two sets of {size_a} and {size_b} with {common} shared need"
+            return (f"only {n} distinct members exist, fewer than the {big + small - common} that sets of sizes "
+                    f"{size_a} and {size_b} sharing {common} need")
     return None
 
 

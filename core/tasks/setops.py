@@ -321,13 +321,9 @@ class Sampler:
     draw_key: str  # what the draws depend on (deceptive: shared by the three conditions)
     population: object = None  # tuple / range, or the deceptive Vocabulary
 
-    @property
-    def words(self) -> bool:
-        return self.members != "numbers"
-
-    @property
-    def key(self) -> str:
-        return f"{self.draw_key}|cond={self.condition}|swap={self.swap_count}"
+    def __post_init__(self):
+        self.key = f"{self.draw_key}|cond={self.condition}|swap={self.swap_count}"
+        self.words = self.members != "numbers"
 
 
 @dataclass
@@ -457,11 +453,12 @@ def _build_plan(cfg: Config) -> Plan:
                         pairs = distinct_pairs(n, size_a, size_b, common)
                         need = max(cfg.samples, max_shots + 1)
                         if pairs < need:
-                            reason = (f"only {pairs} different (A, B) pairs exist, fewer than the {need} distinct "
+                            reason = (f"sizes {size_a} and {size_b}"
+                                      + (f" with overlap {ov}" if ov is not None else "")
+                                      + f" give only {pairs} different (A, B) pairs, fewer than the {need} distinct "
                                       f"samples/shots asked for")
                     if reason:
-                        skip(f"{what}, sizes {size_a} and {size_b}"
-                             + (f", overlap {ov}" if ov is not None else "") + f": {reason}")
+                        skip(f"{what}: {reason}")
                         continue
                     conds = [(None, None)]
                 for cond, swap in conds:
@@ -519,7 +516,8 @@ def warnings(cfg) -> list[str]:
 class _Pair:
     """The final (A, B) of one sampler cell and sample, with per-pair render caches."""
 
-    __slots__ = ("a", "b", "hyp", "hypernym_a", "hypernym_b", "ident", "construction", "truths")
+    __slots__ = ("a", "b", "hyp", "hypernym_a", "hypernym_b", "ident", "construction", "truths", "lines", "shown",
+                 "shots")
 
     def __init__(self, a, b, hyp=None, hypernym_a=None, hypernym_b=None):
         self.a = a
@@ -528,8 +526,11 @@ class _Pair:
         self.hypernym_a = hypernym_a
         self.hypernym_b = hypernym_b
         self.ident = (frozenset(a), frozenset(b))
-        self.construction: dict = {}
-        self.truths: dict = {}
+        self.construction: dict = {}  # phrasing -> rendered set-construction part
+        self.truths: dict = {}  # operation -> sorted truth
+        self.lines: dict = {}  # (operation, phrasing, n) -> this pair rendered as demonstration n
+        self.shown: dict = {}  # phrasing -> (A, B) rendered in that phrasing's set format
+        self.shots: list | None = None  # the item's demonstrations (max k), once computed
 
 
 class _LRU(OrderedDict):
@@ -549,18 +550,34 @@ class _LRU(OrderedDict):
             return value
 
 
+@dataclass
+class _CellContext:
+    cell: Cell
+    base: dict  # the item dict with the per-item values still None
+    pairs: list
+    head: str  # persona (if any) — before the construction
+    tail_plain: str  # task [+ fixed demonstrations] + instructions, joined
+    task: str
+    instructions: str
+    phrasing: object
+    fixed_shots: list  # fixed shots of this cell (first k of the stream), [] when k = 0 or per item
+    fixed_idents: frozenset
+
+
 class _Engine:
     """Draw and render caches of one plan (bounded, so huge grids stream in constant memory)."""
 
     def __init__(self, p: Plan):
         self.plan = p
         self.cfg = p.cfg
+        self.templates = p.templates
+        self.sep = p.templates.separator
         self.prefix = f"{KEY_VERSION}|seed={self.cfg.seed}|"
         self.max_shots = max(self.cfg.shots)
         self.draws = _LRU(64)  # draw_key -> list of raw draws (one per sample)
         self.pairs = _LRU(64)  # sampler.key -> list of _Pair
-        self.shot_streams = _LRU(256)  # (sampler.key, sample|None) -> list of _Pair
-        self.cell_parts = _LRU(4096)  # id(cell) -> (persona, task, instructions, demos cache)
+        self.shot_streams = _LRU(512)  # (sampler.key, sample|None) -> list of _Pair
+        self.contexts = _LRU(256)  # cell index -> _CellContext
 
     # -------------------------------------------------------------------------------------------- raw draws
     def _draw_once(self, s: Sampler, rng: random.Random):
@@ -620,88 +637,83 @@ class _Engine:
 
         return self.shot_streams.get_or((s.key, sample), make)
 
-    def shots_for(self, s: Sampler, sample: int, pair: _Pair, k: int) -> tuple[list, tuple]:
-        if k == 0:
-            return [], ()
-        stream = self._shot_stream(s, None if self.cfg.fixed_shots else sample)
-        chosen, ids = [], []
-        for pos, shot in enumerate(stream):
-            if shot.ident == pair.ident:
-                continue
-            chosen.append(shot)
-            ids.append(pos)
-            if len(chosen) == k:
-                break
-        return chosen, tuple(ids)
+    def _shots(self, s: Sampler, sample: int, pair: _Pair, k: int) -> list:
+        """The k demonstrations of an item: the first k of its stream that differ from the item's own sets."""
+        if pair.shots is None:
+            stream = self._shot_stream(s, None if self.cfg.fixed_shots else sample)
+            pair.shots = [shot for shot in stream if shot.ident != pair.ident][: self.max_shots]
+        return pair.shots[:k]
+
+    def _demonstrations(self, cell: Cell, shots: list) -> str:
+        t = self.templates
+        phr = t.phrasings[cell.phrasing]
+        op, words, name = cell.operation, cell.sampler.words, cell.phrasing
+        lines = []
+        for n, shot in enumerate(shots, start=1):
+            key = (op, name, n)
+            line = shot.lines.get(key)
+            if line is None:
+                shown = shot.shown.get(name)
+                if shown is None:
+                    fmt = phr.set_format
+                    shown = shot.shown[name] = (fmt.render(shot.a, words), fmt.render(shot.b, words))
+                line = shot.lines[key] = R.demo(phr, op, shot.a, shot.b, words, n, shown)
+            lines.append(line)
+        return t.demonstrations.render({"demos": "\n".join(lines), "k": len(shots)})
 
     # --------------------------------------------------------------------------------------------- render
-    def _parts(self, cell: Cell):
-        def make():
-            t = self.plan.templates
-            phr = t.phrasings[cell.phrasing]
-            return (
-                R.persona(t, cell.approach, phr),
-                R.task(phr, cell.operation, cell.sampler.size_a, cell.sampler.size_b),
-                R.instructions(t, cell.approach, phr),
-                {},
-            )
+    def context(self, cell_index: int) -> _CellContext:
+        return self.contexts.get_or(cell_index, lambda: self._make_context(self.plan.cells[cell_index]))
 
-        return self.cell_parts.get_or(id(cell), make)
-
-    def item(self, i: int, cell: Cell, sample: int) -> dict:
+    def _make_context(self, cell: Cell) -> _CellContext:
+        t = self.templates
+        phr = t.phrasings[cell.phrasing]
         s = cell.sampler
-        pair = self.pairs_of(s)[sample]
-        t = self.plan.templates
-        persona, task_text, instr, demo_cache = self._parts(cell)
-        words = s.words
+        persona = R.persona(t, cell.approach, phr)
+        task_text = R.task(phr, cell.operation, s.size_a, s.size_b)
+        instr = R.instructions(t, cell.approach, phr)
+        fixed: list = []
+        tail_parts = [task_text]
+        if cell.shots and self.cfg.fixed_shots:
+            fixed = self._shot_stream(s, None)[: cell.shots]
+            tail_parts.append(self._demonstrations(cell, fixed))
+        tail_parts.append(instr)
+        base = {"config_id": cell.config_id, "idx": None, "sample": None, "seed": self.cfg.seed}
+        base.update(cell.factors)
+        base.update({"hypernym_a": None, "hypernym_b": None, "member_hypernyms": None, "set_a": None,
+                     "set_b": None, "truth": None, "prompt": None})
+        return _CellContext(cell, base, self.pairs_of(s), persona, self.sep.join(p for p in tail_parts if p),
+                            task_text, instr, phr, fixed, frozenset(x.ident for x in fixed))
+
+    def item(self, ctx: _CellContext, i: int, sample: int) -> dict:
+        cell = ctx.cell
+        pair = ctx.pairs[sample]
         construction = pair.construction.get(cell.phrasing)
         if construction is None:
-            construction = R.construction(t, pair.a, pair.b, words, t.phrasings[cell.phrasing])
+            construction = R.construction(self.templates, pair.a, pair.b, cell.sampler.words, ctx.phrasing)
             pair.construction[cell.phrasing] = construction
         op = cell.operation
         truth = pair.truths.get(op)
         if truth is None:
-            truth = op_truth(op, pair.a, pair.b)
-            pair.truths[op] = truth
-        demos = ""
-        if cell.shots:
-            if self.cfg.fixed_shots:
-                shots, ids = self.shots_for(s, sample, pair, cell.shots)
-                demos = demo_cache.get(ids)
-                if demos is None:
-                    demos = R.demonstrations(t, t.phrasings[cell.phrasing], op, [(x.a, x.b) for x in shots], words)
-                    demo_cache[ids] = demos
-            else:
-                shots, _ = self.shots_for(s, sample, pair, cell.shots)
-                demos = R.demonstrations(t, t.phrasings[cell.phrasing], op, [(x.a, x.b) for x in shots], words)
-        prompt = t.separator.join([p for p in (persona, construction, task_text, demos, instr) if p])
-        f = cell.factors
-        return {
-            "config_id": cell.config_id,
-            "idx": i,
-            "sample": sample,
-            "seed": self.cfg.seed,
-            "operation": op,
-            "size_a": f["size_a"],
-            "size_b": f["size_b"],
-            "members": f["members"],
-            "length": f["length"],
-            "decile": f["decile"],
-            "decile_mode": f["decile_mode"],
-            "condition": f["condition"],
-            "swap_count": f["swap_count"],
-            "overlap": f["overlap"],
-            "phrasing": f["phrasing"],
-            "approach": f["approach"],
-            "shots": f["shots"],
-            "hypernym_a": pair.hypernym_a,
-            "hypernym_b": pair.hypernym_b,
-            "member_hypernyms": dict(pair.hyp) if pair.hyp is not None else None,
-            "set_a": list(pair.a),
-            "set_b": list(pair.b),
-            "truth": list(truth),
-            "prompt": prompt,
-        }
+            truth = pair.truths[op] = op_truth(op, pair.a, pair.b)
+        if not cell.shots or (ctx.fixed_shots and pair.ident not in ctx.fixed_idents):
+            tail = ctx.tail_plain
+        else:  # shots drawn per item, or a fixed shot equal to this item's sets (skipped for this item)
+            demos = self._demonstrations(cell, self._shots(cell.sampler, sample, pair, cell.shots))
+            tail = self.sep.join(p for p in (ctx.task, demos, ctx.instructions) if p)
+        d = ctx.base.copy()
+        d["idx"] = i
+        d["sample"] = sample
+        if pair.hyp is not None:
+            d["hypernym_a"] = pair.hypernym_a
+            d["hypernym_b"] = pair.hypernym_b
+            d["member_hypernyms"] = dict(pair.hyp)
+        d["set_a"] = pair.a[:]
+        d["set_b"] = pair.b[:]
+        d["truth"] = truth[:]
+        sep = self.sep
+        d["prompt"] = (ctx.head + sep + construction + sep + tail) if ctx.head else (construction + sep + tail)
+        return d
 
 
 # ------------------------------------------------------------------------------------------------------- items
@@ -712,7 +724,8 @@ def item(cfg, i: int) -> dict:
     if not _is_int(i) or not 0 <= i < p.count:
         raise IndexError(f"item index {i!r} out of range (the config has {p.count} items)")
     cell_index, sample = divmod(i, cfg.samples)
-    return _engine(cfg).item(i, p.cells[cell_index], sample)
+    eng = _engine(cfg)
+    return eng.item(eng.context(cell_index), i, sample)
 
 
 def items(cfg, start: int = 0, stop: int | None = None) -> Iterator[dict]:
@@ -720,11 +733,18 @@ def items(cfg, start: int = 0, stop: int | None = None) -> Iterator[dict]:
     cfg = load_config(cfg)
     p = plan(cfg)
     eng = _engine(cfg)
-    stop = p.count if stop is None else min(stop, p.count)
     n = cfg.samples
-    for i in range(max(start, 0), stop):
+    start = max(start, 0)
+    stop = p.count if stop is None else min(stop, p.count)
+    i = start
+    while i < stop:
         cell_index, sample = divmod(i, n)
-        yield eng.item(i, p.cells[cell_index], sample)
+        ctx = eng.context(cell_index)
+        make = eng.item
+        end = min(stop, (cell_index + 1) * n)
+        for j in range(sample, sample + end - i):
+            yield make(ctx, i, j)
+            i += 1
 
 
 def preview(cfg, n: int = 5) -> list[dict]:
@@ -778,3 +798,38 @@ def solve(item: dict) -> str:
     else:
         shown = ", ".join(f"'{m}'" for m in truth)
     return f"<answer>{{{shown}}}</answer>"
+
+
+# ----------------------------------------------------------------------------------------------------- presets
+PRESETS: dict[str, dict] = {
+    # The paper's main grid (Table 2 without frequency/semantics): ~125k prompts.
+    "paper-main": {
+        "task": TASK, "seed": 0, "samples": 50, "operations": list(OPERATIONS), "sizes": [2, 4, 8, 16],
+        "members": ["numbers", "words"], "lengths": [None, 1, 2, 3, 4], "phrasings": ["formal", "plain"],
+        "approaches": ["baseline", "cot"], "shots": [0, 1, 3, 5], "fixed_shots": True,
+    },
+    # Frequency deciles x lengths 3 and 5 (paper Table 7), chain of thought, formal phrasing.
+    "paper-deciles": {
+        "task": TASK, "seed": 0, "samples": 50, "operations": list(OPERATIONS), "sizes": [2, 4, 8, 16],
+        "members": ["deciles"], "deciles": list(range(1, 11)), "decile_mode": ["rank"], "lengths": [3, 5],
+        "phrasings": ["formal"], "approaches": ["cot"], "shots": [0],
+    },
+    # Deceptive hyponym sets in the three conditions (paper Figure 7), chain of thought, formal phrasing.
+    "paper-deceptive": {
+        "task": TASK, "seed": 0, "samples": 50, "operations": list(OPERATIONS), "sizes": [2, 4, 8, 16],
+        "members": ["deceptive"], "conditions": list(CONDITIONS), "phrasings": ["formal"], "approaches": ["cot"],
+        "shots": [0],
+    },
+    # Small enough to run live against the embedded model.
+    "demo-small": {
+        "task": TASK, "seed": 0, "samples": 5, "operations": list(OPERATIONS), "sizes": [2, 4],
+        "members": ["numbers", "words"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0],
+    },
+}
+
+
+def preset_config(name: str) -> Config:
+    """The Config of a named preset (see PRESETS)."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown setops preset {name!r}; expected one of: {', '.join(PRESETS)}")
+    return load_config(PRESETS[name])

@@ -1,0 +1,244 @@
+"""`python -m core generate TASK (--config CFG.yaml | --preset NAME) --out FILE` — write a task's items to a file.
+
+The format follows the file's extension (.jsonl, .csv, .parquet) unless ``--format`` is given. Output is
+deterministic: the same config and seed give byte-identical files in any process (no timestamps, no hash-order
+iteration; Parquet is written without pandas metadata). Lists and mappings (set_a, set_b, truth, member_hypernyms)
+are JSON text in CSV and Parquet; columns whose values mix types (e.g. overlap 2 and 0.5) are JSON text as well.
+The file is written to a temporary name and moved into place, so a failed run never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from core.errors import ConfigError, UserError
+
+FORMATS = ("jsonl", "csv", "parquet")
+PARQUET_BATCH = 20_000
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "generate", help="write a task's items (prompts, sets, truths, factors) to .jsonl/.csv/.parquet",
+        description="Expand a task config into its items and write one record per item. Impossible grid "
+                    "combinations are skipped with a counted warning on stderr.")
+    p.add_argument("task", help="task name: setops or quantifiers")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--config", help="task config YAML")
+    src.add_argument("--preset", help="a named preset of the task (see --list-presets)")
+    p.add_argument("--out", help="output file (.jsonl, .csv or .parquet)")
+    p.add_argument("--format", choices=FORMATS, default=None, help="override the format implied by --out")
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--list-presets", action="store_true", help="print the task's presets and exit")
+    p.add_argument("--quiet", action="store_true", help="no summary line on stderr")
+    p.set_defaults(func=main)
+
+
+# --------------------------------------------------------------------------------------------------- config
+def _read_yaml(path: str) -> dict:
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ConfigError(f"config file {path} is not valid YAML{at}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a YAML mapping of config keys")
+    return data
+
+
+def presets_of(task) -> dict:
+    p = getattr(task, "PRESETS", None)
+    if p is None and callable(getattr(task, "presets", None)):
+        p = task.presets()
+    return dict(p or {})
+
+
+def config_of(task_name: str, task, config_path: str | None, preset: str | None):
+    if preset is not None:
+        if callable(getattr(task, "preset_config", None)):
+            return task.preset_config(preset)
+        presets = presets_of(task)
+        if preset not in presets:
+            raise ConfigError(f"unknown {task_name} preset {preset!r}; expected one of: {', '.join(presets) or 'none'}")
+        return task.load_config(presets[preset])
+    data = _read_yaml(config_path) if config_path else {}
+    data.pop("params", None)  # sampling parameters belong to `run`, not to item generation
+    given = data.get("task", task_name)
+    if given != task_name:
+        raise ConfigError(f"the config is for task {given!r}, not {task_name!r}")
+    return task.load_config(data)
+
+
+# --------------------------------------------------------------------------------------------------- writers
+def _cell_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def write_jsonl(rows: Iterable[dict], fh) -> int:
+    n = 0
+    for row in rows:
+        fh.write(json.dumps(row, ensure_ascii=False))
+        fh.write("\n")
+        n += 1
+    return n
+
+
+def write_csv(rows: Iterable[dict], fh) -> int:
+    writer = None
+    n = 0
+    for row in rows:
+        if writer is None:
+            writer = csv.DictWriter(fh, fieldnames=list(row), lineterminator="\n", extrasaction="ignore")
+            writer.writeheader()
+        writer.writerow({k: _cell_text(v) for k, v in row.items()})
+        n += 1
+    return n
+
+
+def _column_kinds(rows: Iterable[dict]) -> tuple[list[str], dict[str, str]]:
+    """Column order and a storage kind per column: bool, int, float, str or json."""
+    names: list[str] = []
+    kinds: dict[str, str] = {}
+    for row in rows:
+        if not names:
+            names = list(row)
+        for k, v in row.items():
+            if v is None:
+                continue
+            kind = ("bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "float"
+                    if isinstance(v, float) else "str" if isinstance(v, str) else "json")
+            old = kinds.get(k)
+            if old is None:
+                kinds[k] = kind
+            elif old != kind:
+                kinds[k] = "json"
+    return names, kinds
+
+
+def write_parquet(make_rows: Callable[[], Iterator[dict]], path: str) -> int:
+    """Two passes over a deterministic row source: column kinds first, then batched writing."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UserError("writing .parquet needs pyarrow (pip install -r requirements.txt)") from None
+
+    names, kinds = _column_kinds(make_rows())
+    types = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "str": pa.string(), "json": pa.string()}
+    schema = pa.schema([(k, types[kinds.get(k, "str")]) for k in names])
+    n = 0
+
+    def convert(k, values):
+        kind = kinds.get(k, "str")
+        if kind == "json":
+            return [None if v is None else json.dumps(v, ensure_ascii=False) for v in values]
+        return values
+
+    writer = pq.ParquetWriter(path, schema, compression="zstd", version="2.6", write_statistics=True)
+    try:
+        rows = make_rows()
+        while True:
+            batch = list(itertools.islice(rows, PARQUET_BATCH))
+            if not batch:
+                break
+            cols = [pa.array(convert(k, [r.get(k) for r in batch]), type=schema.field(k).type) for k in names]
+            writer.write_table(pa.Table.from_arrays(cols, schema=schema))
+            n += len(batch)
+    finally:
+        writer.close()
+    if n == 0:  # an empty file still gets the schema
+        pq.write_table(schema.empty_table(), path)
+    return n
+
+
+def format_of(path: str, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix == "json":
+        suffix = "jsonl"
+    if suffix not in FORMATS:
+        raise UserError(f"cannot tell the format of {path!r}: use a .jsonl, .csv or .parquet name or --format")
+    return suffix
+
+
+def write_items(make_rows: Callable[[], Iterator[dict]], path: str, fmt: str | None = None) -> int:
+    """Write rows to ``path`` atomically; ``make_rows`` returns a fresh iterator each call. Returns the row count."""
+    fmt = format_of(path, fmt)
+    out = Path(path)
+    if out.parent and not out.parent.exists():
+        raise UserError(f"output directory does not exist: {out.parent}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=str(out.parent or "."))
+    os.close(fd)
+    try:
+        if fmt == "parquet":
+            n = write_parquet(make_rows, tmp)
+        else:
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                writer = write_jsonl if fmt == "jsonl" else write_csv
+                n = writer(make_rows(), fh)
+        os.replace(tmp, out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return n
+
+
+# ------------------------------------------------------------------------------------------------------- main
+def main(args: argparse.Namespace) -> int:
+    from core.tasks import get_task
+
+    task = get_task(args.task)
+    if args.list_presets:
+        for name in presets_of(task):
+            print(name)
+        return 0
+    if not args.out:
+        raise UserError("--out FILE is required (a .jsonl, .csv or .parquet name)")
+    if args.limit is not None and args.limit < 0:
+        raise UserError("--limit must be zero or positive")
+    fmt = format_of(args.out, args.format)
+    cfg = config_of(args.task, task, args.config, args.preset)
+    total = task.count(cfg)
+    warn = getattr(task, "warnings", None)
+    if callable(warn) and not args.quiet:
+        for line in warn(cfg):
+            print(f"warning: {line}", file=sys.stderr)
+    if total == 0:
+        raise ConfigError("the config yields no items (every grid combination was skipped as impossible)")
+    limit = total if args.limit is None else min(args.limit, total)
+
+    def rows() -> Iterator[dict]:
+        return itertools.islice(task.items(cfg), limit)
+
+    n = write_items(rows, args.out, fmt)
+    if not args.quiet:
+        print(f"wrote {n} {args.task} items to {args.out}", file=sys.stderr)
+    return 0
