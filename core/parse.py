@@ -336,6 +336,12 @@ def _best_class(cands):
     return [c for c in cands if c.cls == best]
 
 
+def _choose(cands, first: bool) -> _Candidate:
+    """Among clean candidates if any (else all): the best delimiter class, then the first or last one."""
+    pool = _best_class([c for c in cands if c.clean] or cands)
+    return pool[0] if first else pool[-1]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # phrases, labels, bare lists
 
@@ -403,8 +409,7 @@ _TAGS = re.compile(r"<\s*(/?)\s*(answer|thinking|think|reasoning|scratchpad|refl
 def _parse_tag_content(content: str, kind: str) -> ParsedAnswer:
     cands, _ = _scan(content, kind)
     if cands:
-        cands = _best_class(cands)
-        chosen = next((c for c in cands if c.clean), cands[-1])
+        chosen = _choose(cands, first=True)
         if chosen.members is None:
             return _not_followed(NESTED_SET)
         return _answer(chosen.members, ANSWER_TAG)
@@ -440,11 +445,7 @@ def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
             members = _bare_list(line, kind)
             if members is not None and not open_after:
                 return _answer(members, ANSWER_LABEL_BARE_LIST)
-    cands = _best_class(cands)
-    chosen = None
-    if cands:
-        clean = [c for c in cands if c.clean]
-        chosen = clean[-1] if clean else cands[-1]
+    chosen = _choose(cands, first=False) if cands else None
     if unclosed and (chosen is None or unclosed[-1] >= chosen.end):
         return _not_followed(TRUNCATED)
     if chosen is not None:
