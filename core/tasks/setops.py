@@ -277,7 +277,7 @@ def load_config(d) -> Config:
     return _config_from_json(key)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def _config_from_json(text: str) -> Config:
     return Config.from_dict(json.loads(text))
 
