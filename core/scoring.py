@@ -166,9 +166,9 @@ def error_summary(rows: Sequence[Mapping], k: int = 3) -> dict:
 ROW_SQL = {
     "did_not_follow": "(answer_len IS NULL)",
     "has_made_up": "(coalesce(made_up, 0) > 0)",
-    "empty_truth_correct": "(empty_truth AND answer_len = 0)",
+    "empty_truth_correct": "(empty_truth AND coalesce(answer_len = 0, false))",
     "empty_truth_wrong": "(empty_truth AND (answer_len IS NULL OR answer_len > 0))",
-    "spurious_empty": "(NOT empty_truth AND answer_len = 0)",
+    "spurious_empty": "(NOT empty_truth AND coalesce(answer_len = 0, false))",
     "gl": "CASE WHEN answer_len IS NULL THEN NULL "
           "ELSE 'G' || CAST(truth_len AS VARCHAR) || ' vs L' || CAST(answer_len AS VARCHAR) END",
 }
