@@ -38,14 +38,14 @@ def timed(fn, repeat=3):
 
 
 def open_store(path: str, flat: bool):
+    """(connection, flat?) — the real store schema (core.store) unless --flat."""
     if flat:
         return duckdb.connect(path), True
-    try:
-        from core import store
-    except ImportError:
-        return duckdb.connect(path), True
-    con = store.connect(path) if hasattr(store, "connect") else duckdb.connect(path)
-    return con, False
+    from core import store
+
+    with store.connect(path):  # creates the schema and the v_results view, then closes
+        pass
+    return duckdb.connect(path), False
 
 
 def main() -> None:

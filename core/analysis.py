@@ -257,7 +257,7 @@ ERROR_ROWS = (
     ("top1_mistake", "Top1 Mistake"), ("top2_mistake", "Top2 Mistake"), ("top3_mistake", "Top3 Mistake"),
     ("top1_correct", "Top1 Correct"), ("top2_correct", "Top2 Correct"), ("top3_correct", "Top3 Correct"),
 )
-"""Row definitions (all percentages are of N Comparisons unless said otherwise), as in the paper:
+ERROR_TABLE_HELP = """Row definitions (all percentages are of N Comparisons unless said otherwise), as in the paper:
 Accuracy = N Correct / N; Accuracy Non Empty = correct answers whose truth is non-empty / N (so Accuracy =
 Accuracy Non Empty + Pct Nullset Correct); Accuracy On Non-Empty Truths = correct / items with a non-empty truth;
 Pct Nullset Correct / Wrong = items with an empty truth answered right / wrong, over N; Pct With Made Up Vals =
@@ -599,7 +599,7 @@ def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence
         where = (where + " AND " if where else "WHERE ") + " AND ".join(extra)
     have = view_columns(con, view)
     facs = [c for c in ALL_FACTORS if c in have and c not in ("run_id", "task", "name")]
-    cols = list(dict.fromkeys([*(c for c in DETAIL_COLUMNS if c in have and c not in ("set_a", "set_b")),
+    cols = list(dict.fromkeys([*(c for c in DETAIL_COLUMNS if c in have),
                                *facs]))
     sel = ", ".join(_quote(c) for c in cols)
     sql = f"SELECT {sel} FROM {view} {where} ORDER BY run_id, idx LIMIT ? OFFSET ?"

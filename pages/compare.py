@@ -1,0 +1,145 @@
+"""Compare: stored runs and/or uploaded result files (our export or the SetLexSem reference CSV layout), aligned on
+shared factors — side-by-side violins, difference of mean accuracy with a bootstrap CI and tests, and, when two runs
+share items, a paired McNemar test with an agreement map. Published figures can be set beside them."""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from core import analysis, figures, store
+from core.errors import UserError
+from pages import _ui
+
+st.title("Compare")
+st.caption("Each series is one run (an uploaded file becomes a run of its own; the same file is imported once). "
+           "Configurations are aligned on the factors all series share.")
+
+# ---------------------------------------------------------------------------------------------------- uploads
+uploads = st.file_uploader("Upload result files (CSV / Parquet / JSONL — our export or the SetLexSem reference "
+                           "layout)", type=["csv", "parquet", "jsonl", "ndjson"], accept_multiple_files=True,
+                           key="cmp_upload")
+imported: dict = st.session_state.setdefault("cmp_imported", {})  # sha256 -> (run_id | None, message)
+uploaded_ids: list[str] = []
+for f in uploads or []:
+    data = f.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest not in imported:
+        try:
+            from core.store_io import import_results
+
+            run_id, n = import_results(_ui.db_path(), data, f.name)
+            imported[digest] = (run_id, f"{f.name}: imported as run {run_id} ({n} rows)" if n else
+                                f"{f.name}: already imported as run {run_id}")
+        except UserError as exc:
+            imported[digest] = (None, str(exc))
+        except Exception as exc:  # never a traceback for a bad file
+            imported[digest] = (None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})")
+    run_id, message = imported[digest]
+    if run_id:
+        st.success(message)
+        uploaded_ids.append(run_id)
+    else:
+        st.error(message if message.startswith(f.name) else f"{f.name}: {message}")
+
+runs = _ui.runs_df()
+if runs.empty and not uploaded_ids:
+    st.info("No runs yet: upload result files above, or start runs on the Set operations page.")
+    st.stop()
+
+stored = _ui.run_picker("Stored runs", key="runs", default=[], help="Pick two or more (uploads are added).")
+run_ids = list(dict.fromkeys([*stored, *uploaded_ids]))
+if not run_ids:
+    st.info("Choose at least one stored run or upload a file.")
+    st.stop()
+
+labels = {r["run_id"]: f"{r['model']} · {r['run_id']}" for _, r in runs.iterrows()} if not runs.empty else {}
+if any(r not in labels for r in run_ids):
+    labels.update({r["run_id"]: f"{r['model']} · {r['run_id']}" for _, r in _ui.runs_df().iterrows()})
+series = [analysis.Series(labels.get(r, r), (r,)) for r in run_ids]
+
+factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in analysis.RUN_FACTORS]
+c1, c2, c3 = st.columns(3)
+x_opts = factors or ["operation"]
+x_q = _ui.qp_get("x")
+x = c1.selectbox("Split by", x_opts, index=x_opts.index(x_q) if x_q in x_opts else
+                 (x_opts.index("operation") if "operation" in x_opts else 0), format_func=analysis.label,
+                 key="cmp_x")
+align = c2.toggle("Align on shared factors", value=True, key="cmp_align",
+                  help="Keep only the factor combinations that every series has.")
+refs = analysis.reference_for(x)
+ref_titles = {t["id"]: t["title"] for t in refs}
+ref_id = c3.selectbox("Published reference series", ["(none)", *ref_titles], key="cmp_ref",
+                      format_func=lambda r: r if r == "(none)" else ref_titles[r])
+_ui.qp_set(x=x)
+filters = _ui.slice_filters(run_ids, key="slice")
+
+
+@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
+def _compare(db, token, series_key, x, align, filters_key):
+    import json
+
+    ser = [analysis.Series(n, tuple(ids)) for n, ids in json.loads(series_key)]
+    with store.connect(db) as con:
+        return analysis.compare_runs(con, ser, x=x, align=align, filters=json.loads(filters_key))
+
+
+import json  # noqa: E402
+
+points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]),
+                          x, align, json.dumps(filters, default=str))
+if shared:
+    st.caption("Aligned on: " + ", ".join(analysis.label(f) for f in shared))
+ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
+st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
+                               analysis.group_summary(points, [x]) if len(series) == 1 else None,
+                               reference=ref_df, reference_name=ref_titles.get(ref_id)),
+                width="stretch", key="cmp_violin")
+if ref_df is not None:
+    st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
+if not points.empty:
+    summ = analysis.group_summary(points, ["series", x])
+    st.dataframe(summ, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("mean", "std", "min",
+                                                                                          "max")})
+
+# ---------------------------------------------------------------------------------------------------- two-way test
+if len(series) >= 2 and not points.empty:
+    st.subheader("Difference of mean accuracy")
+    names = [s.name for s in series]
+    d1, d2 = st.columns(2)
+    a_name = d1.selectbox("A (baseline)", names, index=0, key="cmp_a")
+    b_name = d2.selectbox("B", names, index=1 if len(names) > 1 else 0, key="cmp_b")
+    a = points.loc[points["series"] == a_name, "accuracy"].tolist()
+    b = points.loc[points["series"] == b_name, "accuracy"].tolist()
+    res = analysis.difference_of_means(a, b)
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Mean A / B", f"{res['mean_a']:.1f} / {res['mean_b']:.1f}")
+    m2.metric("B − A (points)", f"{res['difference']:+.2f}")
+    ci = "–" if res["ci_low"] != res["ci_low"] else f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}]"
+    m3.metric("95 % bootstrap CI", ci)
+    m4.metric("Mann–Whitney p", "–" if res["mannwhitney_p"] != res["mannwhitney_p"] else
+              f"{res['mannwhitney_p']:.3g}", help=f"Welch t-test p = {res['welch_p']:.3g}"
+              if res["welch_p"] == res["welch_p"] else None)
+    st.caption(f"Over per-configuration accuracies (N = {res['n_a']} and {res['n_b']} configurations).")
+
+    ra = next(s.run_ids[0] for s in series if s.name == a_name)
+    rb = next(s.run_ids[0] for s in series if s.name == b_name)
+    if ra != rb:
+        with store.connect(_ui.db_path()) as con:
+            paired = analysis.paired_items(con, ra, rb, filters)
+        st.subheader("Item by item")
+        if paired.empty:
+            st.info("These two runs share no items (same configuration, sample and prompt), so no paired test.")
+        else:
+            mc = analysis.mcnemar(paired)
+            p1, p2, p3, p4 = st.columns(4)
+            p1.metric("Shared items", mc["n"])
+            p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
+            p3.metric(f"Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
+            p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
+            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), "A", "B"), width="stretch",
+                            key="cmp_agree")
+            st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got the item "
+                       "right.")

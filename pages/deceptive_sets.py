@@ -1,0 +1,156 @@
+"""Deceptive sets (live demo): pick or draw a pair of hypernyms; the not-swapped, swapped and random-baseline sets
+side by side with members coloured by hypernym; run a model on all three conditions and watch accuracy and
+responses arrive."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from core import analysis, figures, store
+from core.errors import UserError
+from pages import _ui
+
+st.title("Deceptive sets")
+st.caption("A is drawn from the hyponyms of one hypernym and B from another. **Swapped** exchanges half the members "
+           "between A and B, so each set looks like the other's category; the **random baseline** draws from all "
+           "groups. The paper found swapped intersections hardest (Claude Haiku: 50 % vs 91 % not swapped).")
+
+
+@st.cache_resource(show_spinner="Loading hyponym groups…")
+def _groups():
+    from core.lexicon.hyponyms import load_groups
+
+    return load_groups()
+
+
+try:
+    groups = _groups()
+except UserError as exc:
+    st.info(f"The hyponym groups are not available: {exc}")
+    st.stop()
+
+from core.tasks import deceptive_pair as DP  # noqa: E402
+
+by_synset = {g.synset: g for g in groups}
+c1, c2, c3 = st.columns([1, 1, 1])
+size = c1.selectbox("Set size |A| = |B|", [2, 3, 4, 5, 6, 8], index=2, key="dec_size")
+seed = int(c2.number_input("Seed", value=0, step=1, key="dec_seed"))
+samples = int(c3.number_input("Samples per condition and operation", 1, 50, 3, 1, key="dec_samples"))
+eligible = sorted((g.synset for g in groups if len(g.members) >= size), key=lambda s: by_synset[s].name)
+if len(eligible) < 2:
+    st.warning(f"Fewer than two hyponym groups have {size} members.")
+    st.stop()
+
+
+def _fmt(syn: str) -> str:
+    g = by_synset[syn]
+    gloss = g.gloss if len(g.gloss) <= 70 else g.gloss[:67] + "…"
+    return f"{g.name} ({syn}, {len(g.members)}) — {gloss}"
+
+
+if st.button("🎲 Draw a random pair", key="dec_draw"):
+    n_draw = st.session_state.get("dec_draws", 0) + 1
+    st.session_state["dec_draws"] = n_draw
+    try:
+        pa, pb = DP.random_pair(seed * 1000 + n_draw, size)
+        st.session_state["dec_a"], st.session_state["dec_b"] = pa, pb
+    except UserError as exc:
+        st.error(str(exc))
+
+qa, qb = _ui.qp_get("a"), _ui.qp_get("b")
+if "dec_a" not in st.session_state:
+    default_a, default_b = (qa, qb) if qa in eligible and qb in eligible and qa != qb else DP.random_pair(0, size)
+    st.session_state["dec_a"], st.session_state["dec_b"] = default_a, default_b
+for k in ("dec_a", "dec_b"):
+    if st.session_state[k] not in eligible:
+        st.session_state[k] = eligible[0 if k == "dec_a" else 1]
+s1, s2 = st.columns(2)
+hyp_a = s1.selectbox("Hypernym of A (type to search)", eligible, format_func=_fmt, key="dec_a")
+hyp_b = s2.selectbox("Hypernym of B (type to search)", eligible, format_func=_fmt, key="dec_b")
+_ui.qp_set(a=hyp_a, b=hyp_b)
+
+COLORS = {"a": "#4C72B0", "b": "#DD8452", "other": "#8C8C8C"}
+
+
+def _chips(members, hyp: dict) -> str:
+    out = []
+    for w in members:
+        h = hyp.get(w)
+        color = COLORS["a"] if h == hyp_a else COLORS["b"] if h == hyp_b else COLORS["other"]
+        out.append(f'<span style="background:{color};color:white;border-radius:6px;padding:2px 8px;margin:2px;'
+                   f'display:inline-block;font-size:0.95rem" title="{html.escape(str(h))}">{html.escape(w)}</span>')
+    return " ".join(out)
+
+
+cfg = None
+with _ui.user_errors():
+    if hyp_a == hyp_b:
+        raise UserError("choose two different hypernyms")
+    cfg_dict = {"task": "deceptive_pair", "hypernym_a": hyp_a, "hypernym_b": hyp_b, "size": int(size),
+                "samples": samples, "seed": seed}
+    cfg = DP.load_config(cfg_dict)
+if cfg is None:
+    st.stop()
+
+ga, gb = by_synset[hyp_a], by_synset[hyp_b]
+st.markdown(f'<span style="color:{COLORS["a"]}">■</span> **{html.escape(ga.name)}** — {html.escape(ga.gloss)}  \n'
+            f'<span style="color:{COLORS["b"]}">■</span> **{html.escape(gb.name)}** — {html.escape(gb.gloss)}  \n'
+            f'<span style="color:{COLORS["other"]}">■</span> other hypernyms (random baseline)',
+            unsafe_allow_html=True)
+sample_shown = int(st.number_input("Show sample", 0, max(0, samples - 1), 0, 1, key="dec_show"))
+preview = DP.conditions_preview(cfg, sample_shown)
+cols = st.columns(3)
+for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
+    p = preview[cond]
+    with col.container(border=True):
+        st.markdown(f"**{figures.CONDITION_LABELS[cond]}**")
+        st.markdown(f"A = {_chips(p['set_a'], p['member_hypernyms'])}", unsafe_allow_html=True)
+        st.markdown(f"B = {_chips(p['set_b'], p['member_hypernyms'])}", unsafe_allow_html=True)
+        inter = sorted(set(p["set_a"]) & set(p["set_b"]))
+        st.caption(f"A ∩ B = {{{', '.join(inter)}}}" if inter else "A ∩ B = ∅")
+
+st.subheader("Run all three conditions")
+o1, o2 = st.columns([2, 1])
+ops = o1.multiselect("Operations", list(DP.OPERATIONS), default=["intersection"], key="dec_ops",
+                     format_func=lambda o: o.replace("_", " "))
+choice = _ui.model_picker("dec_m", show_params=True)
+n_items = len(ops) * 3 * samples
+o2.metric("Items", n_items)
+if st.button("Run", type="primary", key="dec_run", disabled=not ops):
+    run_cfg = dict(cfg.to_dict(), operations=ops)
+    handle = _ui.start_run(run_cfg, choice, name=f"deceptive · {ga.name} vs {gb.name}")
+    if handle is not None:
+        st.session_state["dec_run_id"] = handle.run_id
+        _ui.qp_set(run=handle.run_id)
+
+run_id = st.session_state.get("dec_run_id") or _ui.qp_get("run")
+if run_id:
+    _ui.run_progress(run_id, key="dec")
+
+    @st.fragment(run_every=1.5)
+    def _live():
+        try:
+            with store.connect(_ui.db_path()) as con:
+                table = analysis.error_table(con, [run_id], by=["condition"])
+                latest = analysis.drilldown(con, [run_id], limit=60)
+        except UserError as exc:
+            st.caption(str(exc))
+            return
+        cols = st.columns(3)
+        for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
+            row = table[table["condition"] == cond] if not table.empty else table
+            if row is None or row.empty:
+                col.metric(figures.CONDITION_LABELS[cond], "–", help="no answers yet")
+            else:
+                r = row.iloc[0]
+                col.metric(figures.CONDITION_LABELS[cond], f"{r['accuracy']:.0f} %",
+                           help=f"{int(r['n_correct'])} of {int(r['n'])} correct")
+        answered = latest[latest["correct"].notna()] if not latest.empty else latest
+        if not answered.empty:
+            show = answered[[c for c in ("condition", "operation", "sample", "set_a", "set_b", "truth", "response",
+                                         "parsed", "correct") if c in answered.columns]]
+            st.dataframe(show, hide_index=True, width="stretch", height=300)
+
+    _live()

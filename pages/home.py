@@ -1,0 +1,63 @@
+"""Home: what the tool is for, the default model, one-click example runs, where API keys go."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import _ui
+
+st.title("SetLexSem Studio")
+st.markdown(
+    "Does a language model do simple, exactly checkable reasoning — set operations, quantifiers, set-like "
+    "sentence embeddings — **consistently**, whatever the surface of the input looks like? The studio generates "
+    "such probes, runs them against real models, stores every call in DuckDB and shows the *spread* of accuracy "
+    "across incidental features such as set size, token type, word frequency or prompt phrasing."
+)
+
+c1, c2 = st.columns([3, 2])
+with c1:
+    st.subheader("Try it — one click, no key needed")
+    st.markdown(
+        "The default model is **SmolLM2-135M-Instruct**, embedded through llama.cpp: it is *small* (135 million "
+        "parameters), runs on the CPU here and fails set operations often — in instructive ways. "
+        "`reference/solver` always answers correctly and checks the pipeline end to end."
+    )
+    from core.tasks import setops
+
+    examples = [
+        ("Set operations · reference solver (80 items)", "reference/solver", "demo-small", None),
+        ("Set operations · SmolLM2, 16 items (~1 min)", "local/smollm2", "demo-small", 16),
+        ("Deceptive sets · SmolLM2, 12 items", "local/smollm2", "paper-deceptive", 12),
+    ]
+    for i, (title, spec, preset, limit) in enumerate(examples):
+        if st.button(title, key=f"home_example_{i}", use_container_width=True):
+            cfg = setops.preset_config(preset).to_dict()
+            if preset == "paper-deceptive":
+                cfg.update({"samples": 2, "sizes": [4], "operations": ["intersection", "union"]})
+            handle = _ui.start_run(cfg, _ui.ModelChoice(spec=spec), name=f"example · {title.split(' · ')[0]}",
+                                   limit=limit)
+            if handle is not None:
+                st.session_state["home_run"] = handle.run_id
+    run_id = st.session_state.get("home_run")
+    if run_id:
+        _ui.run_progress(run_id, key="home")
+with c2:
+    st.subheader("Pages")
+    st.page_link("pages/set_operations.py", label="Set operations — configure a grid, preview, run live")
+    st.page_link("pages/deceptive_sets.py", label="Deceptive sets — hypernym pairs, swapped vs not, live")
+    if _ui.page_exists("quantifiers"):
+        st.page_link("pages/quantifiers.py", label="Quantifiers — generalized-quantifier scenarios")
+    st.page_link("pages/results.py", label="Results — violins, error tables, robustness, drill-down")
+    st.page_link("pages/compare.py", label="Compare — runs and uploaded result files side by side")
+    if _ui.page_exists("embeddings"):
+        st.page_link("pages/embeddings.py", label="Embeddings — set-like compositionality of encoders")
+    st.page_link("pages/runs.py", label="Runs — history, resume, delete, export, YAML configs")
+
+    st.subheader("API keys")
+    st.markdown(
+        "Cloud models read their key from the **environment** (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, "
+        "`OPENAI_COMPATIBLE_API_KEY`) or from **`.streamlit/secrets.toml`** (same names; git-ignored). "
+        "A key typed into the app lives only in this browser session (`st.session_state`): it is passed to the "
+        "model and never written to the database, exports or logs."
+    )
+    st.caption(f"Database: `{_ui.db_path()}` (set `STUDIO_DB` to use another file).")

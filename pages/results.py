@@ -1,0 +1,168 @@
+"""Results: violins of per-configuration accuracy split and coloured by any factor (with mean/std/min/max/N),
+the error-analysis table for any slice, the robustness summary, and a drill-down to prompts and raw responses."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from core import analysis, figures
+from pages import _ui
+
+st.title("Results")
+
+runs = _ui.runs_df()
+if runs.empty:
+    st.info("No runs yet. Start one on the Set operations page or with one click on Home.")
+    st.page_link("pages/home.py", label="Go to Home →")
+    st.stop()
+
+latest = runs["run_id"].iloc[:1].tolist()
+run_ids = _ui.run_picker("Runs", key="runs", default=latest)
+if not run_ids:
+    st.info("Choose at least one run.")
+    st.stop()
+
+overview = _ui.cached_analysis("run_overview", run_ids)
+if not overview.empty:
+    show = overview.rename(columns={"run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
+                                    "answered": "Answered", "n_correct": "Correct", "accuracy": "Accuracy %",
+                                    "configs": "Configurations", "cost_usd": "Cost $"})
+    st.dataframe(show, hide_index=True, width="stretch",
+                 column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
+                                "Cost $": st.column_config.NumberColumn(format="%.4f")})
+answered = int(overview["answered"].sum()) if not overview.empty else 0
+if answered == 0:
+    st.info("These runs have no answered items yet — if a run is in progress, this page updates as results arrive.")
+    if st.button("Refresh", key="res_refresh"):
+        st.rerun()
+    st.stop()
+
+factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")]
+varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
+filters = _ui.slice_filters(run_ids, key="slice")
+
+tab_v, tab_e, tab_r, tab_d = st.tabs(["Violins", "Error analysis", "Robustness", "Drill-down"])
+
+# ---------------------------------------------------------------------------------------------------- violins
+with tab_v:
+    split_opts = [f for f in factors if f not in ("run_id",)] or ["operation"]
+    default_x = _ui.qp_get("x") or ("operation" if "operation" in split_opts else split_opts[0])
+    c1, c2, c3 = st.columns([2, 2, 2])
+    x = c1.selectbox("Split by (x axis)", split_opts, index=split_opts.index(default_x) if default_x in split_opts
+                     else 0, format_func=analysis.label, key="res_x")
+    color_opts = ["(none)"] + [f for f in factors if f != x]
+    default_c = _ui.qp_get("color") or ("model" if "model" in varying and x != "model" else "(none)")
+    color = c2.selectbox("Colour by", color_opts, index=color_opts.index(default_c) if default_c in color_opts
+                         else 0, format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
+    color = None if color == "(none)" else color
+    refs = analysis.reference_for(x)
+    ref_opts = ["(none)"] + [t["id"] for t in refs]
+    ref_titles = {t["id"]: t["title"] for t in refs}
+    ref_id = c3.selectbox("Published reference", ref_opts, key="res_ref",
+                          format_func=lambda r: "(none)" if r == "(none)" else ref_titles[r],
+                          help="The papers' published mean ± std for this factor (data/reference_figures.json).")
+    _ui.qp_set(x=x, color=color)
+    points, summary = _ui.cached_analysis("violin_data", run_ids, x=x, color=color, filters=filters)
+    ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
+    fig = figures.violin(points, x, color, summary, reference=ref_df,
+                         reference_name=ref_titles.get(ref_id))
+    st.plotly_chart(fig, width="stretch", key="res_violin")
+    st.caption("Each point is one configuration's accuracy over its N samples (as in the paper's Figure 4). "
+               "Boxes show quartiles, the dashed line the mean.")
+    if not summary.empty:
+        st.dataframe(summary.rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
+                                                                         else {}),
+                                             "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
+                                             "N": "N configs", "items": "Items"}),
+                     hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.2f")
+                                    for c in ("Mean %", "Std", "Min", "Max")})
+    if ref_df is not None:
+        st.caption(f"Reference: {ref_df['source'].iloc[0]}.")
+
+    st.markdown("**One configuration** — select a row for its Wilson interval and items")
+    if not points.empty:
+        pts = points.sort_values(["accuracy", "run_id", "config_id"]).reset_index(drop=True)
+        sel = st.dataframe(pts, hide_index=True, width="stretch", height=240, on_select="rerun",
+                           selection_mode="single-row", key="res_points",
+                           column_config={"accuracy": st.column_config.NumberColumn("Accuracy %", format="%.1f")})
+        rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
+        if rows:
+            r = pts.iloc[rows[0]]
+            from core import store
+
+            with store.connect(_ui.db_path()) as con:
+                ci = analysis.config_interval(con, r["run_id"], r["config_id"])
+                items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
+            st.markdown(f"Configuration `{r['config_id']}` of run `{r['run_id']}`: **{ci['accuracy']:.1f} %** "
+                        f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
+                        f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
+            st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",
+                                            "answer_len", "truth_len") if c in items.columns]],
+                         hide_index=True, width="stretch")
+
+# ---------------------------------------------------------------------------------------------------- error table
+with tab_e:
+    default_by = [f for f in _ui.qp_list("by") if f in factors] or \
+        [f for f in ("members", "operation") if f in factors] or factors[:1]
+    by = st.multiselect("Group by", factors, default=default_by, format_func=analysis.label, key="res_by")
+    _ui.qp_set(by=by)
+    table = _ui.cached_analysis("error_table", run_ids, by=by, filters=filters)
+    if table.empty:
+        st.info("No answered items in this slice.")
+    else:
+        paper = analysis.error_table_paper_layout(table, by)
+        st.dataframe(paper, width="stretch", height=min(760, 36 * (len(paper) + 1)))
+        with st.expander("How the rows are defined"):
+            st.markdown(analysis.ERROR_TABLE_HELP)
+
+# ---------------------------------------------------------------------------------------------------- robustness
+with tab_r:
+    rob, per_model = _ui.cached_analysis("robustness", run_ids, filters=filters)
+    st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
+                "(lower = more consistent).")
+    st.dataframe(per_model.rename(columns={"model": "Model", "configs": "Configurations", "mean": "Mean %",
+                                           "score": "Robustness score (std)", "min": "Min", "max": "Max"}),
+                 hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f")
+                                for c in ("Mean %", "Robustness score (std)", "Min", "Max")})
+    st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
+    if not rob.empty:
+        st.dataframe(rob.assign(factor=rob["factor"].map(analysis.label)).rename(columns={
+            "model": "Model", "factor": "Factor", "levels": "Levels", "spread": "Spread (points)",
+            "eta_squared": "η² (variance explained)", "p_value": "ANOVA p", "best_level": "Best level",
+            "worst_level": "Worst level"}), hide_index=True, width="stretch",
+            column_config={"Spread (points)": st.column_config.NumberColumn(format="%.1f"),
+                           "η² (variance explained)": st.column_config.NumberColumn(format="%.3f"),
+                           "ANOVA p": st.column_config.NumberColumn(format="%.2g")})
+    st.caption("Spread = highest minus lowest mean accuracy across the factor's levels; η² = share of the variance "
+               "of per-configuration accuracy explained by the factor (one-way ANOVA).")
+
+# ---------------------------------------------------------------------------------------------------- drill-down
+with tab_d:
+    c1, c2, c3 = st.columns([2, 1, 1])
+    which = c1.radio("Items", ["all", "wrong only", "right only"], horizontal=True, key="res_which")
+    limit = c2.number_input("Show", 10, 2000, 100, 10, key="res_limit")
+    page = c3.number_input("Page", 1, 100000, 1, 1, key="res_page")
+    correct = {"all": None, "wrong only": False, "right only": True}[which]
+    items = _ui.cached_analysis("drilldown", run_ids, filters=filters, correct=correct, limit=int(limit),
+                                offset=int((page - 1) * limit))
+    if items.empty:
+        st.info("No items in this slice.")
+    else:
+        items = items.dropna(axis=1, how="all")
+        sel = st.dataframe(items, hide_index=True, width="stretch", height=360, on_select="rerun",
+                           selection_mode="single-row", key="res_items")
+        rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
+        if rows:
+            it = items.iloc[rows[0]]
+            l, r = st.columns(2)
+            l.markdown(f"**Prompt** (run `{it['run_id']}`, item {it['idx']})")
+            l.code(str(it.get("prompt", "")), language=None, wrap_lines=True)
+            r.markdown("**Raw response**")
+            r.code(str(it.get("response", "") or "(no response)"), language=None, wrap_lines=True)
+            r.markdown(f"**Parsed answer**: `{it.get('parsed')}` · **Truth**: `{it.get('truth')}` · "
+                       f"**Correct**: {it.get('correct')}")

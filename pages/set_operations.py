@@ -1,0 +1,219 @@
+"""Set operations: every engine hyperparameter as a widget (multi-select = grid axis), live item count and cost
+estimate, a preview of prompts with truths, the prompt templates (view / edit), and a live background run."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from core.errors import UserError
+from core.prompts.templates import default_templates_yaml, load_templates, parse_templates_yaml, templates_diff
+from core.tasks import setops
+from pages import _ui
+
+st.title("Set operations")
+st.caption("Each combination of the selected values is one *configuration* of the paper; each configuration gets "
+           "`samples` different pairs of sets A, B. Accuracy per configuration is what the violins show.")
+
+D = setops.Config()  # defaults
+loaded: dict = st.session_state.pop("setops_loaded_config", None) or {}
+if loaded:  # a YAML config uploaded on the Runs page: push its values into the widgets
+    for k in list(st.session_state):
+        if k.startswith("so_"):
+            del st.session_state[k]
+    st.session_state["so_loaded"] = loaded
+base = st.session_state.get("so_loaded") or {}
+preset_q = _ui.qp_get("preset")
+if not base and preset_q in setops.PRESETS:
+    base = setops.PRESETS[preset_q]
+
+
+def _d(key, default):
+    v = base.get(key, default)
+    return list(v) if isinstance(v, (list, tuple)) else v
+
+
+def _none_label(v):
+    return "none" if v is None else str(v)
+
+
+tpl = load_templates(base.get("templates"))
+c_preset, c_info = st.columns([2, 3])
+preset = c_preset.selectbox("Start from a preset", ["(custom)", *setops.PRESETS],
+                            index=(["(custom)", *setops.PRESETS].index(preset_q) if preset_q in setops.PRESETS else 0),
+                            key="so_preset", help="paper-main is the paper's main grid (≈125k prompts).")
+if preset != "(custom)" and preset != preset_q:
+    _ui.qp_set(preset=preset)
+    for k in list(st.session_state):
+        if k.startswith("so_") and k != "so_preset":
+            del st.session_state[k]
+    st.rerun()
+elif preset == "(custom)" and preset_q:
+    _ui.qp_set(preset=None)
+
+with st.form("so_form", border=True) if False else st.container(border=True):
+    st.markdown("**Sets**")
+    a1, a2, a3, a4 = st.columns(4)
+    ops = a1.multiselect("Operations", list(setops.OPERATIONS), default=_d("operations", D.operations),
+                         key="so_ops", format_func=lambda o: o.replace("_", " "))
+    asym = a2.toggle("|A| ≠ |B|", value="sizes_a" in base, key="so_asym",
+                     help="Give the sizes of A and B separately (crossed).")
+    size_opts = sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, *(_d("sizes", []) or []),
+                        *(_d("sizes_a", []) or []), *(_d("sizes_b", []) or [])})
+    if asym:
+        sizes_a = a2.multiselect("|A|", size_opts, default=_d("sizes_a", [2, 4]), key="so_sizes_a")
+        sizes_b = a2.multiselect("|B|", size_opts, default=_d("sizes_b", [4, 8]), key="so_sizes_b")
+        sizes = None
+    else:
+        sizes = a2.multiselect("Operand sizes |A| = |B|", size_opts, default=_d("sizes", D.sizes), key="so_sizes")
+        sizes_a = sizes_b = None
+    members = a3.multiselect("Token type (members)", list(setops.MEMBER_TYPES), default=_d("members", D.members),
+                             key="so_members", help="numbers; words (web2 list); deciles = words by corpus "
+                             "frequency; deceptive = WordNet hyponyms of two hypernyms")
+    lengths = a4.multiselect("Token length L", [None, 1, 2, 3, 4, 5, 6, 7, 8],
+                             default=_d("lengths", D.lengths), key="so_lengths", format_func=_none_label,
+                             help="Digits for numbers, letters for words; none = any length.")
+    b1, b2, b3, b4 = st.columns(4)
+    samples = b1.number_input("Samples per configuration (N)", 1, setops.MAX_SAMPLES, int(_d("samples", 5)), 1,
+                              key="so_samples", help="The paper used 50.")
+    seed = b2.number_input("Seed", value=int(_d("seed", 0)), step=1, key="so_seed")
+    number_max = b3.number_input("Numbers: range [0, n)", 1, 10**12, int(_d("number_max", D.number_max)), 1,
+                                 key="so_number_max", help="Used when no token length is given.")
+    overlap = b4.multiselect("Overlap", [None, 0, 1, 2, 0.25, 0.5, 1.0], default=_d("overlap", D.overlap),
+                             key="so_overlap", format_func=lambda v: "independent draws" if v is None else
+                             (f"{v:g} of the smaller set" if isinstance(v, float) else f"{v} shared members"))
+    if "deciles" in members:
+        c1, c2, c3 = st.columns(3)
+        deciles = c1.multiselect("Frequency deciles (1 = rarest)", list(range(1, 11)),
+                                 default=_d("deciles", D.deciles), key="so_deciles")
+        decile_mode = c2.multiselect("Decile mode", list(setops.DECILE_MODES), default=_d("decile_mode",
+                                     D.decile_mode), key="so_decile_mode",
+                                     help="log_width: the SetLexSem code; rank: equal-count deciles (paper text)")
+        freq = c3.text_input("Frequency source", value=_d("frequency_source", D.frequency_source),
+                             key="so_freq", help="'wordfreq' (offline) or the path of a word,count file")
+    else:
+        deciles, decile_mode, freq = _d("deciles", D.deciles), _d("decile_mode", D.decile_mode), \
+            _d("frequency_source", D.frequency_source)
+    if "deceptive" in members:
+        c1, c2 = st.columns(2)
+        conditions = c1.multiselect("Deceptive conditions", list(setops.CONDITIONS),
+                                    default=_d("conditions", D.conditions), key="so_conditions")
+        swap = c2.multiselect("Swapped members s", [None, 1, 2, 3, 4, 8], default=_d("swap_count", D.swap_count),
+                              key="so_swap", format_func=lambda v: "⌊m/2⌋ (default)" if v is None else str(v))
+    else:
+        conditions, swap = _d("conditions", D.conditions), _d("swap_count", D.swap_count)
+
+    st.markdown("**Prompt**")
+    p1, p2, p3, p4 = st.columns(4)
+    phrasings = p1.multiselect("Demonstration phrasing", list(tpl.phrasings), default=_d("phrasings", D.phrasings),
+                               key="so_phrasings")
+    approaches = p2.multiselect("Prompting approach", list(tpl.approaches), default=_d("approaches", D.approaches),
+                                key="so_approaches")
+    shots = p3.multiselect("k (demonstrations)", [0, 1, 3, 5], default=_d("shots", D.shots), key="so_shots")
+    fixed = p4.toggle("Same demonstrations for every item", value=bool(_d("fixed_shots", True)), key="so_fixed")
+
+with st.expander("Prompt templates (view / edit — edits are stored with the run)"):
+    st.caption("Placeholders are written {name}; see the comments at the top. Only what you change is stored "
+               "(as an override) in the run's config.")
+    current_override = base.get("templates")
+    start_text = default_templates_yaml()
+    if current_override:
+        import yaml
+
+        from core.prompts.templates import merge_templates
+
+        start_text = yaml.safe_dump(merge_templates(current_override), sort_keys=False, allow_unicode=True)
+    tpl_text = st.text_area("templates.yaml", value=start_text, height=360, key="so_templates",
+                            label_visibility="collapsed")
+    templates_override = None
+    with _ui.user_errors("Templates: "):
+        if tpl_text.strip() != default_templates_yaml().strip():
+            templates_override = templates_diff(parse_templates_yaml(tpl_text)) or None
+            if templates_override:
+                st.info(f"Edited parts: {', '.join(sorted(templates_override))}")
+
+config: dict = {"task": "setops", "seed": int(seed), "samples": int(samples), "operations": ops,
+                "members": members, "lengths": lengths, "deciles": deciles, "decile_mode": decile_mode,
+                "conditions": conditions, "swap_count": swap, "overlap": overlap, "number_max": int(number_max),
+                "frequency_source": freq, "phrasings": phrasings, "approaches": approaches, "shots": shots,
+                "fixed_shots": bool(fixed)}
+if asym:
+    config["sizes_a"], config["sizes_b"] = sizes_a, sizes_b
+else:
+    config["sizes"] = sizes
+if templates_override:
+    config["templates"] = templates_override
+
+cfg = None
+try:
+    cfg = setops.load_config(config)
+    n_items = setops.count(cfg)
+    warns = setops.warnings(cfg)
+except UserError as exc:
+    st.error(f"Configuration: {exc}")
+    n_items, warns = 0, []
+except Exception as exc:  # a sampler that cannot be built (e.g. missing data file) — say what
+    st.error(f"Configuration cannot be expanded: {exc}")
+    cfg, n_items, warns = None, 0, []
+
+st.subheader("Model")
+choice = _ui.model_picker("so_m")
+
+
+@st.cache_data(show_spinner=False, max_entries=32, ttl=300)
+def _estimate(config_json: str, spec: str, params_json: str, base_url, token: str):
+    from core import runner
+
+    return runner.estimate(json.loads(config_json), spec, params=json.loads(params_json), base_url=base_url,
+                           db_path=_ui.db_path())
+
+
+st.subheader("Before running")
+m1, m2, m3, m4, m5 = st.columns(5)
+n_configs = (n_items // int(samples)) if cfg is not None and samples else 0
+m1.metric("Items", f"{n_items:,}")
+m2.metric("Configurations", f"{n_configs:,}")
+est = None
+if cfg is not None and n_items:
+    auto = n_items <= 5000
+    if auto or st.button("Estimate calls, tokens and cost", key="so_estimate"):
+        with st.spinner("Estimating…"), _ui.user_errors("Estimate: "):
+            est = _estimate(json.dumps(cfg.to_dict(), sort_keys=True), choice.spec,
+                            json.dumps(choice.params, sort_keys=True), choice.base_url, _ui.db_token())
+if est is not None:
+    m3.metric("Calls to make", f"{est.n_calls:,}", help=f"{est.n_cached:,} items answered from the cache")
+    m4.metric("Tokens in / out (est.)", f"{est.tokens_in:,} / {est.tokens_out:,}")
+    m5.metric("Cost (est.)", "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}")
+else:
+    m3.metric("Calls to make", "–")
+    m4.metric("Tokens in / out (est.)", "–")
+    m5.metric("Cost (est.)", "–")
+for w in warns:
+    st.warning(w)
+
+if cfg is not None and n_items:
+    with st.expander("Preview: a few generated prompts with their truths", expanded=False):
+        with _ui.user_errors():
+            for it in setops.preview(cfg, 3):
+                st.markdown(f"**item {it['idx']}** · {it['operation'].replace('_', ' ')} · |A|={it['size_a']}, "
+                            f"|B|={it['size_b']} · {it['members']} · {it['phrasing']} · {it['approach']} · "
+                            f"k={it['shots']}")
+                st.code(it["prompt"], language=None, wrap_lines=True)
+                truth = it["truth"]
+                st.markdown(f"Truth: `{{{', '.join(map(str, truth))}}}`" if truth else "Truth: `∅` (empty set)")
+
+st.subheader("Run")
+r1, r2, r3 = st.columns([2, 1, 1])
+name = r1.text_input("Run name (optional)", key="so_name")
+fresh = r2.toggle("Fresh samples (ignore the cache)", value=False, key="so_fresh",
+                  help="Off: identical (model, parameters, prompt) calls are answered from the cache.")
+if r3.button("Run", type="primary", disabled=cfg is None or not n_items, key="so_run", use_container_width=True):
+    handle = _ui.start_run(cfg.to_dict(), choice, name=name or None, fresh=fresh)
+    if handle is not None:
+        st.session_state["so_run_id"] = handle.run_id
+        _ui.qp_set(run=handle.run_id)
+
+active = st.session_state.get("so_run_id") or _ui.qp_get("run")
+if active:
+    _ui.run_progress(active, key="so")
