@@ -189,9 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fail-rate", type=float, default=0.0)
     ap.add_argument("--hang", type=float, default=30.0)
     ap.add_argument("--answer", default="{1, 2}")
+    ap.add_argument("--retry-after-ms", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     server = LoopbackServer(args.latency, answer=args.answer, fail_rate=args.fail_rate, hang=args.hang,
-                            port=args.port)
+                            port=args.port, retry_after_ms=args.retry_after_ms, seed=args.seed)
 
     async def run():
         await server.serve()
