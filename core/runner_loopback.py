@@ -33,10 +33,11 @@ def _sha(text: str) -> str:
 class LoopbackServer:
     def __init__(self, latency: float = 0.25, *, answer: str = "{1, 2}", fail_rate: float = 0.0,
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
-                 host: str = "127.0.0.1", port: int = 0):
+                 host: str = "127.0.0.1", port: int = 0, reject_key: bool = False):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
+        self.reject_key = reject_key           # answer 401 echoing the bearer token, like some real servers do
         self.requests: Counter = Counter()     # prompt sha -> requests received
         self.answered: Counter = Counter()     # prompt sha -> valid answers sent
         self.failures: Counter = Counter()     # failure kind -> count
@@ -96,7 +97,11 @@ class LoopbackServer:
             return None
         return FAIL_KINDS[rng.randrange(len(FAIL_KINDS))]
 
-    async def _chat(self, body: bytes) -> tuple[int, dict, bytes]:
+    async def _chat(self, body: bytes, auth: str = "") -> tuple[int, dict, bytes]:
+        if self.reject_key:
+            token = auth.split(" ", 1)[-1]
+            return 401, {}, json.dumps({"error": {"message": f"Incorrect API key provided: {token}",
+                                                  "type": "invalid_request_error", "code": "invalid_api_key"}}).encode()
         try:
             req = json.loads(body)
             prompt = "".join(str(m.get("content", "")) for m in req.get("messages", []))
@@ -156,7 +161,7 @@ class LoopbackServer:
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
-                        status, extra, out = await self._chat(body)
+                        status, extra, out = await self._chat(body, headers.get("authorization", ""))
                     finally:
                         self.in_flight -= 1
                 elif method == "GET" and path.startswith("/stats"):
@@ -166,7 +171,7 @@ class LoopbackServer:
                         {"object": "list", "data": [{"id": "loopback", "object": "model"}]}).encode()
                 else:
                     status, extra, out = 404, {}, b'{"error": {"message": "not found"}}'
-                reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+                reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
                           500: "Internal Server Error", 504: "Gateway Timeout"}.get(status, "OK")
                 head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json",
                         f"Content-Length: {len(out)}", "Connection: keep-alive"]
@@ -191,9 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--answer", default="{1, 2}")
     ap.add_argument("--retry-after-ms", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reject-key", action="store_true", help="answer 401 echoing the bearer token")
     args = ap.parse_args(argv)
     server = LoopbackServer(args.latency, answer=args.answer, fail_rate=args.fail_rate, hang=args.hang,
-                            port=args.port, retry_after_ms=args.retry_after_ms, seed=args.seed)
+                            port=args.port, retry_after_ms=args.retry_after_ms, seed=args.seed,
+                            reject_key=args.reject_key)
 
     async def run():
         await server.serve()
