@@ -33,13 +33,14 @@ def run(cfg_dict: dict, label: str, check: bool = True) -> None:
     t0 = time.perf_counter()
     n = setops.count(cfg)  # expands the grid (and loads the populations)
     t_plan = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     produced = 0
     for _ in setops.items(cfg):  # streamed, as the writers and the runner consume them
         produced += 1
-    t_gen = time.perf_counter() - t0
+    t_gen, c_gen = time.perf_counter() - t0, time.process_time() - c0
     per_s = produced / t_gen
-    print(f"[{label}] {n:,} items in {t_gen:.2f} s (+{t_plan:.2f} s grid expansion) = {per_s:,.0f} prompts/s "
+    print(f"[{label}] {n:,} items in {t_gen:.2f} s wall / {c_gen:.2f} s CPU (+{t_plan:.2f} s grid expansion) = "
+          f"{per_s:,.0f} prompts/s wall, {produced / c_gen:,.0f}/s CPU "
           f"({per_s / REFERENCE_PER_S:.1f}x the reference ~{REFERENCE_PER_S:,}/s)")
     for w in setops.warnings(cfg):
         print(f"[{label}]   warning: {w}")

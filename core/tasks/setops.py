@@ -699,7 +699,11 @@ class _Engine:
         if not cell.shots or (ctx.fixed_shots and pair.ident not in ctx.fixed_idents):
             tail = ctx.tail_plain
         else:  # shots drawn per item, or a fixed shot equal to this item's sets (skipped for this item)
-            demos = self._demonstrations(cell, self._shots(cell.sampler, sample, pair, cell.shots))
+            key = (op, cell.phrasing, "block", cell.shots)
+            demos = pair.lines.get(key)
+            if demos is None:
+                demos = self._demonstrations(cell, self._shots(cell.sampler, sample, pair, cell.shots))
+                pair.lines[key] = demos
             tail = self.sep.join(p for p in (ctx.task, demos, ctx.instructions) if p)
         d = ctx.base.copy()
         d["idx"] = i
