@@ -282,9 +282,9 @@ def reference_path_meta(filename: str) -> dict:
             meta["members_folder"] = members
             if "noswap" in "/".join(parts).lower():
                 meta["condition"] = "not_swapped"
-        if operation.lower() in _OPERATIONS:
-            meta["operation"] = _OPERATIONS[operation.lower()]
-        meta["approach"] = approach
+            if operation.lower() in _OPERATIONS:
+                meta["operation"] = _OPERATIONS[operation.lower()]
+            meta["approach"] = approach
     return meta
 
 
@@ -302,11 +302,11 @@ def _float_or_none(v) -> float | None:
         return None
 
 
-def _from_reference(df: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict]:
+def _from_reference(df: pd.DataFrame, name: str, where: str) -> tuple[pd.DataFrame, dict]:
     from core.scoring import set_metrics
     from core.tasks.base import stable_id
 
-    meta = reference_path_meta(name)
+    meta = reference_path_meta(where)
     rows = []
     for pos, rec in enumerate(df.to_dict("records")):
         r = pos + 1
@@ -398,6 +398,9 @@ def _from_studio(df: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict]:
 def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Read an uploaded/imported result file into our export layout. Raises ImportFileError with a clear message."""
     data, name = _load_bytes(path_or_bytes, filename)
+    # hyperparameters live in the folder names too: use the full path when we have one
+    where = filename or (str(path_or_bytes) if not isinstance(path_or_bytes, (bytes, bytearray, memoryview))
+                         else name)
     df = _frame_from_bytes(data, name)
     if df.shape[1] == 0 or len(df) == 0:
         raise ImportFileError(f"{name}: file holds no rows")
@@ -405,7 +408,7 @@ def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.Da
     _check_formulas(df, name)
     cols = set(df.columns)
     if set(REFERENCE_COLUMNS) <= cols:
-        out, meta = _from_reference(df, name)
+        out, meta = _from_reference(df, name, where)
     elif set(STUDIO_REQUIRED) <= cols:
         out, meta = _from_studio(df, name)
     else:
