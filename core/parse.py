@@ -184,8 +184,17 @@ def _member(piece: str, kind: str, space_split: bool, out: list) -> bool:
     return False
 
 
+_FAST_NUMBERS = re.compile(r"\s*[+-]?\d+(?:\s*,\s*[+-]?\d+)*\s*,?\s*")
+_FAST_WORDS = re.compile(r"\s*(?:'[a-z]+'|\"[a-z]+\"|[a-z]+)(?:\s*,\s*(?:'[a-z]+'|\"[a-z]+\"|[a-z]+))*\s*,?\s*")
+
+
 def _members_of_list(content: str, kind: str, space_split: bool):
     """Members of a delimiter-free list text, or _INVALID if some piece is not a single token."""
+    # fast paths for the common shapes: plain ints; lower-case words, bare or simply quoted
+    if kind == "numbers" and _FAST_NUMBERS.fullmatch(content):
+        return [int(x) for x in content.split(",") if not x.isspace() and x]
+    if _FAST_WORDS.fullmatch(content):
+        return [x.strip().strip("'\"") for x in content.split(",") if not x.isspace() and x]
     out: list = []
     for piece in _SPLIT.split(content):
         if not _member(piece, kind, space_split, out):
@@ -476,14 +485,16 @@ def _pair_answer_tags(tags: list, boundary: int):
     return blocks, pending
 
 
-def _from_blocks(text: str, blocks, kind: str, outside: str | None) -> ParsedAnswer | None:
+def _from_blocks(text: str, blocks, kind: str, outside) -> ParsedAnswer | None:
+    """Parse the last non-blank block; ``outside`` (a callable giving the text around the blocks, or None) is
+    searched when every block is blank."""
     nonblank = [b for b in blocks if text[b[0]:b[1]].strip()]
     if nonblank:
         s, e = nonblank[-1]
         return _parse_tag_content(text[s:e], kind)
     if blocks:
         if outside is not None:
-            res = _parse_free_text(outside, kind)
+            res = _parse_free_text(outside(), kind)
             if res.followed and res.reason != EMPTY_SET_PHRASE:
                 return res
         return _answer((), EMPTY_ANSWER_TAG)
@@ -552,7 +563,7 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
     # 1./2. answer blocks outside reasoning
     blocks, pending = _pair_answer_tags(outside_tags, 0)
     if blocks:
-        res = _from_blocks(text, blocks, kind, _strip_ranges(text, ranges + blocks))
+        res = _from_blocks(text, blocks, kind, lambda: _strip_ranges(text, ranges + blocks))
         if res is not None:
             return res
     if pending is not None:

@@ -29,7 +29,10 @@ def member_key(m: Member) -> tuple:
 
 def canonical(members: Iterable[Member]) -> tuple:
     """De-duplicated members in canonical order (ints ascending, then strings lexicographic)."""
-    return tuple(sorted(set(members), key=member_key))
+    distinct = set(members)
+    if all(type(m) is int for m in distinct) or all(type(m) is str for m in distinct):
+        return tuple(sorted(distinct))
+    return tuple(sorted(distinct, key=member_key))
 
 
 def apply_operation(op: str, a: Iterable[Member], b: Iterable[Member]) -> tuple:
