@@ -1,0 +1,64 @@
+"""`python -m core build-hyponyms` — build the WordNet hyponym groups shipped in data/hyponyms/ (SPEC S6).
+
+    python -m core build-hyponyms                                   # NLTK over /usr/share/wordnet (Debian WordNet 3.0)
+    python -m core build-hyponyms --wordnet-dir DIR --out FILE      # any WNDB directory (data.noun, index.noun, …)
+    python -m core build-hyponyms --backend wn --lexicon FILE.xml   # the `wn` package over a WN-LMF file
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from core.errors import UserError
+from core.lexicon import wordnet_build as wb
+from core.lexicon.hyponyms import DEFAULT_PATH, write_groups
+
+DEFAULT_WORDNET_DIR = "/usr/share/wordnet"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("build-hyponyms", help="build the WordNet hyponym groups file (deceptive sets)",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--backend", choices=("nltk", "wn"), default="nltk",
+                   help="nltk: NLTK's WordNet reader over WNDB files (default); wn: the `wn` package over WN-LMF")
+    p.add_argument("--wordnet-dir", default=DEFAULT_WORDNET_DIR,
+                   help=f"WNDB directory for --backend nltk (default {DEFAULT_WORDNET_DIR})")
+    p.add_argument("--lexicon", help="WN-LMF XML file for --backend wn")
+    p.add_argument("--out", default=str(DEFAULT_PATH), help="output .json.gz (default: the shipped file)")
+    p.add_argument("--pos", default="n", choices=("n", "v"), help="part of speech of the hypernyms (default n)")
+    p.add_argument("--min-size", type=int, default=wb.DEFAULT_MIN_SIZE, help="drop smaller groups (default 4)")
+    p.add_argument("--max-size", type=int, default=wb.DEFAULT_MAX_SIZE,
+                   help="drop larger groups as too generic (default 30)")
+    p.add_argument("--min-edit-distance", type=int, default=wb.DEFAULT_MIN_EDIT_DISTANCE,
+                   help="lemmas of one synset closer than this are near-duplicates (default 3)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if args.min_edit_distance < 1:
+        raise UserError("--min-edit-distance must be at least 1")
+    started = time.perf_counter()
+    if args.backend == "nltk":
+        reader, close = wb.open_nltk_wordnet(args.wordnet_dir)
+        source = wb.nltk_source_info(reader, args.wordnet_dir)
+    else:
+        if not args.lexicon:
+            raise UserError("--backend wn needs --lexicon FILE.xml (a WN-LMF lexicon)")
+        reader, close = wb.open_wn_lexicon(args.lexicon)
+        source = wb.wn_source_info(reader, args.lexicon)
+    try:
+        groups, counts = wb.build(reader, pos=args.pos, min_size=args.min_size, max_size=args.max_size,
+                                  min_edit_distance=args.min_edit_distance)
+    finally:
+        close()
+    if not groups:
+        raise UserError("no hyponym group satisfies the rules; nothing written")
+    meta = {"source": source, "rules": wb.rules(args.pos, args.min_size, args.max_size, args.min_edit_distance),
+            "counts": counts}
+    write_groups(groups, args.out, meta)
+    seconds = time.perf_counter() - started
+    print(f"wrote {counts['groups']} groups ({counts['vocabulary']} distinct members; "
+          f"{counts['groups_by_min_size']['8']} with >= 8, {counts['groups_by_min_size']['16']} with >= 16 members) "
+          f"from {counts['synsets']} synsets to {os.path.relpath(args.out)} in {seconds:.1f} s")
+    return 0

@@ -1,0 +1,157 @@
+"""WordNet hyponym groups for deceptive sets (SPEC S6) — read from the file shipped in ``data/hyponyms/``.
+
+A group is one hypernym synset (e.g. ``grandparent.n.01``) with the cleaned single-word lemmas of its hyponyms
+(``gramps``, ``granny``, ``nan`` …). The groups are built once from WordNet 3.0 by ``python -m core build-hyponyms``
+(see :mod:`core.lexicon.wordnet_build` and ``data/hyponyms/README.md``); reading them needs no WordNet and no NLTK.
+
+File format (``groups.json.gz``, deterministic gzip of canonical JSON)::
+
+    {"format": "setlexsem-studio/hyponym-groups", "format_version": 1,
+     "source": {...}, "rules": {...}, "counts": {...},
+     "groups": [[synset, name, gloss, [member, ...]], ...]}     # groups sorted by synset, members sorted
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from core.errors import ImportFileError
+
+FORMAT = "setlexsem-studio/hyponym-groups"
+FORMAT_VERSION = 1
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "hyponyms" / "groups.json.gz"
+
+
+@dataclass(frozen=True)
+class HyponymGroup:
+    """One hypernym and the cleaned lemmas of its hyponyms (distinct, lower-case, sorted)."""
+
+    synset: str  # e.g. "mammal.n.01"
+    name: str  # readable: the synset's first lemma with spaces, e.g. "motor vehicle"
+    gloss: str  # the synset's definition
+    members: tuple[str, ...]
+    member_set: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "members", tuple(self.members))
+        object.__setattr__(self, "member_set", frozenset(self.members))
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def to_dict(self) -> dict:
+        return {"synset": self.synset, "name": self.name, "gloss": self.gloss, "members": list(self.members)}
+
+
+# ------------------------------------------------------------------------------------------------------ read / write
+def _canonical_path(path) -> str:
+    return os.path.abspath(os.fspath(DEFAULT_PATH if path is None else path))
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> tuple[dict, tuple[HyponymGroup, ...]]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        raise ImportFileError(f"hyponym groups file not found: {path} (build it with `python -m core build-hyponyms`)")\
+            from None
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ImportFileError(f"{path}: not a gzip-compressed JSON hyponym groups file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("groups"), list):
+        raise ImportFileError(f"{path}: not a hyponym groups file (format {FORMAT!r} expected)")
+    groups = []
+    for row in doc["groups"]:
+        try:
+            synset, name, gloss, members = row
+            groups.append(HyponymGroup(str(synset), str(name), str(gloss), tuple(str(m) for m in members)))
+        except (TypeError, ValueError):
+            raise ImportFileError(f"{path}: malformed group entry {str(row)[:80]!r}") from None
+    meta = {k: v for k, v in doc.items() if k != "groups"}
+    return meta, tuple(groups)
+
+
+def load_groups(path=None) -> tuple[HyponymGroup, ...]:
+    """All shipped groups (or those of ``path``), sorted by synset name. Cached per path."""
+    return _load(_canonical_path(path))[1]
+
+
+def load_metadata(path=None) -> dict:
+    """Provenance of the groups file: source WordNet, cleaning rules, counts."""
+    return dict(_load(_canonical_path(path))[0])
+
+
+def serialize_groups(groups, meta: dict) -> bytes:
+    """Canonical JSON (sorted keys, groups sorted by synset), gzip'ed with mtime 0: equal input -> equal bytes."""
+    doc = dict(meta)
+    doc["format"] = FORMAT
+    doc["format_version"] = FORMAT_VERSION
+    doc["groups"] = [[g.synset, g.name, g.gloss, sorted(g.members)] for g in sorted(groups, key=lambda g: g.synset)]
+    text = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(text.encode("utf-8"))
+    return buf.getvalue()
+
+
+def write_groups(groups, path, meta: dict) -> None:
+    """Write atomically (temp file + rename), so a failed build never leaves a half-written file."""
+    data = serialize_groups(groups, meta)
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+    _load.cache_clear()
+
+
+# --------------------------------------------------------------------------------------------------------- queries
+@lru_cache(maxsize=4)
+def _by_synset(path: str) -> dict[str, HyponymGroup]:
+    return {g.synset: g for g in _load(path)[1]}
+
+
+def group_by_synset(synset: str, path=None) -> HyponymGroup | None:
+    return _by_synset(_canonical_path(path)).get(synset)
+
+
+@lru_cache(maxsize=64)
+def _groups_at_least(path: str, size: int) -> tuple[HyponymGroup, ...]:
+    return tuple(g for g in _load(path)[1] if len(g.members) >= size)
+
+
+def groups_with_at_least(size: int, path=None) -> tuple[HyponymGroup, ...]:
+    """Groups that can supply ``size`` distinct members (what a deceptive set of that size needs)."""
+    return _groups_at_least(_canonical_path(path), int(size))
+
+
+def hyponym_vocabulary(groups=None) -> tuple[str, ...]:
+    """The pooled, de-duplicated, sorted members of ``groups`` (default: all shipped groups) — the random baseline's
+    vocabulary. Pass the groups a configuration actually draws from (e.g. ``groups_with_at_least(m)``)."""
+    if groups is None:
+        return _all_vocabulary(_canonical_path(None))
+    return tuple(sorted({m for g in groups for m in g.members}))
+
+
+@lru_cache(maxsize=4)
+def _all_vocabulary(path: str) -> tuple[str, ...]:
+    return tuple(sorted({m for g in _load(path)[1] for m in g.members}))
+
+
+def disjoint(a: HyponymGroup, b: HyponymGroup) -> bool:
+    """True when the two groups share no member (e.g. 'dog' and 'hunting dog' overlap; pick disjoint pairs)."""
+    return a.member_set.isdisjoint(b.member_set)
+
+
+def build_groups(wordnet_reader, **options) -> tuple[HyponymGroup, ...]:
+    """Build groups from a WordNet reader (NLTK or ``wn``); see :func:`core.lexicon.wordnet_build.build_groups`."""
+    from core.lexicon.wordnet_build import build_groups as _build
+
+    return _build(wordnet_reader, **options)
