@@ -1,5 +1,6 @@
 """OpenAI and Anthropic cloud paths through their official SDKs, with an httpx transport replaying realistic
-payloads (tests/data/replay/): success, 429 + Retry-After, 5xx, malformed JSON, timeouts, connection errors, auth
+payloads (tests/data/replay/) via ``httpx2.MockTransport`` (the successor of httpx that openai>=3 / anthropic>=2 use;
+the openai SDK also still takes a classic ``httpx`` client, tested once below): success, 429 + Retry-After, 5xx, malformed JSON, timeouts, connection errors, auth
 errors, parameter handling. No network; the SDKs do all the HTTP/JSON work for real."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ import asyncio
 import json
 from pathlib import Path
 
-import httpx
+import httpx as classic_httpx
+import httpx2 as httpx  # the transport both SDKs are built on now (anthropic accepts only httpx2 clients)
 import pytest
 
 from core.models import ModelError, Request, RetryableError, SamplingParams, estimate_cost, get_model
@@ -21,12 +23,12 @@ def payload(name: str) -> dict:
     return json.loads((REPLAY / name).read_text())
 
 
-def reply(status: int, name: str | None = None, headers: dict | None = None, raw: bytes | None = None):
+def reply(status: int, name: str | None = None, headers: dict | None = None, raw: bytes | None = None, lib=httpx):
     """A scripted response: JSON payload file, or raw bytes."""
     hdrs = {"content-type": "application/json", **(headers or {})}
     if raw is not None:
-        return lambda request: httpx.Response(status, headers=hdrs, content=raw, request=request)
-    return lambda request: httpx.Response(status, headers=hdrs, json=payload(name), request=request)
+        return lambda request: lib.Response(status, headers=hdrs, content=raw, request=request)
+    return lambda request: lib.Response(status, headers=hdrs, json=payload(name), request=request)
 
 
 def fail_with(exc_type):
@@ -35,17 +37,17 @@ def fail_with(exc_type):
     return respond
 
 
-def replay_model(spec: str, script: list, **kwargs):
+def replay_model(spec: str, script: list, lib=httpx, **kwargs):
     """Model whose SDK client talks to a MockTransport playing ``script`` (one entry per HTTP request)."""
-    seen: list[httpx.Request] = []
+    seen: list = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request):
         seen.append(request)
         if not script:
             raise AssertionError(f"unexpected extra request #{len(seen)}")
         return script.pop(0)(request)
 
-    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    client = lib.AsyncClient(transport=lib.MockTransport(handler))
     kwargs.setdefault("api_key", FAKE_KEY)
     model = get_model(spec, http_client=client, timeout=5, **kwargs)
     return model, seen
@@ -90,6 +92,21 @@ def test_openai_success_records_tokens_cost_and_sends_sampling_params():
     assert b["max_completion_tokens"] == 512
     assert "top_k" not in b and "seed" not in b
     assert req.headers["authorization"] == f"Bearer {FAKE_KEY}"
+
+
+def test_openai_sdk_also_accepts_a_classic_httpx_client():
+    model, seen = replay_model("openai/gpt-4o-mini", [
+        reply(200, "openai_chat_completion.json", lib=classic_httpx),
+        reply(429, "openai_error_429.json", {"retry-after": "3"}, lib=classic_httpx),
+        fail_with(classic_httpx.ReadTimeout),
+    ], lib=classic_httpx)
+    assert run(model.complete(REQ)).text == "[3, 17, 42]"
+    with pytest.raises(RetryableError) as info:
+        run(model.complete(REQ))
+    assert info.value.retry_after == 3.0
+    with pytest.raises(RetryableError, match="timed out"):
+        run(model.complete(REQ))
+    assert len(seen) == 3
 
 
 def test_openai_seed_is_sent_when_set():
@@ -244,7 +261,7 @@ def test_anthropic_success_sends_temperature_top_p_top_k_for_older_models():
     assert c.dropped_params == ()
     (req,) = seen
     assert req.url.path == "/v1/messages"
-    assert req.headers["x-api-key"] == FAKE_KEY
+    assert FAKE_KEY in (req.headers.get("x-api-key", "") + req.headers.get("authorization", ""))
     b = body(req)
     assert b["model"] == "claude-3-5-haiku-20241022"
     assert b["messages"] == [{"role": "user", "content": PROMPT}]
@@ -253,7 +270,7 @@ def test_anthropic_success_sends_temperature_top_p_top_k_for_older_models():
 
 @pytest.mark.parametrize("name", ["claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-1-20250805",
                                   "claude-opus-4-6"])
-def test_anthropic_newer_models_drop_top_p_keep_temperature(name):
+def test_anthropic_4_1_to_4_6_models_drop_top_p_keep_temperature(name):
     model, seen = replay_model(f"anthropic/{name}", [reply(200, "anthropic_message.json")])
     c = run(model.complete(REQ))
     b = body(seen[0])
@@ -267,6 +284,38 @@ def test_anthropic_models_that_accept_both_get_both(name):
     run(model.complete(REQ))
     b = body(seen[0])
     assert b["top_p"] == 0.25 and b["temperature"] == 0.25
+
+
+@pytest.mark.parametrize("name", ["claude-opus-4-7", "claude-sonnet-5-20260601", "claude-haiku-5-1"])
+def test_anthropic_models_after_opus_4_6_get_no_sampling_parameters(name):
+    model, seen = replay_model(f"anthropic/{name}", [reply(200, "anthropic_message.json")])
+    c = run(model.complete(REQ))
+    b = body(seen[0])
+    assert not {"temperature", "top_p", "top_k"} & set(b)
+    assert b["max_tokens"] == 512
+    assert c.dropped_params == ("temperature", "top_p", "top_k")
+
+
+def test_anthropic_deprecated_parameters_of_an_unknown_model_are_dropped_one_by_one():
+    model, seen = replay_model("anthropic/claude-next-preview", [
+        reply(400, "anthropic_error_400_temperature_deprecated.json"),
+        reply(400, "anthropic_error_400_top_p_deprecated.json"),
+        reply(200, "anthropic_message.json"),
+        reply(200, "anthropic_message.json"),
+    ])
+    c = run(model.complete(REQ))
+    assert [sorted({"temperature", "top_p", "top_k"} & set(body(r))) for r in seen] == [
+        ["temperature", "top_k", "top_p"], ["top_k", "top_p"], ["top_k"]]
+    assert c.dropped_params == ("temperature", "top_p")
+    run(model.complete(REQ))
+    assert len(seen) == 4 and sorted({"temperature", "top_p", "top_k"} & set(body(seen[3]))) == ["top_k"]
+
+
+def test_anthropic_other_bad_requests_are_model_errors():
+    model, seen = replay_model("anthropic/claude-haiku-4-5", [reply(400, "anthropic_error_400_prompt_too_long.json")])
+    with pytest.raises(ModelError, match="prompt is too long"):
+        run(model.complete(REQ))
+    assert len(seen) == 1
 
 
 def test_anthropic_rejection_of_temperature_with_top_p_is_handled_and_remembered():

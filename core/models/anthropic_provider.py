@@ -2,11 +2,19 @@
 
 Spec ``anthropic/<model>``, e.g. ``anthropic/claude-haiku-4-5``. Key: explicit or ANTHROPIC_API_KEY.
 
-Sampling parameters: the Messages API takes temperature, top_p and top_k; it has no seed (dropped). Newer Claude
-models (Opus 4.1, the 4.5 generation and later) reject temperature and top_p in the same request ("`temperature`
-and `top_p` cannot both be specified for this model"); for those top_p is dropped and temperature kept (the
-paper's primary knob). For any other model that answers with that error, top_p is dropped and the call re-sent
-once at once (remembered for this model object). Every drop is listed in ``Completion.dropped_params``.
+Sampling parameters (checked 2026-11 against the SDK's MIGRATION.md and public reports of API errors):
+
+* anthropic>=1 removed ``temperature``/``top_p``/``top_k`` from ``messages.create()``; the API still honours them
+  for models that predate the change, passed in the JSON body (``extra_body``). There is no ``seed`` (dropped).
+* Claude 3.x and the 4.0 models (claude-sonnet-4, claude-opus-4) take all three.
+* Opus 4.1 and the 4.5/4.6 generation refuse temperature and top_p together ("`temperature` and `top_p` cannot
+  both be specified for this model"): top_p is dropped, temperature and top_k kept.
+* Models released after Opus 4.6 (4.7+, 5.x) deprecate the sampling parameters ("`temperature` is deprecated for
+  this model"): all three are dropped.
+* For any other model name, everything is sent; if the API answers with one of those two errors, the named
+  parameter is dropped and the call re-sent at once (remembered for this model object).
+
+Every drop is listed in ``Completion.dropped_params`` and so stored with the call.
 """
 
 from __future__ import annotations
@@ -21,17 +29,26 @@ from core.models.base import BaseModel, Completion, ModelError, Request, Retryab
 from core.models.pricing import estimate_cost
 from core.models.sdk_common import ClientPerLoop, describe_status, map_sdk_error
 
+SAMPLING = ("temperature", "top_p", "top_k")
 _VERSION = re.compile(r"^claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-\d{8})?(?:-.*)?$")
 _BOTH_REJECTED = re.compile(r"temperature.{0,20}top_p.{0,40}cannot both", re.I | re.S)
+_DEPRECATED = re.compile(r"`?(temperature|top_p|top_k)`? (?:is|are) (?:deprecated|not supported)", re.I)
 
 
-def rejects_temperature_with_top_p(name: str) -> bool:
-    """True for Claude models known to refuse temperature and top_p together (Opus 4.1, 4.5+ generation)."""
+def claude_version(name: str) -> tuple[int, int] | None:
+    """(major, minor) of a ``claude-<family>-<major>[-<minor>][-<date>]`` name; None for other names."""
     m = _VERSION.match(name.lower())
-    if not m:
-        return False
-    major, minor = int(m.group(1)), int(m.group(2) or 0)
-    return (major, minor) >= (4, 1)
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
+
+
+def known_unsupported(name: str) -> frozenset[str]:
+    """Sampling parameters this Claude model is known to refuse (see the module docstring)."""
+    v = claude_version(name)
+    if v is None or v < (4, 1):
+        return frozenset()
+    if v <= (4, 6):
+        return frozenset({"top_p"})
+    return frozenset(SAMPLING)
 
 
 class AnthropicModel(BaseModel):
@@ -45,7 +62,7 @@ class AnthropicModel(BaseModel):
         self.base_url = base_url or None
         self.timeout = float(timeout)
         self.__key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        self._drop_top_p = rejects_temperature_with_top_p(name)
+        self._unsupported = set(known_unsupported(name))
         self._clients = ClientPerLoop(self._make_client, http_client)
 
     def validate(self) -> None:
@@ -66,35 +83,46 @@ class AnthropicModel(BaseModel):
 
     def _sampling(self, p) -> tuple[dict, list[str]]:
         body: dict = {"max_tokens": p.max_tokens}
+        sampling: dict = {}
         dropped: list[str] = []
-        if p.temperature is not None:
-            body["temperature"] = p.temperature
-        if p.top_p is not None:
-            if self._drop_top_p and p.temperature is not None:
-                dropped.append("top_p")
+        for field in SAMPLING:
+            value = getattr(p, field)
+            if value is None:
+                continue
+            if field in self._unsupported:
+                dropped.append(field)
             else:
-                body["top_p"] = p.top_p
-        if p.top_k is not None:
-            body["top_k"] = p.top_k
+                sampling[field] = value
         if p.seed is not None:
             dropped.append("seed")
+        if sampling:
+            body["extra_body"] = sampling
         return body, dropped
 
+    def _refused_sampling(self, exc, body: dict) -> str | None:
+        """The sampling parameter a 400 complains about, if it is one we sent."""
+        sent = body.get("extra_body", {})
+        text = describe_status(exc)
+        if "top_p" in sent and _BOTH_REJECTED.search(text):
+            return "top_p"
+        m = _DEPRECATED.search(text)
+        if m and m.group(1).lower() in sent:
+            return m.group(1).lower()
+        return None
+
     async def complete(self, request: Request) -> Completion:
-        body, dropped = self._sampling(request.params)
-        try:
-            return await self._send(request, body, dropped)
-        except anthropic.BadRequestError as exc:
-            if "top_p" not in body or not _BOTH_REJECTED.search(describe_status(exc)):
-                raise self._mapped(exc) from None
-            self._drop_top_p = True
-            body = {k: v for k, v in body.items() if k != "top_p"}
+        for _ in range(len(SAMPLING) + 1):
+            body, dropped = self._sampling(request.params)
             try:
-                return await self._send(request, body, dropped + ["top_p"])
-            except (anthropic.AnthropicError, ValueError) as exc2:
-                raise self._mapped(exc2) from None
-        except (anthropic.AnthropicError, ValueError) as exc:
-            raise self._mapped(exc) from None
+                return await self._send(request, body, dropped)
+            except anthropic.BadRequestError as exc:
+                field = self._refused_sampling(exc, body)
+                if field is None:
+                    raise self._mapped(exc) from None
+                self._unsupported.add(field)  # re-sent at once without it
+            except (anthropic.AnthropicError, ValueError) as exc:
+                raise self._mapped(exc) from None
+        raise ModelError(f"{self.spec}: the API refused every sampling parameter combination")
 
     def _mapped(self, exc):
         err = map_sdk_error(exc, anthropic, label=self.spec, key_env="ANTHROPIC_API_KEY", secret=self.__key)

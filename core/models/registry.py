@@ -43,7 +43,8 @@ def providers() -> tuple[ProviderInfo, ...]:
                      "top_k dropped (not in the OpenAI API); temperature/top_p dropped for o1/o3/o4/gpt-5 models"),
         ProviderInfo("anthropic", "anthropic/claude-haiku-4-5", 8, ("temperature", "top_p", "top_k", "max_tokens"),
                      "ANTHROPIC_API_KEY", False,
-                     "seed dropped; top_p dropped for models that refuse it with temperature (Opus 4.1, 4.5+)"),
+                     "seed dropped; top_p dropped for Opus 4.1 and the 4.5/4.6 models (not with temperature); all "
+                     "sampling parameters dropped for models after Opus 4.6 (deprecated by the API)"),
         ProviderInfo("openai-compatible", "openai-compatible/smollm2", 8,
                      ("temperature", "top_p", "top_k", "max_tokens", "seed"), "OPENAI_COMPATIBLE_API_KEY (optional)",
                      True, "vLLM, Ollama, llama.cpp server, LM Studio…; top_k sent in the body"),
