@@ -274,7 +274,7 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
     cols = [_check_column(con, c, view) for c in by]
     where, params = _where(con, run_ids, filters, view=view)
     sel = ", ".join(cols)
-    grp = f"GROUP BY {sel}" if by else ""
+    grp = f"GROUP BY {sel} ORDER BY {sel}" if by else ""
     head = f"{sel}, " if by else ""
     c = "CAST(correct AS INTEGER)"
     e = "CAST(coalesce(empty_truth, FALSE) AS INTEGER)"
@@ -502,10 +502,13 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
         def stat(x, y, axis=-1):
             return np.mean(y, axis=axis) - np.mean(x, axis=axis)
 
+        import warnings
+
         rng = np.random.default_rng(seed)
         for method in ("BCa", "percentile"):
             try:
-                with np.errstate(all="ignore"):
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
                     res = stats.bootstrap((a, b), stat, confidence_level=confidence, n_resamples=n_resamples,
                                           method=method, random_state=rng, vectorized=True)
                 lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
@@ -518,7 +521,8 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
         if not np.isfinite(out["ci_low"]) and np.all(a == a[0]) and np.all(b == b[0]):
             out["ci_low"] = out["ci_high"] = out["difference"]
             out["ci_method"] = "degenerate"
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             t = stats.ttest_ind(b, a, equal_var=False)
         out["welch_t"], out["welch_p"] = float(t.statistic), float(t.pvalue)
         if np.all(a == a[0]) and np.all(b == b[0]) and a[0] == b[0]:
