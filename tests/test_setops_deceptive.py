@@ -102,3 +102,35 @@ def test_overlap_does_not_apply_to_deceptive_sets():
                          "operations": ["union"]})
     assert S.count(cfg) == 3 * 2
     assert "overlap control does not apply to deceptive sets" in S.warnings(cfg)[0]
+
+
+def test_a_given_hypernym_pair_is_used_for_every_draw(vocab):
+    import random
+
+    for seed in range(30):
+        d = vocab.draw(random.Random(seed), 4, 4, ("vehicle.n.01", "mammal.n.01"))
+        assert (d.hypernym_a, d.hypernym_b) == ("vehicle.n.01", "mammal.n.01")
+        assert set(d.a) <= {"bike", "bus", "car", "cart", "tram", "truck", "van", "wagon"}
+    assert vocab.pair_reason("mammal.n.01", "club.n.03", 10, 2) is not None  # "bat" is shared: 9 own members
+    assert vocab.pair_reason("mammal.n.01", "club.n.03", 9, 4) is None
+
+
+def test_hypernym_pairs_config_validation():
+    from core.errors import ConfigError
+
+    for bad, words in [([["mammal.n.01"]], "not a pair"), ([["x.n.01", "x.n.01"]], "must differ"), ("m", "list")]:
+        with pytest.raises(ConfigError, match=words):
+            S.load_config({"members": "deceptive", "hypernym_pairs": bad})
+
+
+def test_hypernym_pairs_through_the_task_with_the_shipped_groups():
+    from core.errors import ConfigError
+
+    groups = D.vocabulary().groups
+    big = [g.synset for g in groups if len(g.members) >= 12][:2]
+    cfg = S.load_config({"members": "deceptive", "samples": 3, "sizes": [3], "operations": ["union"],
+                         "hypernym_pairs": [big]})
+    rows = list(S.items(cfg))
+    assert len(rows) == 9 and all((r["hypernym_a"], r["hypernym_b"]) == tuple(big) for r in rows)
+    with pytest.raises(ConfigError, match="unknown hypernym"):
+        S.count(S.load_config({"members": "deceptive", "hypernym_pairs": [["nothing.n.99", big[0]]]}))

@@ -86,10 +86,25 @@ class Vocabulary:
                     return ga, gb, pa, pb
         return None
 
-    def draw(self, rng: random.Random, size_a: int, size_b: int) -> DeceptiveDraw:
+    def pair_reason(self, hypernym_a: str, hypernym_b: str, size_a: int, size_b: int) -> str | None:
+        """None if sets of these sizes can be drawn from this given hypernym pair, else why not."""
+        ga, gb = self.by_synset[hypernym_a], self.by_synset[hypernym_b]
+        pa, pb = self.exclusive_pools(ga, gb)
+        if len(pa) < size_a or len(pb) < size_b:
+            return (f"{hypernym_a} and {hypernym_b} have {len(pa)} and {len(pb)} hyponyms of their own, "
+                    f"fewer than sets of {size_a} and {size_b} need")
+        if size_a + size_b > len(self.pooled):
+            return f"the pooled hyponym vocabulary has only {len(self.pooled)} words"
+        return None
+
+    def draw(self, rng: random.Random, size_a: int, size_b: int, pair: tuple[str, str] | None = None) -> DeceptiveDraw:
+        """One draw; ``pair`` = (hypernym_a, hypernym_b) fixes the hypernyms instead of drawing them."""
         ca, cb = self.eligible(size_a), self.eligible(size_b)
         found = None
-        for _ in range(_PAIR_ATTEMPTS):
+        if pair is not None:
+            ga, gb = self.by_synset[pair[0]], self.by_synset[pair[1]]
+            found = (ga, gb, *self.exclusive_pools(ga, gb))
+        for _ in range(0 if found else _PAIR_ATTEMPTS):
             ga, gb = rng.choice(ca), rng.choice(cb)
             if ga is gb:
                 continue

@@ -83,6 +83,7 @@ _DEFAULTS = {
     "approaches": ["baseline"],
     "shots": [0],
     "fixed_shots": True,
+    "hypernym_pairs": None,
     "templates": None,
 }
 KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
@@ -173,6 +174,7 @@ class Config:
     approaches: tuple = ("baseline",)
     shots: tuple = (0,)
     fixed_shots: bool = True
+    hypernym_pairs: tuple | None = None  # deceptive only: fixed (hypernym_a, hypernym_b) pairs instead of random ones
     templates: dict | None = field(default=None, hash=False)
 
     # --------------------------------------------------------------------------------------------- construction
@@ -223,6 +225,21 @@ class Config:
         if not isinstance(g["fixed_shots"], bool):
             raise ConfigError(f"fixed_shots must be true or false, not {g['fixed_shots']!r}")
 
+        pairs = g["hypernym_pairs"]
+        if pairs is not None:
+            if not isinstance(pairs, (list, tuple)) or not pairs:
+                raise ConfigError("hypernym_pairs must be a list of [hypernym_a, hypernym_b] pairs")
+            checked = []
+            for pair in pairs:
+                if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+                        or not all(isinstance(x, str) and x for x in pair)):
+                    raise ConfigError(f"hypernym_pairs: {pair!r} is not a pair of synset names like "
+                                      f"['mammal.n.01', 'vehicle.n.01']")
+                if pair[0] == pair[1]:
+                    raise ConfigError(f"hypernym_pairs: the two hypernyms must differ, not {pair[0]!r} twice")
+                checked.append((pair[0], pair[1]))
+            pairs = tuple(dict.fromkeys(checked))
+
         templates = g["templates"]
         if templates is not None and not isinstance(templates, dict):
             raise ConfigError("templates must be a mapping (an override of core/prompts/templates.yaml)")
@@ -237,7 +254,7 @@ class Config:
                    sizes_b=sizes_b, members=members, lengths=lengths, deciles=deciles, decile_mode=modes,
                    conditions=conditions, swap_count=swaps, overlap=overlaps, number_max=number_max,
                    frequency_source=src, phrasings=phrasings, approaches=approaches, shots=shots,
-                   fixed_shots=g["fixed_shots"], templates=json.loads(json.dumps(templates)) if templates else None)
+                   fixed_shots=g["fixed_shots"], hypernym_pairs=pairs, templates=json.loads(json.dumps(templates)) if templates else None)
 
     def to_dict(self) -> dict:
         """Plain JSON/YAML-able dict; ``Config.from_dict(cfg.to_dict()) == cfg``."""
@@ -253,6 +270,8 @@ class Config:
             "frequency_source": self.frequency_source, "phrasings": list(self.phrasings),
             "approaches": list(self.approaches), "shots": list(self.shots), "fixed_shots": self.fixed_shots,
         })
+        if self.hypernym_pairs:
+            d["hypernym_pairs"] = [list(p) for p in self.hypernym_pairs]
         if self.templates:
             d["templates"] = json.loads(json.dumps(self.templates))
         return d
@@ -318,6 +337,7 @@ class Sampler:
     common: int | None
     condition: str | None
     swap_count: int | None  # resolved (swapped: s; not_swapped: 0; otherwise None)
+    hypernyms: tuple | None  # a fixed (hypernym_a, hypernym_b) pair, deceptive only
     draw_key: str  # what the draws depend on (deceptive: shared by the three conditions)
     population: object = None  # tuple / range, or the deceptive Vocabulary
 
@@ -382,14 +402,15 @@ def _sampler_variants(cfg: Config):
     for members in cfg.members:
         if members in ("numbers", "words"):
             for length in cfg.lengths:
-                yield members, length, None, None
+                yield members, length, None, None, None
         elif members == "deciles":
             for decile in cfg.deciles:
                 for mode in cfg.decile_mode:
                     for length in cfg.lengths:
-                        yield members, length, decile, mode
+                        yield members, length, decile, mode, None
         else:
-            yield members, None, None, None
+            for pair in cfg.hypernym_pairs or (None,):
+                yield members, None, None, None, pair
 
 
 def _build_plan(cfg: Config) -> Plan:
@@ -405,10 +426,15 @@ def _build_plan(cfg: Config) -> Plan:
         s[0] += n_samplers * prompt_cells
         s[1] += n_samplers * prompt_cells * cfg.samples
 
-    for members, length, decile, mode in _sampler_variants(cfg):
+    for members, length, decile, mode, hyp_pair in _sampler_variants(cfg):
         if members == "deceptive":
             vocab = _vocabulary()
             pop = vocab
+            if hyp_pair is not None:
+                for syn in hyp_pair:
+                    if syn not in vocab.by_synset:
+                        raise ConfigError(f"hypernym_pairs: unknown hypernym {syn!r} (not among the shipped "
+                                          f"hyponym groups)")
         else:
             pop = _population(cfg, members, length, decile, mode)
             vocab = None
@@ -424,13 +450,18 @@ def _build_plan(cfg: Config) -> Plan:
                     base["number_max"] = cfg.number_max
                 if members == "deciles":
                     base["frequency_source"] = cfg.frequency_source
+                if hyp_pair is not None:
+                    base["hypernyms"] = list(hyp_pair)
                 draw_key = json.dumps(base, sort_keys=True)
                 if members == "deceptive":
                     if ov is not None:
                         skip("overlap control does not apply to deceptive sets (they are disjoint by construction)",
                              len(cfg.conditions))
                         continue
-                    reason = vocab.feasible(size_a, size_b)
+                    if hyp_pair is not None:
+                        reason = vocab.pair_reason(hyp_pair[0], hyp_pair[1], size_a, size_b)
+                    else:
+                        reason = vocab.feasible(size_a, size_b)
                     if reason:
                         skip(f"deceptive sets of sizes {size_a} and {size_b}: {reason}", len(cfg.conditions))
                         continue
@@ -463,7 +494,7 @@ def _build_plan(cfg: Config) -> Plan:
                     conds = [(None, None)]
                 for cond, swap in conds:
                     sampler = Sampler(members, size_a, size_b, length, decile, mode, ov, common, cond, swap,
-                                      draw_key, pop)
+                                      hyp_pair, draw_key, pop)
                     for op in cfg.operations:
                         for phr in cfg.phrasings:
                             for app in cfg.approaches:
@@ -475,7 +506,7 @@ def _build_plan(cfg: Config) -> Plan:
                                         "shots": k,
                                     }
                                     ident = dict(factors, task=TASK, seed=cfg.seed)
-                                    for extra in ("number_max", "frequency_source"):
+                                    for extra in ("number_max", "frequency_source", "hypernyms"):
                                         if extra in base:
                                             ident[extra] = base[extra]
                                     if k:
@@ -582,7 +613,7 @@ class _Engine:
     # -------------------------------------------------------------------------------------------- raw draws
     def _draw_once(self, s: Sampler, rng: random.Random):
         if s.members == "deceptive":
-            return s.population.draw(rng, s.size_a, s.size_b)
+            return s.population.draw(rng, s.size_a, s.size_b, s.hypernyms)
         a, b = draw_pair(rng, s.population, s.size_a, s.size_b, s.common)
         return tuple(a), tuple(b)
 
