@@ -11,6 +11,7 @@ response was built from, so the figure is for correct work.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import string
 import sys
@@ -93,6 +94,7 @@ def main(argv=None) -> None:
           f"in {total:.2f} s: {args.n / total:,.0f} responses/s, {chars / total / 1e6:.2f} M chars/s (all correct)")
     for s, (n, secs) in per_shape.items():
         print(f"  {s:<18} {n:>8,}  {n / secs:>10,.0f} responses/s")
+    print(f"(single process; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} — a busy machine slows this)")
 
 
 if __name__ == "__main__":

@@ -205,7 +205,6 @@ def _members_of_list(content: str, kind: str, space_split: bool):
 # ---------------------------------------------------------------------------------------------------------------
 # scanning set literals
 
-_DELIMS = re.compile(r"[{}\[\]()∅]")
 _CLOSE_TO_OPEN = {"}": "{", "]": "[", ")": "("}
 _CLASS = {"{": 0, "[": 1, "(": 2}
 _SETCALL = re.compile(r"(?:frozen)?set\s*$", re.IGNORECASE)
@@ -243,15 +242,25 @@ def _is_operand(text: str, start: int, end: int) -> bool:
     return bool(_OPERATOR_AFTER.match(text, end, min(len(text), end + 12)))
 
 
+def _delimiters(text: str) -> list:
+    """(position, char) of every bracket and ∅ in ``text``, in order (str.find is much faster than a regex here)."""
+    out = []
+    for c in "{}[]()∅":
+        i = text.find(c)
+        while i >= 0:
+            out.append((i, c))
+            i = text.find(c, i + 1)
+    out.sort()
+    return out
+
+
 def _scan(text: str, kind: str):
     """All maximal set-like literals in ``text`` (in order) and the positions of openers never closed."""
     stack: list = []
     open_count = {"{": 0, "[": 0, "(": 0}
     groups: list = []  # (start, end_inclusive, opener)
     empties: list = []
-    for m in _DELIMS.finditer(text):
-        c = m.group()
-        p = m.start()
+    for p, c in _delimiters(text):
         if c == "{" or c == "[" or c == "(":
             stack.append((c, p))
             open_count[c] += 1
@@ -364,6 +373,30 @@ _EMPTY_SEARCH = re.compile(
 _LABEL = re.compile(
     r"\b(?:final\s+answer|answer|result|solution|output)\b\**\s*(?:is\b|:|=|would\s+be\b|will\s+be\b)(?:\s*\**)?",
     re.IGNORECASE)
+_LABEL_WORDS = ("answer", "result", "solution", "output")
+_LABEL_TAIL = re.compile(r"(?:answer|result|solution|output)\b\**\s*(?:is\b|:|=|would\s+be\b|will\s+be\b)(?:\s*\**)?")
+
+
+def _labels(text: str) -> list:
+    """(end, is_colon_label) of every answer label in ``text``, in order.
+
+    Fast path: find the label words with str.find on the lower-cased text, then match the rest."""
+    low = text.lower()
+    if len(low) != len(text):  # some character lower-cases to several: positions would not line up
+        return [(m.end(), ":" in m.group() or "=" in m.group()) for m in _LABEL.finditer(text)]
+    hits = []
+    for w in _LABEL_WORDS:
+        i = low.find(w)
+        while i >= 0:
+            if i == 0 or not (low[i - 1].isalnum() or low[i - 1] == "_"):
+                m = _LABEL_TAIL.match(low, i)
+                if m:
+                    hits.append((m.end(), ":" in m.group() or "=" in m.group()))
+            i = low.find(w, i + 1)
+    hits.sort()
+    return hits
+
+
 _LABEL_PREFIX = re.compile(
     r"^\s*\**\s*(?:(?:so|thus|therefore|hence)\s*,?\s*)?(?:the\s+)?(?:final\s+)?"
     r"(?:answer|result|solution|output|set)\b\**\s*(?:is\b|:|=)?\s*\**\s*", re.IGNORECASE)
@@ -439,18 +472,18 @@ def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
     cands, unclosed = _scan(text, kind)
     clean = [c for c in cands if c.clean]
     clean_starts = [c.start for c in clean]
-    for mk in reversed(list(_LABEL.finditer(text))):
-        region = clean[bisect_left(clean_starts, mk.end()):]
+    for mk_end, colon_label in reversed(_labels(text)):
+        region = clean[bisect_left(clean_starts, mk_end):]
         if region:
             chosen = _best_class(region)[0]
             if chosen.members is None:
                 return _not_followed(NESTED_SET)
             return _answer(chosen.members, ANSWER_LABEL)
-        line = _first_line(text, mk.end())
-        open_after = bool(unclosed) and unclosed[-1] >= mk.end()
+        line = _first_line(text, mk_end)
+        open_after = bool(unclosed) and unclosed[-1] >= mk_end
         if _is_empty_phrase(line) or (_EMPTY_SEARCH.search(line) and not open_after):
             return _answer((), EMPTY_SET_PHRASE)
-        if ":" in mk.group() or "=" in mk.group():
+        if colon_label:
             members = _bare_list(line, kind)
             if members is not None and not open_after:
                 return _answer(members, ANSWER_LABEL_BARE_LIST)

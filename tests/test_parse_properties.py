@@ -152,3 +152,16 @@ def test_cut_off_inside_the_answer_is_truncated(members, data):
 def test_last_complete_answer_block_wins(first, last):
     r = "<answer>{" + ", ".join(first) + "}</answer>\nWait, let me fix that.\n<answer>{" + ", ".join(last) + "}</answer>"
     assert parse_set(r, "words").members == canonical(last)
+
+
+_LABEL_SOUP = st.lists(st.sampled_from(["answer", "Answer", "FINAL ANSWER", "result", "output", "solution", " is ",
+                                        ":", "=", "**", " ", "\n", "x", "_", "{1}", "answers", "would be", "e"]),
+                       max_size=30).map("".join)
+
+
+@SETTINGS
+@given(_LABEL_SOUP)
+def test_label_fast_path_matches_regex(text):
+    from core.parse import _LABEL, _labels
+
+    assert _labels(text) == [(m.end(), ":" in m.group() or "=" in m.group()) for m in _LABEL.finditer(text)]
