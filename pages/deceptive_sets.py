@@ -31,7 +31,10 @@ except UserError as exc:
     st.info(f"The hyponym groups are not available: {exc}")
     st.stop()
 
-from core.tasks import deceptive_pair as DP  # noqa: E402
+import random  # noqa: E402
+
+from core.sets import deceptive as D  # noqa: E402
+from core.tasks import setops  # noqa: E402
 
 by_synset = {g.synset: g for g in groups}
 c1, c2, c3 = st.columns([1, 1, 1])
@@ -50,19 +53,28 @@ def _fmt(syn: str) -> str:
     return f"{g.name} ({syn}, {len(g.members)}) — {gloss}"
 
 
+def _feasible(a: str, b: str) -> bool:
+    pa, pb = D.Vocabulary.exclusive_pools(by_synset[a], by_synset[b])
+    return len(pa) >= size and len(pb) >= size
+
+
+def _random_pair(rng: random.Random) -> tuple[str, str]:
+    for _ in range(500):
+        a, b = rng.sample(eligible, 2)
+        if _feasible(a, b):
+            return a, b
+    return eligible[0], eligible[1]
+
+
 if st.button("🎲 Draw a random pair", key="dec_draw"):
     n_draw = st.session_state.get("dec_draws", 0) + 1
     st.session_state["dec_draws"] = n_draw
-    try:
-        pa, pb = DP.random_pair(seed * 1000 + n_draw, size)
-        st.session_state["dec_a"], st.session_state["dec_b"] = pa, pb
-    except UserError as exc:
-        st.error(str(exc))
+    st.session_state["dec_a"], st.session_state["dec_b"] = _random_pair(random.Random(f"{seed}|{n_draw}"))
 
 qa, qb = _ui.qp_get("a"), _ui.qp_get("b")
 if "dec_a" not in st.session_state:
-    default_a, default_b = (qa, qb) if qa in eligible and qb in eligible and qa != qb else DP.random_pair(0, size)
-    st.session_state["dec_a"], st.session_state["dec_b"] = default_a, default_b
+    pair = (qa, qb) if qa in eligible and qb in eligible and qa != qb else _random_pair(random.Random(seed))
+    st.session_state["dec_a"], st.session_state["dec_b"] = pair
 for k in ("dec_a", "dec_b"):
     if st.session_state[k] not in eligible:
         st.session_state[k] = eligible[0 if k == "dec_a" else 1]
@@ -70,6 +82,7 @@ s1, s2 = st.columns(2)
 hyp_a = s1.selectbox("Hypernym of A (type to search)", eligible, format_func=_fmt, key="dec_a")
 hyp_b = s2.selectbox("Hypernym of B (type to search)", eligible, format_func=_fmt, key="dec_b")
 _ui.qp_set(a=hyp_a, b=hyp_b)
+info_box = st.container()  # glosses + the three conditions, filled once the config is known
 
 COLORS = {"a": "#4C72B0", "b": "#DD8452", "other": "#8C8C8C"}
 
@@ -84,24 +97,36 @@ def _chips(members, hyp: dict) -> str:
     return " ".join(out)
 
 
+st.subheader("Run all three conditions")
+o1, o2 = st.columns([2, 1])
+ops = o1.multiselect("Operations", list(setops.OPERATIONS), default=["intersection"], key="dec_ops",
+                     format_func=lambda o: o.replace("_", " "))
+tpl_approaches = ["baseline", "baseline_allow_empty", "cot"]
+approach = o1.selectbox("Prompting approach", tpl_approaches, key="dec_approach")
 cfg = None
 with _ui.user_errors():
     if hyp_a == hyp_b:
         raise UserError("choose two different hypernyms")
-    cfg_dict = {"task": "deceptive_pair", "hypernym_a": hyp_a, "hypernym_b": hyp_b, "size": int(size),
-                "samples": samples, "seed": seed}
-    cfg = DP.load_config(cfg_dict)
+    if not _feasible(hyp_a, hyp_b):
+        raise UserError(f"these two groups do not each have {size} members of their own (members shared by both "
+                        "are left out); pick another pair or a smaller size")
+    cfg = setops.load_config({
+        "task": "setops", "seed": seed, "samples": samples, "operations": ops or ["intersection"],
+        "sizes": [int(size)], "members": ["deceptive"], "conditions": list(setops.CONDITIONS),
+        "hypernym_pairs": [[hyp_a, hyp_b]], "phrasings": ["formal"], "approaches": [approach], "shots": [0]})
+    n_items = setops.count(cfg)
 if cfg is None:
     st.stop()
 
 ga, gb = by_synset[hyp_a], by_synset[hyp_b]
-st.markdown(f'<span style="color:{COLORS["a"]}">■</span> **{html.escape(ga.name)}** — {html.escape(ga.gloss)}  \n'
+info_box.markdown(f'<span style="color:{COLORS["a"]}">■</span> **{html.escape(ga.name)}** — {html.escape(ga.gloss)}  \n'
             f'<span style="color:{COLORS["b"]}">■</span> **{html.escape(gb.name)}** — {html.escape(gb.gloss)}  \n'
             f'<span style="color:{COLORS["other"]}">■</span> other hypernyms (random baseline)',
             unsafe_allow_html=True)
-sample_shown = int(st.number_input("Show sample", 0, max(0, samples - 1), 0, 1, key="dec_show"))
-preview = DP.conditions_preview(cfg, sample_shown)
-cols = st.columns(3)
+sample_shown = int(info_box.number_input("Show sample", 0, max(0, samples - 1), 0, 1, key="dec_show"))
+preview = {it["condition"]: it for it in setops.items(cfg)
+           if it["sample"] == sample_shown and it["operation"] == cfg.operations[0]}
+cols = info_box.columns(3)
 for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
     p = preview[cond]
     with col.container(border=True):
@@ -111,16 +136,10 @@ for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
         inter = sorted(set(p["set_a"]) & set(p["set_b"]))
         st.caption(f"A ∩ B = {{{', '.join(inter)}}}" if inter else "A ∩ B = ∅")
 
-st.subheader("Run all three conditions")
-o1, o2 = st.columns([2, 1])
-ops = o1.multiselect("Operations", list(DP.OPERATIONS), default=["intersection"], key="dec_ops",
-                     format_func=lambda o: o.replace("_", " "))
 choice = _ui.model_picker("dec_m", show_params=True)
-n_items = len(ops) * 3 * samples
 o2.metric("Items", n_items)
 if st.button("Run", type="primary", key="dec_run", disabled=not ops):
-    run_cfg = dict(cfg.to_dict(), operations=ops)
-    handle = _ui.start_run(run_cfg, choice, name=f"deceptive · {ga.name} vs {gb.name}")
+    handle = _ui.start_run(cfg.to_dict(), choice, name=f"deceptive · {ga.name} vs {gb.name}")
     if handle is not None:
         st.session_state["dec_run_id"] = handle.run_id
         _ui.qp_set(run=handle.run_id)

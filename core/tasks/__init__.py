@@ -25,7 +25,6 @@ from core.errors import ConfigError
 TASKS = {
     "setops": "core.tasks.setops",
     "quantifiers": "core.tasks.quantifiers",
-    "deceptive_pair": "core.tasks.deceptive_pair",  # one pinned hypernym pair (Deceptive sets page)
 }
 
 
