@@ -554,7 +554,13 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
         return _not_followed(EMPTY_RESPONSE)
     text = _normalise(response)
     n = len(text)
-    tags = list(_TAGS.finditer(text)) if "<" in text else []
+    tags = []
+    i = text.find("<")
+    while i >= 0:
+        m = _TAGS.match(text, i)
+        if m:
+            tags.append(m)
+        i = text.find("<", i + 1)
 
     # reasoning ranges (in order, non-overlapping); the last may be unclosed
     think: list = []
