@@ -34,8 +34,8 @@ everything before it as reasoning.
 Formats accepted: ``{…}``, ``[…]``, ``(…)``, ``set()``, ``set([...])``, ``frozenset({...})``, LaTeX ``\\{ … \\}`` /
 ``\\left\\{ … \\right\\}`` / ``\\lbrace`` with ``\\text{…}`` members, ``∅``/``\\emptyset``/``\\varnothing``, markdown
 code fences and bold, members quoted with ``'`` ``"`` `````, smart quotes or bare, separated by commas, semicolons,
-newlines (and spaces inside braces), trailing commas, "and" before the last member. When one region holds both
-kinds, brace-like sets beat brackets, which beat parentheses (prose often has parentheses).
+newlines (and spaces inside braces), trailing commas, "and" before the last member. Sets that are not operands
+are preferred; among them brace-like sets beat brackets, which beat parentheses (prose often has parentheses).
 
 Empty-set phrasings — "empty set", "the empty set", "null set", "∅", "{}", "set()", "none", "nothing",
 "no elements/members/numbers/words", "is empty" — give an empty answer that *did* follow the instructions
@@ -61,9 +61,9 @@ linear in its length (see ``bench/parse_speed.py``).
 from __future__ import annotations
 
 import json
-from bisect import bisect_left, bisect_right
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Literal
 
