@@ -17,7 +17,9 @@ everything before it as reasoning.
 1. The last complete ``<answer>…</answer>`` block outside reasoning whose content is not blank (reason
    ``answer_tag``; a plain comma/newline list inside the tags → ``answer_tag_bare_list``; only blank blocks →
    ``empty_answer_tag``, an empty set, unless the text around them holds a set). A closing ``</answer>`` without an
-   opening tag takes the text since the previous tag as its content. When a block holds several sets, the first one
+   opening tag, when it is the first answer tag (opening tag pre-filled in the prompt), takes the text since the
+   previous tag as its content; later stray closing tags are ignored. Reasoning blocks inside an answer block are
+   removed from its content. When a block holds several sets, the first one
    that is neither a named operand (``A = {…}``, ``Set B: {…}``) nor an operand of an operator (``{1} ∪ {2}``) wins —
    so ``<answer>A ∪ B = {1, 2} ∪ {3} = {1, 2, 3}</answer>`` gives ``{1, 2, 3}``.
 2. An ``<answer>`` opened but never closed (``max_tokens`` hit): a complete set literal inside it is accepted
@@ -501,30 +503,39 @@ def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
 
 
 def _pair_answer_tags(tags: list, boundary: int):
-    """Answer blocks (content spans) from answer tags in order, plus the content start of a block never closed.
-
-    A closing tag without an opening one takes the text since ``boundary`` (the previous tag) as its content."""
+    """Answer blocks ``(start, end)`` (content spans) from answer tags in order, plus the content start of a block
+    never closed. A closing tag without an opening one counts only as the very first answer tag (the opening tag was
+    pre-filled in the prompt): its content is the text since ``boundary`` (the previous tag)."""
     blocks = []
     pending = None
+    first = True
     for t, prev_end in tags:
         if not t.group(1):
             pending = t.end()
         elif pending is not None:
             blocks.append((pending, t.start()))
             pending = None
-        else:
+        elif first:
             blocks.append((max(boundary, prev_end), t.start()))
+        first = False
         boundary = t.end()
     return blocks, pending
 
 
-def _from_blocks(text: str, blocks, kind: str, outside) -> ParsedAnswer | None:
-    """Parse the last non-blank block; ``outside`` (a callable giving the text around the blocks, or None) is
-    searched when every block is blank."""
-    nonblank = [b for b in blocks if text[b[0]:b[1]].strip()]
+def _block_text(text: str, s: int, e: int, ranges) -> str:
+    inner = [(max(a, s), min(b, e)) for a, b in ranges if a < e and b > s]
+    if not inner:
+        return text[s:e]
+    return _strip_ranges(text[s:e], [(a - s, b - s) for a, b in inner])
+
+
+def _from_blocks(text: str, blocks, kind: str, outside, ranges=()) -> ParsedAnswer | None:
+    """Parse the last non-blank block (reasoning ``ranges`` inside it removed). ``outside`` (a callable giving the
+    text around the blocks, or None) is searched when every block is blank."""
+    contents = [_block_text(text, s, e, ranges) for s, e in blocks]
+    nonblank = [c for c in contents if c.strip()]
     if nonblank:
-        s, e = nonblank[-1]
-        return _parse_tag_content(text[s:e], kind)
+        return _parse_tag_content(nonblank[-1], kind)
     if blocks:
         if outside is not None:
             res = _parse_free_text(outside(), kind)
@@ -602,7 +613,7 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
     # 1./2. answer blocks outside reasoning
     blocks, pending = _pair_answer_tags(outside_tags, 0)
     if blocks:
-        res = _from_blocks(text, blocks, kind, lambda: _strip_ranges(text, ranges + blocks))
+        res = _from_blocks(text, blocks, kind, lambda: _strip_ranges(text, ranges + blocks), ranges)
         if res is not None:
             return res
     if pending is not None:
@@ -633,6 +644,6 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
     for (s, _), tg in zip(think, inside_tags):
         inner += _pair_answer_tags(tg, s)[0]
     inner = [b for b in inner if text[b[0]:b[1]].strip()]
-    if inner:
+    if inner:  # (reasoning ranges are not removed here: these blocks live inside them)
         return _from_blocks(text, inner, kind, None)
     return res
