@@ -20,8 +20,9 @@ from the stored response, no call) → wait for a concurrency slot (``concurrenc
 → on ``RetryableError`` / timeout: exponential back-off with full jitter, at least the server's Retry-After (which also
 pauses every worker), up to ``max_attempts``; ``ModelError`` fails at once → the finished call and the scored results
 of all items sharing its prompt are appended to the run's journal and fsynced (group commit) → only then the call
-counts as finished (progress, callbacks) and the worker's slot is free. So at most ``concurrency`` calls are ever
-"sent but not durable": after a kill -9 only those can be sent again. The journal is merged into DuckDB every
+counts as finished (progress, callbacks). A slot pipelines: its next call goes out while the previous record is
+being fsynced, but is not reported before it. So at most 2 × ``concurrency`` calls are ever "in flight" = sent but
+not durable (at most ``concurrency`` at the model); after a kill -9 only those can be sent again. The journal is merged into DuckDB every
 ``store.MERGE_INTERVAL`` seconds in a short transaction (see ``core/store.py`` for why the file is never held open).
 A failed call is recorded with its reason in ``results.error``; re-running the run retries it.
 
@@ -71,6 +72,7 @@ class Progress:
     in_flight: int = 0
     status: str = "pending"  # pending | running | done | incomplete | cancelled | error
     started_at: float = field(default_factory=time.time)
+    calls_started_at: float | None = None   # when the first model call was sent (after setup and cache lookup)
     elapsed: float = 0.0
     error: str | None = None
 
@@ -396,7 +398,9 @@ class _JournalWriter:
             batch, self.pending = self.pending, []
             if batch:
                 try:
-                    await asyncio.to_thread(self.journal.append, [r for r, _ in batch])
+                    # inline, not in a thread: fdatasync of one small append takes ~0.3 ms, a thread hop can take
+                    # tens of ms on a loaded machine — and every worker waits for this before its next call
+                    self.journal.append([r for r, _ in batch])
                 except Exception as exc:  # disk full etc.: the calls are not durable → not finished
                     for _, fut in batch:
                         if not fut.done():
@@ -430,6 +434,7 @@ class _Executor:
         self.pause_until = 0.0
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
+        self._commits: set[asyncio.Task] = set()
 
     # -- thread / loop
     def thread_main(self) -> None:
@@ -558,10 +563,12 @@ class _Executor:
         work = iter(list(groups.items()))
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
+        h._update(calls_started_at=time.time())
         self._tasks = [loop.create_task(self._worker(work, writer)) for _ in range(min(self.concurrency, len(groups)))]
         if h.cancelled:
             self._cancel_tasks()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*list(self._commits), return_exceptions=True)
         await writer.close()
         stop_merging.set()
         await merger
@@ -612,30 +619,48 @@ class _Executor:
             return False
 
     async def _worker(self, work: Iterator, writer: _JournalWriter) -> None:
+        """One concurrency slot. Pipelined: while call k+1 is at the model, call k's journal record is being
+        fsynced; call k+1 is not reported before call k is durable. So per slot at most two calls are "sent but not
+        durable" (one at the model, one in the group commit) — after a kill -9 at most 2 × concurrency calls can be
+        sent again, in practice the ones at the model plus the few of the last group commit."""
         h = self.handle
-        for key, items in work:
-            if h.cancelled:
-                return
-            with h._lock:
-                h._progress.in_flight += 1
-            try:
-                record, ok, n_attempts, cost = await self._call(key, items)
-                await writer.commit(record)   # durable (fsynced) before it counts
-            finally:
+        pending: asyncio.Task | None = None
+        try:
+            for key, items in work:
+                if h.cancelled:
+                    break
                 with h._lock:
-                    h._progress.in_flight -= 1
-            with h._lock:
-                p = h._progress
-                if ok:
-                    good = [r for r in record["results"] if r.get("error") is None]
-                    p.done += len(good)
-                    p.failed += len(record["results"]) - len(good)
-                    p.correct += sum(1 for r in good if r.get("correct"))
-                    p.calls += 1
-                    p.cost_usd += cost or 0.0
-                else:
-                    p.failed += len(items)
-            self._emit()
+                    h._progress.in_flight += 1
+                try:
+                    record, ok, _, cost = await self._call(key, items)
+                finally:
+                    with h._lock:
+                        h._progress.in_flight -= 1
+                if pending is not None:
+                    await asyncio.shield(pending)
+                pending = asyncio.ensure_future(self._commit(writer, record, ok, cost, len(items)))
+                self._commits.add(pending)
+                pending.add_done_callback(self._commits.discard)
+            if pending is not None:
+                await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            return
+
+    async def _commit(self, writer: _JournalWriter, record: dict, ok: bool, cost, n_items: int) -> None:
+        await writer.commit(record)   # durable (fsynced) before it counts
+        h = self.handle
+        with h._lock:
+            p = h._progress
+            if ok:
+                good = [r for r in record["results"] if r.get("error") is None]
+                p.done += len(good)
+                p.failed += len(record["results"]) - len(good)
+                p.correct += sum(1 for r in good if r.get("correct"))
+                p.calls += 1
+                p.cost_usd += cost or 0.0
+            else:
+                p.failed += n_items
+        self._emit()
 
     async def _call(self, key: str, items: list[dict]) -> tuple[dict, bool, int, float | None]:
         """One distinct prompt: call with retries. Returns (journal record, success, attempts, cost)."""

@@ -82,7 +82,7 @@ class Journal:
         while view:
             n = os.write(self._fd, view)
             view = view[n:]
-        os.fsync(self._fd)
+        os.fdatasync(self._fd)  # data + size; enough for an append-only file
 
     def close(self, delete: bool) -> None:
         if self._fd is not None:

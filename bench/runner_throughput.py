@@ -1,0 +1,119 @@
+"""Runner throughput against a loopback OpenAI-compatible endpoint of fixed latency, through the real SDK path.
+
+    python bench/runner_throughput.py [--items 1000] [--concurrency 32] [--latency 0.25] [--direct]
+
+The physical limit of C calls in flight with latency L each is C/L calls per second. We print the achieved
+throughput as a fraction of it — end to end (item generation, DB setup, cache lookup, journal fsyncs, DuckDB merges
+included) and for the call phase alone (first call sent → last call durable). Then two cached re-runs over the same
+items: the identical command again (the run is resumed: nothing to do), and a new run over the same prompts (every
+answer comes from the cache, is scored and stored) — both must make 0 calls, counted at the endpoint.
+For comparison: the SetLexSem reference code makes one call at a time, i.e. items × L seconds.
+``--direct`` also runs an in-process model with the same latency (no HTTP/SDK) to show the runner's own overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core import runner, store  # noqa: E402
+from core.models.base import Completion  # noqa: E402
+
+
+def config_for(n_items: int) -> dict:
+    per_cell = max(1, -(-n_items // 8))    # 4 operations × 2 sizes = 8 cells
+    return {"task": "setops", "samples": per_cell, "sizes": [2, 4], "members": ["numbers"], "seed": 1}
+
+
+def endpoint_requests(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats", timeout=10) as resp:
+        return int(json.loads(resp.read())["total_requests"])
+
+
+class DirectModel:
+    spec, provider, supported_params = "bench/direct", "bench", ()
+
+    def __init__(self, latency: float, concurrency: int):
+        self.latency, self.default_concurrency = latency, concurrency
+
+    async def complete(self, request):
+        await asyncio.sleep(self.latency)
+        return Completion("{1, 2}", 10, 3, self.latency * 1000, None, "stop")
+
+
+def report(label: str, p, wall: float, c: int, lat: float) -> None:
+    limit = c / lat
+    phase = (p.started_at + p.elapsed - p.calls_started_at) if p.calls_started_at else None
+    e2e = p.calls / wall if wall else 0.0
+    print(f"{label}: {p.calls} calls, {p.done}/{p.total} items, status {p.status}")
+    print(f"  end to end : {wall:6.2f} s  {e2e:7.1f} calls/s  = {e2e / limit:.2f} of C/L = {limit:.0f}/s")
+    if phase:
+        print(f"  call phase : {phase:6.2f} s  {p.calls / phase:7.1f} calls/s  = {p.calls / phase / limit:.2f} of C/L"
+              f"  (ideal {-(-p.calls // c) * lat:.2f} s for {p.calls} calls in waves of {c})")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=1000)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--latency", type=float, default=0.25)
+    ap.add_argument("--direct", action="store_true", help="also measure an in-process model (no HTTP)")
+    args = ap.parse_args(argv)
+    c, lat = args.concurrency, args.latency
+    cfg = config_for(args.items)
+    tmp = Path(tempfile.mkdtemp(prefix="runner-bench-"))
+    db = tmp / "bench.duckdb"
+    server = subprocess.Popen([sys.executable, "-m", "core.runner_loopback", "--port", "0", "--latency", str(lat)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        base_url = server.stdout.readline().strip().split(" ", 1)[1]
+        print(f"loopback endpoint {base_url}, latency L = {lat} s, concurrency C = {c}, "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+        print(f"one call at a time (the reference code's way) would take {args.items * lat:.0f} s")
+        kw = dict(base_url=base_url, db_path=db, concurrency=c, limit=args.items)
+
+        t0 = time.perf_counter()
+        p = runner.run(cfg, "openai-compatible/loop", **kw)
+        wall = time.perf_counter() - t0
+        sent = endpoint_requests(base_url)
+        report("first run (openai-compatible via the OpenAI SDK)", p, wall, c, lat)
+        print(f"  endpoint saw {sent} requests")
+
+        t0 = time.perf_counter()
+        p2 = runner.run(cfg, "openai-compatible/loop", **kw)
+        wall2 = time.perf_counter() - t0
+        sent2 = endpoint_requests(base_url) - sent
+        print(f"identical re-run (resumed, all done): {wall2:.2f} s, {p2.calls} calls by the runner, {sent2} requests "
+              f"at the endpoint, {p2.done}/{p2.total} items")
+
+        store.delete_run(db, p.run_id)
+        t0 = time.perf_counter()
+        p3 = runner.run(cfg, "openai-compatible/loop", **kw)
+        wall3 = time.perf_counter() - t0
+        sent3 = endpoint_requests(base_url) - sent
+        print(f"new run over the same prompts (all from the cache): {wall3:.2f} s, {p3.calls} calls, {sent3} requests "
+              f"at the endpoint, {p3.cached} items scored from the cache, {p3.done}/{p3.total} items")
+    finally:
+        server.kill()
+        server.wait()
+
+    if args.direct:
+        t0 = time.perf_counter()
+        pd = runner.run(cfg, DirectModel(lat, c), db_path=tmp / "direct.duckdb", limit=args.items)
+        report("in-process model, same latency (runner overhead only)", pd, time.perf_counter() - t0, c, lat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
