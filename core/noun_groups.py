@@ -8,8 +8,11 @@ Rules (see data/nouns/README.md for the numbers):
 - Frequency groups: concrete, countable WordNet 3.0 nouns (hyponyms of artifact, natural object, animal, plant,
   geological formation; people excluded), one lower-case alphabetic word, pluralised (WordNet's irregular plural list,
   else regular English rules), plural ≠ singular, plural form attested in wordfreq and used by the prompt, so the
-  band is judged on the plural's Zipf frequency: common [5, 6), less_common [4, 5), rare [3, 4), rarer [2, 3),
-  rarest [1, 2). Inside a band, nouns are ordered by SHA-256 of the plural and the first PER_GROUP kept.
+  band is judged on the plural's Zipf frequency (see BANDS: common ≥ 4.5, then 0.75-wide bands down to 1.5).
+  Excluded: words whose most frequent noun sense is not such a thing ("issue", "kid"), plurals that read more as a
+  verb form in WordNet's sense counts ("does", "changes"), plurals that are nouns of their own ("media", "goods"),
+  and plurals far rarer than their singular (mass nouns, wrong plurals: "sheeps"). Inside a band, nouns are ordered by SHA-256 of the plural and the first PER_GROUP kept, in that
+  order (so a config's ``nouns_per_group: k`` takes a fair, fixed subset).
 - Made-up nouns: pronounceable pseudo-words from consonant–vowel syllables drawn with a fixed seed; neither the
   singular nor the plural is in the web2 word list, in WordNet, or known to wordfreq (Zipf 0); pluralised with the
   regular rules.
@@ -31,13 +34,15 @@ DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "nouns" / "noun_gr
 GROUP_ORDER = ("common", "less_common", "rare", "rarer", "rarest", "made_up")
 # Zipf bands of the plural form, [low, high).
 BANDS: dict[str, tuple[float, float]] = {
-    "common": (5.0, 6.0),
-    "less_common": (4.0, 5.0),
-    "rare": (3.0, 4.0),
-    "rarer": (2.0, 3.0),
-    "rarest": (1.0, 2.0),
+    "common": (4.5, 8.0),
+    "less_common": (3.75, 4.5),
+    "rare": (3.0, 3.75),
+    "rarer": (2.25, 3.0),
+    "rarest": (1.5, 2.25),
 }
 PER_GROUP = 20
+MAX_PLURAL_DROP = 1.5  # plural at most this many Zipf units below the singular
+EXCLUDED_WORDS = ("media",)  # reads as "the press", a mass noun, not as a plural of countable things
 ROOT_SYNSETS = ("artifact.n.01", "natural_object.n.01", "animal.n.01", "plant.n.02", "geological_formation.n.01")
 EXCLUDED_SYNSETS = ("person.n.01",)
 MADE_UP_SEED = 20231206
@@ -114,42 +119,68 @@ def _irregular_plurals(wn) -> dict[str, str]:
     return out
 
 
+def _sense_count(wn, word: str, pos: str) -> int:
+    """How often ``word`` was tagged in the SemCor-based WordNet counts with part of speech ``pos``."""
+    return sum(lemma.count() for s in wn.synsets(word, pos) for lemma in s.lemmas() if lemma.name() == word)
+
+
 def _candidates(wn, zipf) -> list[dict]:
     excluded: set[str] = set()
     for name in EXCLUDED_SYNSETS:
         s = wn.synset(name)
         excluded.add(s.name())
         excluded.update(x.name() for x in s.closure(lambda t: t.hyponyms() + t.instance_hyponyms()))
+    allowed: set[str] = set()
     lemmas: set[str] = set()
     for root in ROOT_SYNSETS:
         r = wn.synset(root)
         for s in [r, *r.closure(lambda t: t.hyponyms())]:
             if s.name() in excluded:
                 continue
+            allowed.add(s.name())
             for lemma in s.lemma_names():
                 if lemma.isalpha() and lemma.islower() and 3 <= len(lemma) <= 14:
                     lemmas.add(lemma)
     irregular = _irregular_plurals(wn)
     out = []
     for singular in sorted(lemmas):
-        plural = pluralise(singular, irregular)
-        if plural == singular:
+        # the word's most frequent noun sense must be a concrete thing (not e.g. "issue", "kid", "hand")
+        if wn.synsets(singular, "n")[0].name() not in allowed:
             continue
-        out.append({"noun": plural, "singular": singular, "zipf": zipf(plural, "en")})
+        plural = pluralise(singular, irregular)
+        if plural == singular or plural in EXCLUDED_WORDS:
+            continue
+        # the plural must not be a noun of its own ("media", "goods", "alps")
+        if any(lemma.name().lower() == plural for s in wn.synsets(plural, "n") for lemma in s.lemmas()):
+            continue
+        # the plural must read as a noun rather than a verb form ("does", "changes", "plans")
+        noun_count = _sense_count(wn, singular, "n")
+        verb_count = sum(_sense_count(wn, base, "v") for base in wn._morphy(plural, "v"))
+        if verb_count > noun_count:
+            continue
+        z_plural, z_singular = zipf(plural, "en"), zipf(singular, "en")
+        # a rarely pluralised (mass) noun or a wrong plural ("sheeps", "stuffings") is no fair countable object
+        if z_plural < z_singular - MAX_PLURAL_DROP:
+            continue
+        if any(o["noun"] == plural for o in out[-3:]):
+            continue  # two spellings of one word ("adz", "adze" → "adzes")
+        out.append({"noun": plural, "singular": singular, "zipf": z_plural})
     return out
 
 
 def _made_up(n: int, known_words: set[str], wn_lemmas: set[str], zipf) -> list[dict]:
-    onsets = ["b", "bl", "br", "d", "dr", "f", "fl", "fr", "g", "gl", "gr", "k", "kl", "kr", "l", "m", "n", "p",
-              "pl", "pr", "r", "s", "sl", "sn", "sp", "st", "t", "tr", "v", "z"]
-    vowels = ["a", "e", "i", "o", "u", "ai", "oo", "ee"]
-    codas = ["", "", "", "n", "m", "l", "r", "k", "p", "t", "nd", "nt", "sk"]
+    first = ["b", "bl", "br", "d", "dr", "f", "fl", "fr", "g", "gl", "gr", "k", "kl", "kr", "l", "m", "n", "p",
+             "pl", "pr", "r", "s", "sl", "sn", "sp", "st", "t", "tr", "v", "z"]
+    inner = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"]
+    vowels = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "u", "ai", "oo", "ee"]
+    codas = ["", "", "n", "m", "l", "r", "k", "p", "t", "x"]
     rng = random.Random(MADE_UP_SEED)
     out: list[dict] = []
     seen: set[str] = set()
     while len(out) < n:
         syllables = rng.choice((2, 2, 3))
-        word = "".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(codas)
+        word = (rng.choice(first) + rng.choice(vowels)
+                + "".join(rng.choice(inner) + rng.choice(vowels) for _ in range(syllables - 1)) + rng.choice(codas))
         if word in seen or not 5 <= len(word) <= 10:
             continue
         seen.add(word)
@@ -159,6 +190,15 @@ def _made_up(n: int, known_words: set[str], wn_lemmas: set[str], zipf) -> list[d
             continue
         out.append({"noun": plural, "singular": word, "zipf": 0.0})
     return out
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def build(out_path: Path = DATA_FILE) -> dict:
@@ -175,7 +215,7 @@ def build(out_path: Path = DATA_FILE) -> dict:
         band = [c for c in cands if lo <= c["zipf"] < hi]
         counts[g] = len(band)
         band.sort(key=lambda c: _sha(c["noun"]))
-        groups[g] = sorted(band[:PER_GROUP], key=lambda c: (-c["zipf"], c["noun"]))
+        groups[g] = band[:PER_GROUP]  # kept in this (pseudo-random) order: the first k form a fair subset
     known = set(get_english_words_set(["web2"], lower=True))
     wn_lemmas = {lemma.lower() for lemma in wn.all_lemma_names(pos="n")}
     groups["made_up"] = _made_up(PER_GROUP, known, wn_lemmas, zipf)
@@ -184,11 +224,15 @@ def build(out_path: Path = DATA_FILE) -> dict:
             e["zipf"] = round(float(e["zipf"]), 2)
     data = {
         "description": "Noun groups for quantifier prompts; built by `python -m core.noun_groups build`.",
-        "wordfreq_version": getattr(wordfreq, "__version__", "unknown"),
+        "wordfreq_version": _version("wordfreq"),
+        "english_words_version": _version("english-words"),
+        "nltk_version": _version("nltk"),
         "wordnet_version": wn.get_version(),
         "zipf_bands": {g: list(b) for g, b in BANDS.items()},
         "root_synsets": list(ROOT_SYNSETS),
         "excluded_synsets": list(EXCLUDED_SYNSETS),
+        "excluded_words": list(EXCLUDED_WORDS),
+        "max_plural_drop": MAX_PLURAL_DROP,
         "per_group": PER_GROUP,
         "candidates": len(cands),
         "candidates_per_band": counts,

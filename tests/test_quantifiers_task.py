@@ -146,7 +146,7 @@ def test_custom_template_and_statement_template():
                          "template": "{count_first} {first}, {count_second} {second} {objects}: {Quantifier} "
                                      "{predicate}? {{true/false}}"})
     it = Q.item(cfg, 0)
-    assert it["prompt"] == "0 large, 3 small boxes: All small? {true/false}"
+    assert it["prompt"] == "3 large, 0 small boxes: All small? {true/false}" and it["label"] == "false"
     assert it["template"].startswith("custom-")
     st = Q.load_config({"objects": ["boxes"], "quantifiers": ["at least half"], "template": "statement"})
     assert "Statement: At least half of the boxes are small." in Q.item(st, 0)["prompt"]

@@ -134,8 +134,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-_KEYS = ("task", "name", "preset", "quantifiers", "objects", "noun_groups", "total", "count_range", "predicates",
-         "template", "samples", "seed")
+_KEYS = ("task", "name", "preset", "quantifiers", "objects", "noun_groups", "nouns_per_group", "total",
+         "count_range", "predicates", "template", "samples", "seed")
 
 
 def preset_config(name: str) -> "Config":
@@ -210,6 +210,7 @@ class Config:
     quantifiers: tuple[str, ...] = GQG_QUANTIFIERS
     objects: tuple[str, ...] | None = None
     noun_groups: tuple[str, ...] | None = None
+    nouns_per_group: int | None = None
     total: int = 50
     count_range: tuple[int, int] | None = None
     predicates: tuple[tuple[str, str], ...] = (("large", "small"),)
@@ -268,6 +269,9 @@ class Config:
         nouns: list[tuple[str, str]] = []
         if objects is not None:
             nouns += [(_clean_word(o, "object"), "custom") for o in objects]
+        per_group = _int(d, "nouns_per_group", None, 1, 10_000)
+        if per_group is not None and groups is None:
+            raise ConfigError("nouns_per_group needs noun_groups")
         if groups is not None:
             available = _noun_groups()
             norm_groups = []
@@ -276,16 +280,15 @@ class Config:
                 if key not in available:
                     raise ConfigError(f"unknown noun group {g!r}; expected one of: {', '.join(available)}")
                 norm_groups.append(key)
-                nouns += [(noun, key) for noun in available[key]]
+                nouns += [(noun, key) for noun in available[key][:per_group]]
             groups = norm_groups
         if objects is None and groups is None:
             groups = ["gqg"]
             nouns = [(noun, "gqg") for noun in GQG_OBJECTS]
-        seen: dict[str, str] = {}
-        for noun, g in nouns:
-            if noun in seen:
-                raise ConfigError(f"noun {noun!r} appears twice (in {seen[noun]} and {g})")
-            seen[noun] = g
+        # a noun may sit in two groups (e.g. "books" is common and in the GQG pilot); within one group, never twice
+        if len(set(nouns)) != len(nouns):
+            dup = sorted({n for n, g in nouns if nouns.count((n, g)) > 1})
+            raise ConfigError(f"noun listed twice: {', '.join(dup)}")
 
         total = _int(d, "total", 50, 1, MAX_TOTAL)
         assert total is not None
@@ -335,6 +338,7 @@ class Config:
             quantifiers=canon,
             objects=tuple(n for n, g in nouns if g == "custom") or None,
             noun_groups=tuple(groups) if groups else None,
+            nouns_per_group=per_group,
             total=total,
             count_range=count_range,
             predicates=tuple(pairs),
@@ -355,6 +359,8 @@ class Config:
             d["objects"] = list(self.objects)
         if self.noun_groups:
             d["noun_groups"] = list(self.noun_groups)
+        if self.nouns_per_group is not None:
+            d["nouns_per_group"] = self.nouns_per_group
         d["total"] = self.total
         if self.count_range:
             d["count_range"] = list(self.count_range)
@@ -410,6 +416,15 @@ def _cell_counts(cfg: Config, quantifier: str, noun: str, pair: tuple[str, str],
     return tuple(sorted(asked_counts, reverse=True))  # count_second = total − a ascending
 
 
+@lru_cache(maxsize=65536)
+def _config_id(quantifier: str, noun: str, group: str, total: int, pair: tuple[str, str], asked: str,
+               template: str) -> str:
+    """One configuration = (quantifier, noun, noun group, total, pair, asked predicate, template); its samples are
+    the counts."""
+    return stable_id({"task": TASK, "quantifier": quantifier, "object": noun, "noun_group": group, "total": total,
+                      "pair": list(pair), "predicate": asked, "template": template})
+
+
 def _render(cfg: Config, *, noun: str, pair: tuple[str, str], asked: str, other: str, quantifier: str,
             count_first: int, count_second: int) -> str:
     fields = {
@@ -446,10 +461,7 @@ def item(cfg: Config, i: int) -> dict:
     a = _cell_counts(cfg, quant.name, noun, pair, asked)[j]
     count_first, count_second = (cfg.total - a, a) if asked == pair[1] else (a, cfg.total - a)
     truth = quant.holds(cfg.total, a, cfg.total - a)
-    config_id = stable_id({
-        "task": TASK, "quantifier": quant.name, "object": noun, "total": cfg.total, "pair": list(pair),
-        "predicate": asked, "template": cfg.template_text,
-    })
+    config_id = _config_id(quant.name, noun, group, cfg.total, pair, asked, cfg.template_text)
     return {
         "config_id": config_id,
         "idx": i,
@@ -470,6 +482,25 @@ def item(cfg: Config, i: int) -> dict:
         "count_asked": a,
         "template": cfg.template_name,
     }
+
+
+def describe(cfg: Config) -> dict:
+    """Size and label balance of a config without rendering prompts: n_items, n_true, n_false, n_configs,
+    counts_per_config, and per quantifier the number of true items."""
+    n_true = 0
+    per_q: dict[str, int] = {}
+    for quant in cfg._quants:
+        t = 0
+        for pair in cfg.predicates:
+            for asked in (pair[1], pair[0]):
+                for noun, _ in cfg.nouns:
+                    t += sum(quant.holds(cfg.total, a) for a in _cell_counts(cfg, quant.name, noun, pair, asked))
+        per_q[quant.name] = t
+        n_true += t
+    n = count(cfg)
+    return {"n_items": n, "n_true": n_true, "n_false": n - n_true,
+            "n_configs": len(cfg._quants) * len(cfg.nouns) * 2 * len(cfg.predicates),
+            "counts_per_config": cfg.counts_per_cell, "true_per_quantifier": per_q}
 
 
 def items(cfg: Config) -> Iterator[dict]:
