@@ -69,6 +69,7 @@ def broad_file(tmp_path_factory):
     return out, proc.stderr
 
 
+@pytest.mark.slow
 def test_broad_grid_invariants_from_the_file_alone(broad_file):
     import wordfreq
 
@@ -131,6 +132,7 @@ def test_broad_grid_invariants_from_the_file_alone(broad_file):
         assert max(wordfreq.word_frequency(w, "en") for w in mid) <= common
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt, members", [("jsonl", ["numbers", "words", "deciles", "deceptive"]),
                                           ("csv", ["numbers", "words", "deceptive"]),
                                           ("parquet", ["numbers", "words", "deceptive"])])
@@ -148,6 +150,7 @@ def test_byte_identical_across_processes_and_hash_seeds(tmp_path, fmt, members):
     assert out1.stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_csv_and_parquet_hold_the_same_records_as_jsonl(tmp_path):
     import pyarrow.parquet as pq
 
