@@ -21,7 +21,8 @@ Conventions (documented, tested)
   all three are 0.0 (precision of an empty answer against a non-empty truth is 0, recall of a non-empty answer against
   an empty truth is 0) — the empty side never earns credit on its own.
 - made_up counts answer members that are in neither A nor B (a hallucinated member), whatever the operation.
-- Members are compared after the parser's normalisation: ints for numbers, lower-case strings for words.
+- Members are compared after the parser's normalisation: ints for numbers, lower-case strings for words (other
+  values, e.g. from imported files, compare as their lower-case text).
 
 Error-analysis definitions (paper, Table 15 and the appendix tables; shares are percentages)
 ------------------------------------------------------------------------------------------
@@ -51,15 +52,15 @@ __all__ = [
 
 
 def _norm(m):
+    """Members compare as ints (numbers, integral floats) or stripped lower-case strings; anything else (e.g. a
+    value from an imported file) compares as its lower-case text, so scoring never fails on odd data."""
     if isinstance(m, bool):
-        raise TypeError(f"set members must be int or str, got bool {m!r}")
-    if isinstance(m, str):
-        return m.strip().lower()
-    if isinstance(m, float) and m.is_integer():
-        return int(m)
+        return str(m).lower()
     if isinstance(m, int):
         return m
-    raise TypeError(f"set members must be int or str, got {type(m).__name__}: {m!r}")
+    if isinstance(m, float) and m.is_integer():
+        return int(m)
+    return (m if isinstance(m, str) else str(m)).strip().lower()
 
 
 def set_metrics(truth: Iterable, answer: Iterable | None, set_a: Iterable, set_b: Iterable) -> dict:
