@@ -15,7 +15,7 @@ import itertools
 import json
 import os
 import sys
-import tempfile
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -192,8 +192,9 @@ def write_items(make_rows: Callable[[], Iterator[dict]], path: str, fmt: str | N
     out = Path(path)
     if out.parent and not out.parent.exists():
         raise UserError(f"output directory does not exist: {out.parent}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=str(out.parent or "."))
-    os.close(fd)
+    # a unique temporary name next to the target (created with the usual permissions, unlike mkstemp's 0600)
+    tmp = str(out.parent / f".{out.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    open(tmp, "xb").close()
     try:
         if fmt == "parquet":
             n = write_parquet(make_rows, tmp)
