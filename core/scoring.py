@@ -6,7 +6,7 @@ Public API::
         correct, jaccard, precision, recall, truth_len (G), answer_len (L), made_up, empty_truth
     score_set_response(item, response, *, with_reason=False) -> dict   # parse + metrics = task.score for setops
     kind_of(members_factor) -> "numbers" | "words"
-    gl_label(truth_len, answer_len) -> "G8 vs L7" | None
+    gl_label(truth_len, answer_len) -> "G8 vs. L7" ("G8 vs. L?" when no set was found)
     error_fields(metrics) -> dict     # did_not_follow, has_made_up, empty_truth_correct, empty_truth_wrong,
                                       # spurious_empty, gl
     error_summary(rows) -> dict       # the A4 table for one group of metric dicts (pure-Python reference)
@@ -31,10 +31,13 @@ Error-analysis definitions (paper, Table 15 and the appendix tables; shares are 
   number of non-empty truths instead.
 - pct_nullset_correct: empty truth answered with the empty set, / N. pct_nullset_wrong: empty truth answered with
   anything else (a non-empty set or no set), / N.
-- pct_made_up: answers with at least one made-up member, / N; made_up_sum: total made-up members.
+- pct_made_up: made-up members summed, / N — the paper's "Pct With Made Up Vals" (Union, numbers: 375 / 16000 =
+  2.34); pct_answers_made_up: answers with at least one made-up member, / N; made_up_sum: total made-up members.
 - did_not_follow: count of answers that could not be parsed.
-- top mistakes / top correct: the three most frequent "G vs L" labels among wrong (followed) / correct answers with
-  their share of the wrong (followed) / correct answers. Ties break by label text so the result is deterministic.
+- top mistakes / top correct: the three most frequent "G vs. L" labels (the paper's format) among wrong / correct
+  answers with their share (%) of the wrong / correct answers; a wrong answer with no set is "G<n> vs. L?". Ties break
+  by G, then L (L? last), so the result is deterministic. core/analysis.py (the dashboard's table) uses the same
+  definitions.
 """
 
 from __future__ import annotations
@@ -103,11 +106,14 @@ def score_set_response(item: Mapping, response: str, *, with_reason: bool = Fals
 # ---------------------------------------------------------------------------------------------------------------
 # error analysis (A4)
 
-def gl_label(truth_len: int, answer_len: int | None) -> str | None:
-    """"G8 vs L7" (G = truth length, L = answer length); None when the answer did not follow the instructions."""
-    if answer_len is None:
-        return None
-    return f"G{int(truth_len)} vs L{int(answer_len)}"
+def gl_label(truth_len: int, answer_len: int | None) -> str:
+    """"G8 vs. L7" (G = truth length, L = answer length; the paper's format); "G8 vs. L?" when no set was found."""
+    return f"G{int(truth_len)} vs. L{'?' if answer_len is None else int(answer_len)}"
+
+
+def _gl_order(item):
+    (g, l_), n = item
+    return (-n, g, l_ is None, l_ or 0)
 
 
 def error_fields(m: Mapping) -> dict:
@@ -124,9 +130,10 @@ def error_fields(m: Mapping) -> dict:
     }
 
 
-def _top(counter: Counter, total: int, k: int) -> list:
-    ranked = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-    return [(label, round(100.0 * n / total, 2)) for label, n in ranked] if total else []
+def _top(counter: Counter, k: int) -> list:
+    total = sum(counter.values())
+    ranked = sorted(counter.items(), key=_gl_order)[:k]
+    return [(gl_label(g, l_), round(100.0 * n / total, 2)) for (g, l_), n in ranked] if total else []
 
 
 def error_summary(rows: Sequence[Mapping], k: int = 3) -> dict:
@@ -136,8 +143,8 @@ def error_summary(rows: Sequence[Mapping], k: int = 3) -> dict:
     correct = sum(bool(r["correct"]) for r in rows)
     non_empty = [r for r in rows if not r["empty_truth"]]
     correct_non_empty = sum(bool(r["correct"]) for r in non_empty)
-    wrong_gl = Counter(f["gl"] for r, f in zip(rows, fields) if not r["correct"] and f["gl"] is not None)
-    right_gl = Counter(f["gl"] for r, f in zip(rows, fields) if r["correct"])
+    wrong_gl = Counter((r["truth_len"], r["answer_len"]) for r in rows if not r["correct"])
+    right_gl = Counter((r["truth_len"], r["answer_len"]) for r in rows if r["correct"])
 
     def pct(x: int) -> float:
         return round(100.0 * x / n, 2) if n else 0.0
@@ -154,11 +161,12 @@ def error_summary(rows: Sequence[Mapping], k: int = 3) -> dict:
         "pct_nullset_correct": pct(sum(f["empty_truth_correct"] for f in fields)),
         "pct_nullset_wrong": pct(sum(f["empty_truth_wrong"] for f in fields)),
         "spurious_empty": sum(f["spurious_empty"] for f in fields),
-        "pct_made_up": pct(sum(f["has_made_up"] for f in fields)),
+        "pct_made_up": pct(sum(int(r.get("made_up") or 0) for r in rows)),
+        "pct_answers_made_up": pct(sum(f["has_made_up"] for f in fields)),
         "made_up_sum": sum(int(r.get("made_up") or 0) for r in rows),
         "did_not_follow": sum(f["did_not_follow"] for f in fields),
-        "top_mistakes": _top(wrong_gl, sum(wrong_gl.values()), k),
-        "top_correct": _top(right_gl, sum(right_gl.values()), k),
+        "top_mistakes": _top(wrong_gl, k),
+        "top_correct": _top(right_gl, k),
     }
 
 
@@ -170,8 +178,7 @@ ROW_SQL = {
     "empty_truth_correct": "(empty_truth AND coalesce(answer_len = 0, false))",
     "empty_truth_wrong": "(empty_truth AND (answer_len IS NULL OR answer_len > 0))",
     "spurious_empty": "(NOT empty_truth AND coalesce(answer_len = 0, false))",
-    "gl": "CASE WHEN answer_len IS NULL THEN NULL "
-          "ELSE 'G' || CAST(truth_len AS VARCHAR) || ' vs L' || CAST(answer_len AS VARCHAR) END",
+    "gl": "'G' || CAST(truth_len AS VARCHAR) || ' vs. L' || coalesce(CAST(answer_len AS VARCHAR), '?')",
 }
 
 AGG_SQL = {
@@ -187,26 +194,26 @@ AGG_SQL = {
     "pct_nullset_correct": f"round(100.0 * count(*) FILTER (WHERE {ROW_SQL['empty_truth_correct']}) / count(*), 2)",
     "pct_nullset_wrong": f"round(100.0 * count(*) FILTER (WHERE {ROW_SQL['empty_truth_wrong']}) / count(*), 2)",
     "spurious_empty": f"count(*) FILTER (WHERE {ROW_SQL['spurious_empty']})",
-    "pct_made_up": f"round(100.0 * count(*) FILTER (WHERE {ROW_SQL['has_made_up']}) / count(*), 2)",
+    "pct_made_up": "round(100.0 * coalesce(sum(made_up), 0) / count(*), 2)",
+    "pct_answers_made_up": f"round(100.0 * count(*) FILTER (WHERE {ROW_SQL['has_made_up']}) / count(*), 2)",
     "made_up_sum": "coalesce(sum(made_up), 0)",
     "did_not_follow": f"count(*) FILTER (WHERE {ROW_SQL['did_not_follow']})",
 }
 
 
 def top_gl_sql(source: str, group_cols: Sequence[str] = (), *, correct: bool, k: int = 3) -> str:
-    """SQL giving, per group, the top-k "G vs L" labels among correct (or wrong, followed) answers with their share
-    (%) of that group's correct (wrong, followed) answers: columns ``*group_cols, gl, n, share, rank``.
+    """SQL giving, per group, the top-k "G vs. L" labels among correct (or wrong) answers with their share (%) of
+    that group's correct (wrong) answers: columns ``*group_cols, gl, n, share, rank``.
 
     ``source`` and ``group_cols`` are identifiers chosen by code (never user text); values are not interpolated.
     """
     cols = "".join(f'"{c}", ' for c in group_cols)
     part = ("PARTITION BY " + ", ".join(f'"{c}"' for c in group_cols)) if group_cols else ""
-    cond = "correct" if correct else f"NOT correct AND NOT {ROW_SQL['did_not_follow']}"
     return (
-        f"SELECT * FROM ("
-        f" SELECT {cols}gl, n, round(100.0 * n / sum(n) OVER ({part}), 2) AS share,"
-        f" row_number() OVER ({part} ORDER BY n DESC, gl) AS rank FROM ("
-        f"  SELECT {cols}{ROW_SQL['gl']} AS gl, count(*) AS n FROM {source}"
-        f"  WHERE correct IS NOT NULL AND {cond} GROUP BY ALL))"
+        f"SELECT {cols}gl, n, share, rank FROM ("
+        f" SELECT {cols}{ROW_SQL['gl']} AS gl, n, round(100.0 * n / sum(n) OVER ({part}), 2) AS share,"
+        f" row_number() OVER ({part} ORDER BY n DESC, truth_len, answer_len NULLS LAST) AS rank FROM ("
+        f"  SELECT {cols}truth_len, answer_len, count(*) AS n FROM {source}"
+        f"  WHERE correct IS NOT NULL AND {'' if correct else 'NOT '}correct GROUP BY ALL))"
         f" WHERE rank <= {int(k)} ORDER BY {cols}rank"
     )

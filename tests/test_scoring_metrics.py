@@ -125,15 +125,15 @@ def test_metric_invariants(a, b, op, answer):
 
 
 def test_gl_label():
-    assert gl_label(8, 7) == "G8 vs L7"
-    assert gl_label(0, 0) == "G0 vs L0"
-    assert gl_label(3, None) is None
+    assert gl_label(8, 7) == "G8 vs. L7"
+    assert gl_label(0, 0) == "G0 vs. L0"
+    assert gl_label(3, None) == "G3 vs. L?"
 
 
 def test_error_fields():
     f = error_fields(set_metrics([], [], A, B))
     assert f == {"did_not_follow": False, "has_made_up": False, "empty_truth_correct": True,
-                 "empty_truth_wrong": False, "spurious_empty": False, "gl": "G0 vs L0"}
+                 "empty_truth_wrong": False, "spurious_empty": False, "gl": "G0 vs. L0"}
     assert error_fields(set_metrics([], None, A, B))["empty_truth_wrong"]
     assert error_fields(set_metrics([], None, A, B))["did_not_follow"]
     assert error_fields(set_metrics([1], [], A, B))["spurious_empty"]
@@ -157,14 +157,25 @@ def test_error_summary_reproduces_paper_definitions():
     assert (s["pct_nullset_correct"], s["pct_nullset_wrong"]) == (50.4, 33.8)
     assert s["did_not_follow"] == 8
     assert s["made_up_sum"] == 19 and s["pct_made_up"] == round(100 * 19 / 16000, 2)
-    assert s["top_mistakes"][0] == ("G0 vs L1", round(100 * 5400 / (5400 + 19), 2))
-    assert s["top_correct"] == [("G0 vs L0", round(100 * 8064 / 10573, 2)), ("G1 vs L1", round(100 * 2509 / 10573, 2))]
+    assert s["pct_answers_made_up"] == round(100 * 19 / 16000, 2)
+    assert s["top_mistakes"] == [("G0 vs. L1", round(100 * 5400 / 5427, 2)), ("G2 vs. L1", round(100 * 19 / 5427, 2)),
+                                 ("G0 vs. L?", round(100 * 8 / 5427, 2))]
+    assert s["top_correct"] == [("G0 vs. L0", round(100 * 8064 / 10573, 2)),
+                                ("G1 vs. L1", round(100 * 2509 / 10573, 2))]
     assert s["accuracy_on_non_empty"] == round(100 * 2509 / (2509 + 19), 2)
 
 
+def test_error_summary_pct_made_up_counts_members_like_the_paper():
+    # Union, numbers in the paper: 375 made-up members over 16000 comparisons -> 2.34
+    rows = _rows(300, 8, 9, False, made_up=1) + _rows(25, 8, 11, False, made_up=3) + _rows(15675, 8, 8, True)
+    s = error_summary(rows)
+    assert (s["made_up_sum"], s["pct_made_up"], s["pct_answers_made_up"]) == (375, 2.34, 2.03)
+
+
 def test_error_summary_ties_are_deterministic_and_empty_group_ok():
-    rows = _rows(2, 3, 2, False) + _rows(2, 3, 4, False) + _rows(2, 1, 2, False)
-    assert [g for g, _ in error_summary(rows)["top_mistakes"]] == ["G1 vs L2", "G3 vs L2", "G3 vs L4"]
+    rows = _rows(2, 3, 2, False) + _rows(2, 3, None, False) + _rows(2, 10, 2, False) + _rows(2, 1, 2, False)
+    assert [g for g, _ in error_summary(rows, k=4)["top_mistakes"]] == ["G1 vs. L2", "G3 vs. L2", "G3 vs. L?",
+                                                                         "G10 vs. L2"]
     empty = error_summary([])
     assert empty["n"] == 0 and empty["accuracy"] == 0.0 and empty["top_mistakes"] == []
 
