@@ -10,8 +10,6 @@ Deciles: words of frequency decile d (1 rarest … 10 commonest) in ``log_width`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 MAX_NUMBER_LENGTH = 18
 
 
@@ -38,7 +36,3 @@ def describe(members: str, length: int | None, decile: int | None = None, mode: 
     """Short human description of a population, for warnings ("numbers of length 1")."""
     what = {"numbers": "numbers", "words": "words", "deciles": f"decile-{decile} words ({mode})"}.get(members, members)
     return what if length is None else f"{what} of length {length}"
-
-
-def population_size(pop: Sequence) -> int:
-    return len(pop)

@@ -16,6 +16,14 @@ Determinism and pairing
     demonstrations for every item, except that a shot equal to an item's own sets is skipped for that item);
     ``false`` draws shots per sample.
 
+Identity
+    ``config_id`` = stable hash of the grid cell: its factors (FACTORS) plus the seed and whatever else changes the
+    cell's items — number_max (unconstrained numbers), frequency_source (deciles), a fixed hypernym pair,
+    fixed_shots (when k > 0) and the template edits. So (config_id, sample) names one item's sets exactly, and runs
+    with the same config and seed share config_ids (comparisons pair them item by item).
+    Deceptive sets also accept ``hypernym_pairs: [[hypernym_a, hypernym_b], ...]`` to fix the hypernyms (for the
+    UI's "pick a pair"); by default every sample draws its own pair.
+
 Public API (the task contract of ``core/tasks/__init__.py``)::
 
     Config / load_config(d) / load_config_yaml(text) / load_config_file(path)
