@@ -12,7 +12,10 @@ import time
 
 from core.errors import UserError
 from core.lexicon import wordnet_build as wb
+from core.lexicon.datafile import dump_json_gz, write_atomic
 from core.lexicon.hyponyms import DEFAULT_PATH, write_groups
+from core.lexicon.words import POS_FORMAT, word_list
+from core.lexicon.words import SOURCE as WORDS_SOURCE
 
 DEFAULT_WORDNET_DIR = "/usr/share/wordnet"
 
@@ -32,7 +35,21 @@ def register(subparsers) -> None:
                    help="drop larger groups as too generic (default 30)")
     p.add_argument("--min-edit-distance", type=int, default=wb.DEFAULT_MIN_EDIT_DISTANCE,
                    help="lemmas of one synset closer than this are near-duplicates (default 3)")
+    p.add_argument("--pos-out", help="also write the part-of-speech table of the word list (words_by_pos) to this "
+                                     ".json.gz, e.g. data/lexicon/wordnet_pos.json.gz (NLTK backend only)")
     p.set_defaults(func=run)
+
+
+def write_pos_table(reader, source: dict, path: str) -> None:
+    started = time.perf_counter()
+    table = wb.build_pos_table(reader, word_list())
+    doc = {"format": POS_FORMAT, "source": dict(source, words=WORDS_SOURCE, word_count=len(word_list())),
+           "rule": "word has at least one synset of the part of speech in NLTK's synsets(word, pos) (after morphy); "
+                   "'a' includes satellite adjectives",
+           "counts": {pos: len(words) for pos, words in table.items()}, "pos": table}
+    write_atomic(path, dump_json_gz(doc))
+    print(f"wrote the part-of-speech table ({', '.join(f'{p}: {len(w)}' for p, w in table.items())}) to "
+          f"{os.path.relpath(path)} in {time.perf_counter() - started:.1f} s")
 
 
 def run(args) -> int:
@@ -47,9 +64,13 @@ def run(args) -> int:
             raise UserError("--backend wn needs --lexicon FILE.xml (a WN-LMF lexicon)")
         reader, close = wb.open_wn_lexicon(args.lexicon)
         source = wb.wn_source_info(reader, args.lexicon)
+    if args.pos_out and args.backend != "nltk":
+        raise UserError("--pos-out needs --backend nltk")
     try:
         groups, counts = wb.build(reader, pos=args.pos, min_size=args.min_size, max_size=args.max_size,
                                   min_edit_distance=args.min_edit_distance)
+        if args.pos_out:
+            write_pos_table(reader, source, args.pos_out)
     finally:
         close()
     if not groups:

@@ -13,15 +13,13 @@ File format (``groups.json.gz``, deterministic gzip of canonical JSON)::
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from core.errors import ImportFileError
+from core.lexicon.datafile import dump_json_gz, read_json_gz, write_atomic
 
 FORMAT = "setlexsem-studio/hyponym-groups"
 FORMAT_VERSION = 1
@@ -56,16 +54,9 @@ def _canonical_path(path) -> str:
 
 @lru_cache(maxsize=4)
 def _load(path: str) -> tuple[dict, tuple[HyponymGroup, ...]]:
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise ImportFileError(f"hyponym groups file not found: {path} (build it with `python -m core build-hyponyms`)")\
-            from None
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ImportFileError(f"{path}: not a gzip-compressed JSON hyponym groups file ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("groups"), list):
-        raise ImportFileError(f"{path}: not a hyponym groups file (format {FORMAT!r} expected)")
+    doc = read_json_gz(path, FORMAT, "build it with `python -m core build-hyponyms`")
+    if not isinstance(doc.get("groups"), list):
+        raise ImportFileError(f"{path}: hyponym groups file without a list of groups")
     groups = []
     for row in doc["groups"]:
         try:
@@ -93,23 +84,14 @@ def serialize_groups(groups, meta: dict) -> bytes:
     doc["format"] = FORMAT
     doc["format_version"] = FORMAT_VERSION
     doc["groups"] = [[g.synset, g.name, g.gloss, sorted(g.members)] for g in sorted(groups, key=lambda g: g.synset)]
-    text = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
-        gz.write(text.encode("utf-8"))
-    return buf.getvalue()
+    return dump_json_gz(doc)
 
 
 def write_groups(groups, path, meta: dict) -> None:
     """Write atomically (temp file + rename), so a failed build never leaves a half-written file."""
-    data = serialize_groups(groups, meta)
-    path = os.fspath(path)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-    _load.cache_clear()
+    write_atomic(path, serialize_groups(groups, meta))
+    for cached in (_load, _by_synset, _groups_at_least, _all_vocabulary):
+        cached.cache_clear()
 
 
 # --------------------------------------------------------------------------------------------------------- queries

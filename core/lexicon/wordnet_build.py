@@ -216,7 +216,7 @@ def build(wordnet_reader, *, pos: str = "n", min_size: int = DEFAULT_MIN_SIZE, m
         "dropped_duplicate_member_sets": n_duplicates,
         "groups": len(groups),
         "vocabulary": len({m for g in groups for m in g.members}),
-        "groups_by_min_size": {str(k): sum(s >= k for s in sizes) for k in (2, 4, 8, 16)},
+        "groups_by_min_size": {str(k): sum(s >= k for s in sizes) for k in (4, 8, 16)},
         "members_total": sum(sizes),
     }
     return tuple(groups), counts
@@ -357,3 +357,16 @@ def wn_source_info(wordnet, lmf_path: str) -> dict:
             digest.update(chunk)
     lexicons = sorted(f"{lex.id}:{lex.version} ({lex.label})" for lex in wordnet.lexicons())
     return {"wordnet": ", ".join(lexicons), "reader": f"wn {metadata.version('wn')}", "lmf_sha256": digest.hexdigest()}
+
+
+# ------------------------------------------------------------------------------------------- part-of-speech table
+POS_TAGS = ("n", "v", "a", "r")
+
+
+def build_pos_table(reader, words) -> dict[str, list[str]]:
+    """{pos: sorted words having at least one synset of that part of speech}, for ``words_by_pos`` (SPEC S4).
+
+    As in the SetLexSem code, a word counts when NLTK's ``synsets(word, pos)`` is non-empty, i.e. after NLTK's
+    morphological reduction (``morphy``), so inflected forms count too; ``a`` includes satellite adjectives.
+    """
+    return {pos: sorted(w for w in words if reader.synsets(w, pos=pos)) for pos in POS_TAGS}

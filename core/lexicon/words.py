@@ -10,10 +10,16 @@ Everything is computed once per process and returned as tuples, so samplers can 
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
-from core.errors import ConfigError
+from core.errors import ConfigError, ImportFileError
+from core.lexicon.datafile import read_json_gz
 
 SOURCE = "english-words web2 (Webster's Second International, = NLTK 'words'), lower-cased"
+POS_FORMAT = "setlexsem-studio/wordnet-pos"
+POS_PATH = Path(__file__).resolve().parents[2] / "data" / "lexicon" / "wordnet_pos.json.gz"
+_POS_ALIASES = {"n": "n", "noun": "n", "v": "v", "verb": "v", "a": "a", "s": "a", "adj": "a", "adjective": "a",
+                "r": "r", "adv": "r", "adverb": "r"}
 
 
 @lru_cache(maxsize=1)
@@ -52,3 +58,31 @@ def words_of_length(n: int) -> tuple[str, ...]:
 def length_counts() -> dict[int, int]:
     """Number of words per length, ascending by length."""
     return {n: len(ws) for n, ws in sorted(_by_length().items())}
+
+
+@lru_cache(maxsize=1)
+def _pos_table() -> dict[str, frozenset[str]]:
+    doc = read_json_gz(POS_PATH, POS_FORMAT, "build it with `python -m core build-hyponyms --pos-out …`")
+    try:
+        return {pos: frozenset(words) for pos, words in doc["pos"].items()}
+    except (KeyError, AttributeError, TypeError):
+        raise ImportFileError(f"{POS_PATH}: malformed part-of-speech table") from None
+
+
+@lru_cache(maxsize=64)
+def _words_by_pos(tag: str, length: int | None) -> tuple[str, ...]:
+    allowed = _pos_table()[tag]
+    pool = word_list() if length is None else words_of_length(length)
+    return tuple(w for w in pool if w in allowed)
+
+
+def words_by_pos(pos: str, length: int | None = None) -> tuple[str, ...]:
+    """Words of the list with at least one WordNet 3.0 synset of part of speech ``pos`` (n/noun, v/verb,
+    a/s/adj/adjective, r/adv/adverb), optionally of exactly ``length`` characters. Read from the shipped table
+    ``data/lexicon/wordnet_pos.json.gz`` (built from WordNet by our command): no WordNet needed at run time."""
+    tag = _POS_ALIASES.get(str(pos).lower())
+    if tag is None:
+        raise ConfigError(f"unknown part of speech {pos!r}; expected one of: noun, verb, adjective, adverb")
+    if length is not None:
+        _check_length(length)
+    return _words_by_pos(tag, length)
