@@ -215,8 +215,10 @@ _NAMED_SET = re.compile(r"\bset\s+[A-Za-z]\s*(?:is|contains|=|:)?\s*\**\s*$", re
 _OPERATOR_BEFORE_NAME = re.compile(
     r"(?:[∪∩−△Δ\\^|&\-)]|\b(?:U|union|intersection|intersect|minus|difference|and|xor|with)\b)\s*(?:set\s+)?"
     r"[A-Za-z]?\s*[)]?\s*[:=]\s*\**\s*$", re.IGNORECASE)
-_OPERATOR_BEFORE = re.compile(r"(?:[∪∩−△Δ\\^|&]|\b(?:U|union|intersect|minus)\b)\s*$")
-_OPERATOR_AFTER = re.compile(r"\s*(?:[∪∩−△Δ\\^|&]|-\s*[{\[(]|\b(?:U|union|intersect|minus)\b)")
+_OPERATOR_BEFORE = re.compile(
+    r"(?:[∪∩−△Δ\\^|&]|[}\])]\s*,?\s*and|\b(?:U|union|intersect|minus|(?:union|intersection|difference)\s+of))\s*$",
+    re.IGNORECASE)
+_OPERATOR_AFTER = re.compile(r"\s*(?:[∪∩−△Δ\\^|&]|-\s*[{\[(]|,?\s*and\s+[{\[(]|\b(?:U|union|intersect|minus)\b)")
 
 
 @dataclass(slots=True)
