@@ -270,6 +270,8 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
                                  "fails often and instructively. No key needed.",
                 "reference/solver": "Always correct; not an LLM. Use it to check the pipeline end to end."}
         c2.caption(info.get(choice, "Cloud model: needs an API key (see below)."))
+    if spec:
+        qp_set(model=spec)
     api_key, where = api_key_for(spec)
     env = key_env_for(spec)
     missing = None

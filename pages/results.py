@@ -69,9 +69,20 @@ with tab_v:
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     fig = figures.violin(points, x, color, summary, reference=ref_df,
                          reference_name=ref_titles.get(ref_id))
-    st.plotly_chart(fig, width="stretch", key="res_violin")
+    event = st.plotly_chart(fig, width="stretch", key="res_violin", on_select="rerun",
+                            selection_mode=("points", "box", "lasso"))
     st.caption("Each point is one configuration's accuracy over its N samples (as in the paper's Figure 4). "
-               "Boxes show quartiles, the dashed line the mean.")
+               "Boxes show quartiles, the dashed line the mean. Click or lasso points to list their items.")
+    picked = []
+    for pt in (event.selection.points if event is not None and hasattr(event, "selection") else []) or []:
+        cd = pt.get("customdata") if isinstance(pt, dict) else None
+        if cd:
+            picked.append(str(cd[0]))
+    if picked:
+        picked = list(dict.fromkeys(picked))[:50]
+        st.markdown(f"**Items of the {len(picked)} selected configuration(s)**")
+        sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500)
+        st.dataframe(sel_items.dropna(axis=1, how="all"), hide_index=True, width="stretch", height=300)
     if not summary.empty:
         st.dataframe(summary.rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
                                                                          else {}),
