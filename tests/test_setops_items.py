@@ -148,3 +148,25 @@ def test_preview_spreads_over_the_grid():
     prev = S.preview(cfg, 6)
     assert len(prev) == 6 and len({p["config_id"] for p in prev}) == 6
     assert all(p == S.item(cfg, p["idx"]) for p in prev)
+
+
+def test_part_of_speech_filter_for_words():
+    from core.lexicon.words import words_by_pos
+
+    cfg = S.load_config({"members": ["words", "numbers"], "pos": ["noun", "v", None], "lengths": [None, 4],
+                         "samples": 3, "sizes": [5], "operations": ["union"]})
+    rows = list(S.items(cfg))
+    assert len(rows) == (2 * 3 + 2) * 3
+    nouns, verbs = set(words_by_pos("noun")), set(words_by_pos("verb"))
+    for r in rows:
+        members = r["set_a"] + r["set_b"]
+        assert "pos" in r
+        if r["pos"] == "noun":
+            assert set(members) <= nouns
+        elif r["pos"] == "verb":
+            assert set(members) <= verbs
+        if r["length"]:
+            assert all(len(str(m)) == 4 for m in members)
+    with pytest.raises(Exception, match="not a part of speech"):
+        S.load_config({"pos": ["pronoun"]})
+    assert "pos" not in S.item(dict(NUM, samples=1, sizes=[2]), 0)  # only recorded when the filter is used

@@ -20,10 +20,14 @@ def numbers(length: int | None, number_max: int) -> range:
     return range(lo, 10**length)
 
 
-def words(length: int | None) -> tuple[str, ...]:
-    from core.lexicon.words import word_list, words_of_length
+def words(length: int | None, pos: str | None = None) -> tuple[str, ...]:
+    """Words of the list, optionally of exactly ``length`` characters and/or with a WordNet synset of part of speech
+    ``pos`` (noun, verb, adjective, adverb)."""
+    from core.lexicon import words as W
 
-    return word_list() if length is None else words_of_length(length)
+    if pos is not None:
+        return W.words_by_pos(pos, length)
+    return W.word_list() if length is None else W.words_of_length(length)
 
 
 def deciles(decile: int, mode: str, length: int | None, source: str = "wordfreq") -> tuple[str, ...]:
@@ -32,7 +36,9 @@ def deciles(decile: int, mode: str, length: int | None, source: str = "wordfreq"
     return decile_words(decile, mode=mode, length=length, source=source)
 
 
-def describe(members: str, length: int | None, decile: int | None = None, mode: str | None = None) -> str:
+def describe(members: str, length: int | None, decile: int | None = None, mode: str | None = None,
+             pos: str | None = None) -> str:
     """Short human description of a population, for warnings ("numbers of length 1")."""
-    what = {"numbers": "numbers", "words": "words", "deciles": f"decile-{decile} words ({mode})"}.get(members, members)
+    words = f"{pos}s" if pos else "words"
+    what = {"numbers": "numbers", "words": words, "deciles": f"decile-{decile} words ({mode})"}.get(members, members)
     return what if length is None else f"{what} of length {length}"

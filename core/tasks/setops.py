@@ -80,6 +80,7 @@ _DEFAULTS = {
     "sizes": [2, 4, 8, 16],
     "members": ["numbers", "words"],
     "lengths": [None],
+    "pos": [None],
     "deciles": list(range(1, 11)),
     "decile_mode": ["log_width"],
     "conditions": list(CONDITIONS),
@@ -140,6 +141,18 @@ def _length(v):
     return _int("lengths", v, 1, MAX_LENGTH)
 
 
+POS_NAMES = {"n": "noun", "noun": "noun", "v": "verb", "verb": "verb", "a": "adjective", "adj": "adjective",
+             "adjective": "adjective", "s": "adjective", "r": "adverb", "adv": "adverb", "adverb": "adverb"}
+
+
+def _pos(v):
+    if _none_word(v) or (isinstance(v, str) and v.strip().lower() == "any"):
+        return None
+    if isinstance(v, str) and v.strip().lower() in POS_NAMES:
+        return POS_NAMES[v.strip().lower()]
+    raise ConfigError(f"pos: {v!r} is not a part of speech (expected noun, verb, adjective, adverb or none)")
+
+
 def _swap(v):
     if _none_word(v):
         return None
@@ -171,6 +184,7 @@ class Config:
     sizes_b: tuple | None = None
     members: tuple = ("numbers", "words")
     lengths: tuple = (None,)
+    pos: tuple = (None,)  # words only: WordNet part of speech (noun, verb, adjective, adverb); None = any
     deciles: tuple = tuple(range(1, 11))
     decile_mode: tuple = ("log_width",)
     conditions: tuple = tuple(CONDITIONS)
@@ -219,6 +233,7 @@ class Config:
 
         members = tuple(_choice("members", v, MEMBER_TYPES) for v in _as_list("members", g["members"]))
         lengths = tuple(dict.fromkeys(_length(v) for v in _as_list("lengths", g["lengths"])))
+        pos = tuple(dict.fromkeys(_pos(v) for v in _as_list("pos", g["pos"])))
         deciles = tuple(_int("deciles", v, 1, 10) for v in _as_list("deciles", g["deciles"]))
         modes = tuple(_choice("decile_mode", v, DECILE_MODES) for v in _as_list("decile_mode", g["decile_mode"]))
         conditions = tuple(_choice("conditions", v, CONDITIONS) for v in _as_list("conditions", g["conditions"]))
@@ -259,7 +274,7 @@ class Config:
             _choice("approaches", v, tuple(tpl.approaches)) for v in _as_list("approaches", g["approaches"]))
 
         return cls(task=TASK, seed=seed, samples=samples, operations=ops, sizes=sizes, sizes_a=sizes_a,
-                   sizes_b=sizes_b, members=members, lengths=lengths, deciles=deciles, decile_mode=modes,
+                   sizes_b=sizes_b, members=members, lengths=lengths, pos=pos, deciles=deciles, decile_mode=modes,
                    conditions=conditions, swap_count=swaps, overlap=overlaps, number_max=number_max,
                    frequency_source=src, phrasings=phrasings, approaches=approaches, shots=shots,
                    fixed_shots=g["fixed_shots"], hypernym_pairs=pairs, templates=json.loads(json.dumps(templates)) if templates else None)
@@ -272,7 +287,7 @@ class Config:
         else:
             d["sizes_a"], d["sizes_b"] = list(self.sizes_a), list(self.sizes_b)
         d.update({
-            "members": list(self.members), "lengths": list(self.lengths), "deciles": list(self.deciles),
+            "members": list(self.members), "lengths": list(self.lengths), "pos": list(self.pos), "deciles": list(self.deciles),
             "decile_mode": list(self.decile_mode), "conditions": list(self.conditions),
             "swap_count": list(self.swap_count), "overlap": list(self.overlap), "number_max": self.number_max,
             "frequency_source": self.frequency_source, "phrasings": list(self.phrasings),
@@ -390,11 +405,11 @@ class Plan:
         ]
 
 
-def _population(cfg: Config, members: str, length, decile, mode):
+def _population(cfg: Config, members: str, length, decile, mode, pos=None):
     if members == "numbers":
         return populations.numbers(length, cfg.number_max)
     if members == "words":
-        return populations.words(length)
+        return populations.words(length, pos)
     return populations.deciles(decile, mode, length, cfg.frequency_source)
 
 
@@ -408,17 +423,21 @@ def _vocabulary() -> D.Vocabulary:
 def _sampler_variants(cfg: Config):
     """(members, length, decile, decile_mode, population) for the non-deceptive member types, in grid order."""
     for members in cfg.members:
-        if members in ("numbers", "words"):
+        if members == "numbers":
             for length in cfg.lengths:
-                yield members, length, None, None, None
+                yield members, length, None, None, None, None
+        elif members == "words":
+            for length in cfg.lengths:
+                for pos in cfg.pos:
+                    yield members, length, None, None, None, pos
         elif members == "deciles":
             for decile in cfg.deciles:
                 for mode in cfg.decile_mode:
                     for length in cfg.lengths:
-                        yield members, length, decile, mode, None
+                        yield members, length, decile, mode, None, None
         else:
             for pair in cfg.hypernym_pairs or (None,):
-                yield members, None, None, None, pair
+                yield members, None, None, None, pair, None
 
 
 def _build_plan(cfg: Config) -> Plan:
@@ -434,7 +453,8 @@ def _build_plan(cfg: Config) -> Plan:
         s[0] += n_samplers * prompt_cells
         s[1] += n_samplers * prompt_cells * cfg.samples
 
-    for members, length, decile, mode, hyp_pair in _sampler_variants(cfg):
+    uses_pos = any(p is not None for p in cfg.pos) and "words" in cfg.members
+    for members, length, decile, mode, hyp_pair, pos in _sampler_variants(cfg):
         if members == "deceptive":
             vocab = _vocabulary()
             pop = vocab
@@ -444,9 +464,9 @@ def _build_plan(cfg: Config) -> Plan:
                         raise ConfigError(f"hypernym_pairs: unknown hypernym {syn!r} (not among the shipped "
                                           f"hyponym groups)")
         else:
-            pop = _population(cfg, members, length, decile, mode)
+            pop = _population(cfg, members, length, decile, mode, pos)
             vocab = None
-        what = populations.describe(members, length, decile, mode)
+        what = populations.describe(members, length, decile, mode, pos)
         for size_a, size_b in cfg.size_pairs():
             for ov in cfg.overlap:
                 common = overlap_count(ov, size_a, size_b)
@@ -460,6 +480,8 @@ def _build_plan(cfg: Config) -> Plan:
                     base["frequency_source"] = cfg.frequency_source
                 if hyp_pair is not None:
                     base["hypernyms"] = list(hyp_pair)
+                if pos is not None:
+                    base["pos"] = pos
                 draw_key = json.dumps(base, sort_keys=True)
                 if members == "deceptive":
                     if ov is not None:
@@ -509,12 +531,12 @@ def _build_plan(cfg: Config) -> Plan:
                                 for k in cfg.shots:
                                     factors = {
                                         "operation": op, "size_a": size_a, "size_b": size_b, "members": members,
-                                        "length": length, "decile": decile, "decile_mode": mode, "condition": cond,
+                                        "length": length, **({"pos": pos} if uses_pos else {}), "decile": decile, "decile_mode": mode, "condition": cond,
                                         "swap_count": swap, "overlap": ov, "phrasing": phr, "approach": app,
                                         "shots": k,
                                     }
                                     ident = dict(factors, task=TASK, seed=cfg.seed)
-                                    for extra in ("number_max", "frequency_source", "hypernyms"):
+                                    for extra in ("number_max", "frequency_source", "hypernyms", "pos"):
                                         if extra in base:
                                             ident[extra] = base[extra]
                                     if k:
