@@ -463,6 +463,10 @@ def _build_plan(cfg: Config) -> Plan:
                     if syn not in vocab.by_synset:
                         raise ConfigError(f"hypernym_pairs: unknown hypernym {syn!r} (not among the shipped "
                                           f"hyponym groups)")
+        elif members == "numbers" and length is not None and length > populations.MAX_NUMBER_LENGTH:
+            skip(f"numbers of length {length}: at most {populations.MAX_NUMBER_LENGTH} digits are supported",
+                 len(cfg.size_pairs()) * len(cfg.overlap))
+            continue
         else:
             pop = _population(cfg, members, length, decile, mode, pos)
             vocab = None
