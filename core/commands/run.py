@@ -93,14 +93,15 @@ def main(args: argparse.Namespace) -> int:
         return 0
 
     bar = None
-    if not args.no_progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=0, unit="item", dynamic_ncols=True, file=sys.stderr, mininterval=0.2)
 
     def on_progress(p) -> None:
-        if bar is None:
+        nonlocal bar
+        if args.no_progress:
             return
+        if bar is None:  # created on the first report, i.e. after the run was validated and started
+            from tqdm import tqdm
+
+            bar = tqdm(total=p.total, unit="item", dynamic_ncols=True, file=sys.stderr, mininterval=0.2)
         if bar.total != p.total:
             bar.total = p.total
         bar.n = p.done + p.failed
