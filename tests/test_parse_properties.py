@@ -11,7 +11,7 @@ from core.parse import FOLLOWED_REASONS, NOT_FOLLOWED_REASONS, parse_set
 from core.setops_math import canonical
 
 # PARSE_PROPERTY_EXAMPLES=5000 for a deeper local run
-SETTINGS = settings(max_examples=int(os.environ.get("PARSE_PROPERTY_EXAMPLES", "300")), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=int(os.environ.get("PARSE_PROPERTY_EXAMPLES", "200")), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 _letters = string.ascii_lowercase
 words = st.builds(

@@ -34,13 +34,21 @@ def _random_results(n=600, seed=7):
 
 @pytest.fixture()
 def con(tmp_path):
+    import pandas as pd
+
     c = duckdb.connect(str(tmp_path / "scoring.duckdb"))
-    c.execute("CREATE TABLE results (op VARCHAR, grp INTEGER, correct BOOLEAN, followed BOOLEAN, truth_len INTEGER, "
-              "answer_len INTEGER, made_up INTEGER, empty_truth BOOLEAN, jaccard DOUBLE)")
     rows = _random_results()
-    c.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  [(r["op"], r["grp"], r["correct"], r["answer_len"] is not None, r["truth_len"], r["answer_len"],
-                    r["made_up"], r["empty_truth"], r["jaccard"]) for r in rows])
+    frame = pd.DataFrame([{"op": r["op"], "grp": r["grp"], "correct": r["correct"],
+                           "followed": r["answer_len"] is not None, "truth_len": r["truth_len"],
+                           "answer_len": r["answer_len"], "made_up": r["made_up"], "empty_truth": r["empty_truth"],
+                           "jaccard": r["jaccard"]} for r in rows])
+    frame["answer_len"] = frame["answer_len"].astype("Int64")
+    c.register("frame", frame)
+    c.execute("CREATE TABLE results AS SELECT op::VARCHAR AS op, grp::INTEGER AS grp, correct::BOOLEAN AS correct, "
+              "followed::BOOLEAN AS followed, truth_len::INTEGER AS truth_len, answer_len::INTEGER AS answer_len, "
+              "made_up::INTEGER AS made_up, empty_truth::BOOLEAN AS empty_truth, jaccard::DOUBLE AS jaccard "
+              "FROM frame")
+    c.unregister("frame")
     yield c, rows
     c.close()
 
