@@ -38,16 +38,8 @@ NOUN_GROUP_ORDER: tuple[str, ...] = (
     "gqg", "custom",
 )
 
-# v_results keeps item keys without a column of their own in extra_json.
-_V_RESULTS_SOURCE = """
-SELECT *,
-       coalesce(TRY_CAST(json_extract_string(extra_json, '$.count_asked') AS BIGINT),
-                CASE WHEN predicate = 'small' THEN count_small WHEN predicate = 'large' THEN count_large END)
-         AS count_asked,
-       json_extract_string(extra_json, '$.other_predicate') AS other_predicate
-FROM v_results
-WHERE task = 'quantifiers'
-"""
+# v_results has every quantifier factor as a column (count_asked and other_predicate included).
+_V_RESULTS_SOURCE = "SELECT * FROM v_results WHERE task = 'quantifiers'"
 
 _METRICS = """
 WITH src AS ({source}),
