@@ -6,6 +6,7 @@ Public API::
               fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
               source="app", on_progress=None) -> RunHandle        # background thread with its own event loop
     run(config, model, ..., on_progress=callback) -> Progress       # blocking (the CLI); Ctrl-C cancels cleanly
+    resume_run(run_id, *, api_key=None, db_path=None) -> RunHandle  # continue a stored run exactly (Runs page)
     estimate(config, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None) -> Estimate
     get_handle(run_id) -> RunHandle | None ; active_runs() -> list[RunHandle]   # survive Streamlit reruns
 
@@ -296,7 +297,7 @@ class RunHandle:
 def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, db_path=None, concurrency=None,
               fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
               source="app", on_progress: Callable[[Progress], None] | None = None, task_module=None,
-              model_timeout: float = 60.0) -> RunHandle:
+              model_timeout: float = 60.0, _run_id: str | None = None) -> RunHandle:
     """Validate, register the run in the DB and start it in a background thread. Returns at once.
 
     ``model`` is a spec string (``local/smollm2``, ``openai/gpt-4o-mini``, ``openai-compatible/<name>`` …) or a
@@ -322,7 +323,14 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         raise ConfigError(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
 
     with store.connect(db_path) as con, store.transaction(con):
-        run_id, draw, exists = _find_run(con, plan, fresh)
+        if _run_id is not None:   # resume_run: exactly this run (its key and draw), whatever is newer
+            rows = con.execute("SELECT run_id, draw FROM runs WHERE run_id = ? AND run_key = ?",
+                               [_run_id, plan.run_key]).fetchall()
+            if not rows:
+                raise UserError(f"run {_run_id} does not match its stored configuration; start it anew instead")
+            run_id, draw, exists = rows[0][0], int(rows[0][1]), True
+        else:
+            run_id, draw, exists = _find_run(con, plan, fresh)
         with _REGISTRY_LOCK:
             existing = _REGISTRY.get(run_id)
             if existing is not None and not existing.done:
@@ -355,6 +363,28 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     handle._thread = thread
     thread.start()
     return handle
+
+
+def resume_run(run_id: str, *, api_key=None, db_path=None, concurrency=None, on_progress=None,
+               source: str = "app") -> RunHandle:
+    """Continue a stored run exactly as it was started (config, model, params, base URL, limit and draw, from its
+    run_json): finished items are kept, failed and missing ones are called. Raises UserError for an unknown or
+    imported run. ``api_key`` is only needed for cloud models and is never stored."""
+    row = store.get_run(db_path, run_id)
+    if row is None:
+        raise UserError(f"no run {run_id!r} in the database")
+    try:
+        spec = json.loads(row.get("run_json") or "{}")
+    except ValueError:
+        spec = {}
+    if not spec.get("config") or (row.get("source") or "").startswith("import") or not spec.get("model"):
+        raise UserError(f"run {run_id} cannot be resumed (imported, or stored without its run configuration)")
+    h = start_run(spec["config"], spec["model"], params=spec.get("params"), base_url=spec.get("base_url"),
+                  api_key=api_key, db_path=db_path, concurrency=concurrency or spec.get("concurrency"),
+                  limit=spec.get("limit"), rpm=spec.get("rpm"), tpm=spec.get("tpm"),
+                  max_attempts=spec.get("max_attempts") or 6, call_timeout=spec.get("call_timeout") or 120.0,
+                  source=source, on_progress=on_progress, _run_id=run_id)
+    return h
 
 
 def run(config: dict, model, *, on_progress: Callable[[Progress], None] | None = None, **kwargs) -> Progress:

@@ -196,3 +196,32 @@ def test_estimate_counts_cache(tmp_path):
 def test_reference_solver_end_to_end(tmp_path):
     p = runner.run(CFG, "reference/solver", db_path=tmp_path / "r.duckdb")
     assert p.status == "done" and p.done == 80 and p.accuracy == 1.0
+
+
+def test_resume_run_continues_exactly_that_run(tmp_path):
+    db = tmp_path / "r.duckdb"
+    model = FakeModel(latency=0.05, concurrency=2)
+    h = runner.start_run(CFG, model, db_path=db, limit=40, max_attempts=4)
+    while h.progress().done < 4:
+        time.sleep(0.01)
+    h.cancel()
+    p = h.wait(10)
+    assert p.status == "cancelled"
+    # another run of the same config without limit exists meanwhile: resume_run must not pick it
+    runner.run(CFG, FakeModel(), db_path=db, limit=3)
+    # (a fake model cannot be rebuilt from its spec, so use resume_run's path with the model object)
+    h2 = runner.start_run(CFG, model, db_path=db, limit=40, max_attempts=4, _run_id=h.run_id)
+    p2 = h2.wait(30)
+    assert h2.run_id == h.run_id and p2.status == "done" and p2.done == 40
+
+
+def test_resume_run_from_stored_configuration(tmp_path):
+    db = tmp_path / "r.duckdb"
+    p = runner.run(CFG, "reference/solver", db_path=db, limit=12)
+    with store.connect(db) as con:   # forget some results, as if the run had been interrupted
+        con.execute("DELETE FROM results WHERE run_id = ? AND idx >= 5", [p.run_id])
+    h = runner.resume_run(p.run_id, db_path=db)
+    p2 = h.wait(30)
+    assert h.run_id == p.run_id and p2.done == 12 and p2.status == "done" and p2.cached == 7
+    with pytest.raises(Exception, match="no run"):
+        runner.resume_run("nope", db_path=db)
