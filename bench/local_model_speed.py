@@ -31,7 +31,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=8)
     ap.add_argument("--max-tokens", type=int, default=128)
-    ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
+    ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the cores, at least 1)")
     args = ap.parse_args()
     if args.threads:
         os.environ["STUDIO_LLAMA_THREADS"] = str(args.threads)

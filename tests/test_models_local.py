@@ -20,11 +20,11 @@ def test_embedded_model_answers_a_set_prompt_with_tokens_and_no_key(monkeypatch)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     model = get_model("local/smollm2")
     model.validate()
-    params = SamplingParams(max_tokens=48, seed=1)
+    params = SamplingParams(max_tokens=16, seed=1)
     c = asyncio.run(model.complete(Request(prompt=SET_PROMPT, params=params)))
     assert c.text.strip()
     assert c.tokens_in > 20  # the chat template wraps the prompt
-    assert 0 < c.tokens_out <= 48
+    assert 0 < c.tokens_out <= 16
     assert c.finish_reason in ("stop", "length")
     assert c.cost_usd == 0.0 and c.dropped_params == ()
     assert c.latency_ms > 0
@@ -33,13 +33,13 @@ def test_embedded_model_answers_a_set_prompt_with_tokens_and_no_key(monkeypatch)
 @pytest.mark.slow
 def test_embedded_model_is_reproducible_with_a_seed_and_honours_max_tokens():
     model = get_model("local/smollm2")
-    params = SamplingParams(max_tokens=24, seed=123)
+    params = SamplingParams(max_tokens=8, seed=123)
     a = model.complete_sync(Request(prompt=SET_PROMPT, params=params))
     b = model.complete_sync(Request(prompt=SET_PROMPT, params=params))
     assert a.text == b.text
     short = model.complete_sync(Request(prompt="Count from 1 to 100, separated by commas.",
-                                        params=SamplingParams(max_tokens=5, seed=1)))
-    assert short.tokens_out <= 5 and short.finish_reason == "length"
+                                        params=SamplingParams(max_tokens=4, seed=1)))
+    assert short.tokens_out <= 4 and short.finish_reason == "length"
 
 
 @pytest.mark.slow
@@ -55,7 +55,7 @@ def test_embedded_model_does_not_block_the_event_loop():
 
     async def main():
         t = asyncio.create_task(ticker())
-        c = await model.complete(Request(prompt=SET_PROMPT, params=SamplingParams(max_tokens=32, seed=2)))
+        c = await model.complete(Request(prompt=SET_PROMPT, params=SamplingParams(max_tokens=8, seed=2)))
         t.cancel()
         return c
 

@@ -20,7 +20,7 @@ def register(subparsers) -> None:
                               description=__doc__.split("\n\n")[1])
     p.add_argument("--port", type=int, default=8080, help="TCP port (default 8080)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1 = this machine)")
-    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
+    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the cores, at least 1)")
     p.add_argument("--n-ctx", type=int, default=None, help="context length in tokens (default 4096)")
     p.set_defaults(func=serve)
 
@@ -45,7 +45,11 @@ def build_app(*, threads: int | None = None, n_ctx: int | None = None):
     except ImportError as exc:
         raise UserError(f"serve-local needs llama-cpp-python with its server extra "
                         f"(pip install 'llama-cpp-python[server]'): {exc}") from None
+    import os
+
     from core.models.local_llama import model_path, n_ctx as default_ctx, n_threads as default_threads
+
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see core/models/local_llama.py
 
     model = ModelSettings(
         model=model_path(),
