@@ -187,7 +187,7 @@ def test_bad_configs_exit_nonzero_with_one_line(tmp_path, cfg, words):
     cfg_path = tmp_path / "bad.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "core", "generate", "setops", "--config", str(cfg_path),
-                           "--out", str(tmp_path / "o.jsonl"), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+                           "--out", str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()

@@ -229,11 +229,13 @@ def main(args: argparse.Namespace) -> int:
     cfg = config_of(args.task, task, args.config, args.preset)
     total = task.count(cfg)
     warn = getattr(task, "warnings", None)
-    if callable(warn) and not args.quiet:
-        for line in warn(cfg):
-            print(f"warning: {line}", file=sys.stderr)
+    warnings = list(warn(cfg)) if callable(warn) else []
     if total == 0:
-        raise ConfigError("the config yields no items (every grid combination was skipped as impossible)")
+        why = f": {warnings[0]}" + (f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else "") if warnings else ""
+        raise ConfigError(f"the config yields no items, every grid combination is impossible{why}")
+    if not args.quiet:
+        for line in warnings:
+            print(f"warning: {line}", file=sys.stderr)
     limit = total if args.limit is None else min(args.limit, total)
 
     def rows() -> Iterator[dict]:
