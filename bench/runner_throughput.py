@@ -8,7 +8,8 @@ included) and for the call phase alone (first call sent → last call durable). 
 items: the identical command again (the run is resumed: nothing to do), and a new run over the same prompts (every
 answer comes from the cache, is scored and stored) — both must make 0 calls, counted at the endpoint.
 For comparison: the SetLexSem reference code makes one call at a time, i.e. items × L seconds.
-``--direct`` also runs an in-process model with the same latency (no HTTP/SDK) to show the runner's own overhead.
+``--direct`` also runs an in-process model with the same latency (no HTTP/SDK) to show the runner's own overhead;
+``--sdk-ceiling`` measures the bare OpenAI SDK at the same C and L (what this machine's HTTP stack allows).
 """
 
 from __future__ import annotations
@@ -52,6 +53,38 @@ class DirectModel:
         return Completion("{1, 2}", 10, 3, self.latency * 1000, None, "stop")
 
 
+def sdk_ceiling(c: int, lat: float, n: int) -> str:
+    """The same number of calls through the bare AsyncOpenAI client (C tasks in a loop): this machine's HTTP+SDK
+    ceiling, against which the runner's own overhead can be judged."""
+    import openai
+
+    server = subprocess.Popen([sys.executable, "-m", "core.runner_loopback", "--port", "0", "--latency", str(lat)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        base_url = server.stdout.readline().strip().split(" ", 1)[1]
+
+        async def go():
+            client = openai.AsyncOpenAI(base_url=base_url, api_key="none", max_retries=0)
+            todo = list(range(n))
+
+            async def worker():
+                while todo:
+                    i = todo.pop()
+                    await client.chat.completions.create(model="loop", max_tokens=16,
+                                                         messages=[{"role": "user", "content": f"prompt {i}"}])
+            t0 = time.perf_counter()
+            await asyncio.gather(*[worker() for _ in range(c)])
+            await client.close()
+            return time.perf_counter() - t0
+
+        el = asyncio.run(go())
+    finally:
+        server.kill()
+        server.wait()
+    return (f"bare OpenAI SDK, no runner: {n} calls in {el:.2f} s = {n / el:.1f} calls/s = "
+            f"{n / el / (c / lat):.2f} of C/L")
+
+
 def report(label: str, p, wall: float, c: int, lat: float) -> None:
     limit = c / lat
     phase = (p.started_at + p.elapsed - p.calls_started_at) if p.calls_started_at else None
@@ -69,6 +102,8 @@ def main(argv=None) -> int:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--latency", type=float, default=0.25)
     ap.add_argument("--direct", action="store_true", help="also measure an in-process model (no HTTP)")
+    ap.add_argument("--sdk-ceiling", action="store_true",
+                    help="also measure the bare OpenAI SDK (no runner, no DB) at the same C and L on this machine")
     args = ap.parse_args(argv)
     c, lat = args.concurrency, args.latency
     cfg = config_for(args.items)
@@ -108,6 +143,8 @@ def main(argv=None) -> int:
         server.kill()
         server.wait()
 
+    if args.sdk_ceiling:
+        print(sdk_ceiling(c, lat, args.items))
     if args.direct:
         t0 = time.perf_counter()
         pd = runner.run(cfg, DirectModel(lat, c), db_path=tmp / "direct.duckdb", limit=args.items)
