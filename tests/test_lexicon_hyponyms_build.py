@@ -180,6 +180,15 @@ def test_cli_errors_are_one_clear_line(tmp_path):
     assert r.returncode == 2 and "--lexicon" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_damaged_wordnet_is_a_clear_error(tmp_path):
+    from core.errors import UserError
+
+    (tmp_path / "data.noun").write_text("00000000 03 n 01 dog 0 000 | a dog  \n")
+    (tmp_path / "index.noun").write_text("dog n one 0 1 0 00000000  \n")
+    with pytest.raises(UserError, match="cannot read WordNet"):
+        wb.open_nltk_wordnet(str(tmp_path))
+
+
 def test_bad_groups_file_is_a_clear_error(tmp_path):
     from core.errors import ImportFileError
 

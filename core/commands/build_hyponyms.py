@@ -47,7 +47,10 @@ def write_pos_table(reader, source: dict, path: str) -> None:
            "rule": "word has at least one synset of the part of speech in NLTK's synsets(word, pos) (after morphy); "
                    "'a' includes satellite adjectives",
            "counts": {pos: len(words) for pos, words in table.items()}, "pos": table}
-    write_atomic(path, dump_json_gz(doc))
+    try:
+        write_atomic(path, dump_json_gz(doc))
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
     print(f"wrote the part-of-speech table ({', '.join(f'{p}: {len(w)}' for p, w in table.items())}) to "
           f"{os.path.relpath(path)} in {time.perf_counter() - started:.1f} s")
 
@@ -55,29 +58,38 @@ def write_pos_table(reader, source: dict, path: str) -> None:
 def run(args) -> int:
     if args.min_edit_distance < 1:
         raise UserError("--min-edit-distance must be at least 1")
+    if args.pos_out and args.backend != "nltk":
+        raise UserError("--pos-out needs --backend nltk")
     started = time.perf_counter()
     if args.backend == "nltk":
         reader, close = wb.open_nltk_wordnet(args.wordnet_dir)
-        source = wb.nltk_source_info(reader, args.wordnet_dir)
     else:
         if not args.lexicon:
             raise UserError("--backend wn needs --lexicon FILE.xml (a WN-LMF lexicon)")
         reader, close = wb.open_wn_lexicon(args.lexicon)
-        source = wb.wn_source_info(reader, args.lexicon)
-    if args.pos_out and args.backend != "nltk":
-        raise UserError("--pos-out needs --backend nltk")
     try:
+        if args.backend == "nltk":
+            source = wb.nltk_source_info(reader, args.wordnet_dir)
+        else:
+            source = wb.wn_source_info(reader, args.lexicon)
         groups, counts = wb.build(reader, pos=args.pos, min_size=args.min_size, max_size=args.max_size,
                                   min_edit_distance=args.min_edit_distance)
         if args.pos_out:
             write_pos_table(reader, source, args.pos_out)
+    except UserError:
+        raise
+    except Exception as exc:  # a damaged WordNet makes the readers fail in many ways: one clear line
+        raise UserError(f"cannot read the WordNet ({type(exc).__name__}: {exc})") from None
     finally:
         close()
     if not groups:
         raise UserError("no hyponym group satisfies the rules; nothing written")
     meta = {"source": source, "rules": wb.rules(args.pos, args.min_size, args.max_size, args.min_edit_distance),
             "counts": counts}
-    write_groups(groups, args.out, meta)
+    try:
+        write_groups(groups, args.out, meta)
+    except OSError as exc:
+        raise UserError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     seconds = time.perf_counter() - started
     print(f"wrote {counts['groups']} groups ({counts['vocabulary']} distinct members; "
           f"{counts['groups_by_min_size']['8']} with >= 8, {counts['groups_by_min_size']['16']} with >= 16 members) "

@@ -290,6 +290,9 @@ def open_nltk_wordnet(wordnet_dir: str):
     """(reader, closer) for the WNDB files in ``wordnet_dir``, read by NLTK's ``WordNetCorpusReader``."""
     import warnings
 
+    if not os.path.isfile(os.path.join(wordnet_dir, "data.noun")):  # before paying for importing NLTK
+        raise UserError(f"no WordNet database in {wordnet_dir} (expected data.noun, index.noun …; on Debian: "
+                        "apt-get install wordnet-base wordnet-sense-index)")
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     class _Reader(WordNetCorpusReader):
@@ -303,9 +306,9 @@ def open_nltk_wordnet(wordnet_dir: str):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             reader = _Reader(data.corpus, None)
-    except Exception:
+    except Exception as exc:  # damaged files make NLTK fail in many ways: one clear line
         data.close()
-        raise
+        raise UserError(f"cannot read WordNet in {wordnet_dir} ({type(exc).__name__}: {exc})") from None
     return reader, data.close
 
 
