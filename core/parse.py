@@ -41,7 +41,8 @@ are preferred; among them brace-like sets beat brackets, which beat parentheses 
 
 Empty-set phrasings — "empty set", "the empty set", "null set", "∅", "{}", "set()", "none", "nothing",
 "no elements/members/numbers/words", "is empty" — give an empty answer that *did* follow the instructions
-(reason ``empty_set_phrase``). ``{∅}`` is read as the empty set (models write it to mean "empty").
+(reason ``empty_set_phrase``). ``{∅}`` is read as the empty set (models write it to mean "empty"). A bare
+``none``/``nothing``/``empty`` inside answer tags is the empty set; quoted or in braces (``{'none'}``) it is a member.
 
 Normalisation decisions
 -----------------------
