@@ -43,7 +43,7 @@ def main() -> int:
 
     rows: list = []
     with Stage("open NLTK WordNet reader", rows):
-        reader, close = wb.open_nltk_wordnet(args.wordnet_dir)
+        reader, close = wb.open_nltk_wordnet(args.wordnet_dir, ("noun",))
     try:
         with Stage("read noun synset graph", rows):
             graph = wb.nltk_graph(reader, "n")

@@ -41,7 +41,8 @@ def main() -> int:
 
     t0 = time.perf_counter()
     llama = get_llama()
-    print(f"model load: {time.perf_counter() - t0:.2f} s   threads={n_threads()}   cores={os.cpu_count()}")
+    print(f"model load: {time.perf_counter() - t0:.2f} s   threads={n_threads()}   cores={os.cpu_count()}   "
+          f"load average before: {os.getloadavg()[0]:.1f}")
     model = get_model("local/smollm2")
 
     tot_in = tot_out = 0
@@ -66,6 +67,7 @@ def main() -> int:
     print(f"output tokens/s (end to end): {tot_out / tot_lat:.1f}")
     print(f"decode tokens/s:              {tot_out / decode_time:.1f}")
     print(f"prompt tokens/s:              {tot_in / max(1e-9, tot_prompt):.1f}")
+    print(f"load average after: {os.getloadavg()[0]:.1f} (figures shrink when other processes share the cores)")
     return 0
 
 

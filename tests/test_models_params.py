@@ -104,3 +104,14 @@ def test_redaction():
 def test_retryable_error_carries_reason_and_hint():
     e = RetryableError("rate limited", 2.5)
     assert e.reason == "rate limited" and e.retry_after == 2.5 and "2.5" in str(e)
+
+
+def test_completion_to_dict_is_json_ready():
+    import json
+
+    from core.models import Completion
+
+    c = Completion("[1]", 10, 2, 12.5, 0.0, "stop", ("top_k",))
+    assert json.loads(json.dumps(c.to_dict())) == {"text": "[1]", "tokens_in": 10, "tokens_out": 2, "latency_ms": 12.5,
+                                                   "cost_usd": 0.0, "finish_reason": "stop",
+                                                   "dropped_params": ["top_k"]}

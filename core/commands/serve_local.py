@@ -63,6 +63,10 @@ def build_app(*, threads: int | None = None, n_ctx: int | None = None):
 
 
 def serve(args) -> int:
+    if args.threads is not None and args.threads < 1:
+        raise UserError(f"--threads must be at least 1, got {args.threads}")
+    if args.n_ctx is not None and args.n_ctx < 256:
+        raise UserError(f"--n-ctx must be at least 256, got {args.n_ctx}")
     _check_port_free(args.host, args.port)
     try:
         import uvicorn

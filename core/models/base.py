@@ -39,6 +39,11 @@ class Completion:
     finish_reason: str | None
     dropped_params: tuple[str, ...] = ()   # sampling parameters the provider could not honour for this call
 
+    def to_dict(self) -> dict:
+        return {"text": self.text, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "latency_ms": self.latency_ms, "cost_usd": self.cost_usd, "finish_reason": self.finish_reason,
+                "dropped_params": list(self.dropped_params)}
+
 
 class ModelError(UserError):
     """A failure that retrying will not fix. The message is safe to show and store (never holds a key)."""
