@@ -98,3 +98,29 @@ def test_reference_solver_without_item_is_a_model_error():
 
     with pytest.raises(ModelError):
         asyncio.run(get_model("reference/solver").complete(Request(prompt="x")))
+
+
+@pytest.mark.slow
+def test_a_cancelled_or_timed_out_call_frees_the_model_quickly():
+    from core.models import RetryableError
+
+    prompt = "Write a very long story about a dragon, at least 2000 words."
+    # time budget: generation stops within a token of the deadline, reported as retryable
+    model = get_model("local/smollm2", timeout=0.5)
+    with pytest.raises(RetryableError, match="timeout"):
+        model.complete_sync(Request(prompt=prompt, params=SamplingParams(max_tokens=2000, seed=1)))
+    assert model.last_interrupt == "timeout"
+
+    # cancellation from asyncio (the runner's wait_for): the worker thread stops and the lock is released
+    model = get_model("local/smollm2", timeout=600)
+
+    async def cancel_soon():
+        try:
+            await asyncio.wait_for(model.complete(Request(prompt=prompt, params=SamplingParams(max_tokens=2000))), 0.5)
+        except asyncio.TimeoutError:
+            pass
+
+    asyncio.run(cancel_soon())  # asyncio.run waits for the worker thread to end
+    assert model.last_interrupt == "cancelled", "the cancelled generation ran on in the background"
+    ok = model.complete_sync(Request(prompt=SET_PROMPT, params=SamplingParams(max_tokens=4, seed=1)))
+    assert ok.tokens_out > 0 and model.last_interrupt is None

@@ -4,7 +4,9 @@ by llama-cpp-python. No key, no download.
 The model is loaded once per process behind a lock and shared by every LocalLlamaModel. llama.cpp contexts are not
 thread-safe, so one call runs at a time (default concurrency 1); each call runs in a worker thread
 (``asyncio.to_thread``) so the event loop stays free. Prompts go through the chat template stored in the GGUF file.
-All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed).
+All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed). A call that is cancelled (e.g.
+by the runner's per-call timeout) or exceeds the model's ``timeout`` stops generating within one token and raises
+RetryableError, so it never keeps the shared model busy in the background.
 
 Threads: STUDIO_LLAMA_THREADS (default: half the cores, at least 1 — llama.cpp's own default). On a shared or
 oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (measured
@@ -69,16 +71,47 @@ def get_llama():
     return _llama
 
 
+class _Interrupt:
+    """A logits processor that ends generation early (by forcing end-of-sequence) once the call is cancelled or
+    its time budget is spent — so a timed-out or cancelled call frees the shared model within one token instead of
+    running to max_tokens in the background. (Exceptions raised inside llama.cpp's sampler callback are swallowed,
+    hence forcing EOS.)"""
+
+    def __init__(self, eos: int, timeout: float | None, cancel: threading.Event | None):
+        self.eos = eos
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.cancel = cancel
+        self.why: str | None = None
+
+    def __call__(self, input_ids, scores):
+        if self.why is None:
+            if self.cancel is not None and self.cancel.is_set():
+                self.why = "cancelled"
+            elif self.deadline is not None and time.monotonic() > self.deadline:
+                self.why = "timeout"
+        if self.why is not None:
+            scores[:] = -float("inf")
+            scores[self.eos] = 0.0
+        return scores
+
+
 class LocalLlamaModel(BaseModel):
     provider = "local"
     default_concurrency = 1
     supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed")
 
+    def __init__(self, spec: str = "local/smollm2", name: str = "smollm2", *, timeout: float | None = None):
+        super().__init__(spec, name)
+        self.timeout = timeout  # generation budget in seconds (None = no limit); checked after every token
+        self.last_interrupt: str | None = None  # "timeout" / "cancelled" if the last call was cut short
+
     def validate(self) -> None:
         model_path()
 
-    def complete_sync(self, request: Request) -> Completion:
+    def complete_sync(self, request: Request, cancel: threading.Event | None = None) -> Completion:
         """Blocking call (used by ``complete`` in a worker thread, and by the benchmark)."""
+        from llama_cpp import LogitsProcessorList
+
         llama = get_llama()
         p = request.params
         kwargs = dict(max_tokens=p.max_tokens)
@@ -92,12 +125,21 @@ class LocalLlamaModel(BaseModel):
             kwargs["seed"] = p.seed
         messages = [{"role": "user", "content": request.prompt}]
         with _call_lock:
+            if cancel is not None and cancel.is_set():
+                raise RetryableError("local/smollm2: call cancelled before it started")
             started = time.perf_counter()
+            interrupt = _Interrupt(llama.token_eos(), self.timeout, cancel)
             try:
-                out = llama.create_chat_completion(messages=messages, **kwargs)
+                out = llama.create_chat_completion(messages=messages, logits_processor=LogitsProcessorList([interrupt]),
+                                                   **kwargs)
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
                 raise ModelError(f"local/smollm2: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000.0
+        self.last_interrupt = interrupt.why
+        if interrupt.why == "timeout":
+            raise RetryableError(f"local/smollm2: generation exceeded the {self.timeout:g} s timeout")
+        if interrupt.why == "cancelled":
+            raise RetryableError("local/smollm2: call cancelled")
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
         if not text.strip():
@@ -114,4 +156,9 @@ class LocalLlamaModel(BaseModel):
         )
 
     async def complete(self, request: Request) -> Completion:
-        return await asyncio.to_thread(self.complete_sync, request)
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self.complete_sync, request, cancel)
+        except asyncio.CancelledError:  # e.g. the runner's wait_for timeout or a cancelled run
+            cancel.set()                # the worker thread ends generation at the next token
+            raise

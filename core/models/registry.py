@@ -80,7 +80,7 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
             raise ModelError(f"unknown local model {name!r}; the embedded model is local/smollm2")
         from core.models.local_llama import LocalLlamaModel
 
-        return LocalLlamaModel("local/smollm2", "smollm2")
+        return LocalLlamaModel("local/smollm2", "smollm2", timeout=timeout)
     if provider == "reference":
         if name.lower() != "solver":
             raise ModelError(f"unknown reference model {name!r}; use reference/solver")
