@@ -126,6 +126,7 @@ class LocalLlamaModel(BaseModel):
         messages = [{"role": "user", "content": request.prompt}]
         with _call_lock:
             if cancel is not None and cancel.is_set():
+                self.last_interrupt = "cancelled"
                 raise RetryableError("local/smollm2: call cancelled before it started")
             started = time.perf_counter()
             interrupt = _Interrupt(llama.token_eos(), self.timeout, cancel)
