@@ -39,21 +39,23 @@ def _steps(phrasing: Phrasing, op: str, a: Sequence, b: Sequence) -> str:
 
 
 def demo(phrasing: Phrasing, op: str, a: Sequence, b: Sequence, words: bool, n: int,
-         shown: tuple[str, str] | None = None) -> str:
+         shown: tuple[str, str] | None = None, result: list | None = None, quoted: dict | None = None) -> str:
     """One demonstration: A, B and the result of ``op`` (members in order of appearance).
 
-    ``shown`` = (A, B) already rendered in this phrasing's set format (a cache of the caller), optional."""
-    result = apply(op, a, b)
+    Optional caches of the caller: ``shown`` = (A, B) rendered in this phrasing's set format, ``result`` = the
+    result of ``op`` in order of appearance, ``quoted`` = member -> its shown text."""
+    if result is None:
+        result = apply(op, a, b)
     tpl = phrasing.demo_empty.get(op) if not result else None
     tpl = tpl or phrasing.demo[op]
     fmt = phrasing.set_format
     if shown is None:
-        shown = (fmt.render(a, words), fmt.render(b, words))
+        shown = (fmt.render(a, words, quoted), fmt.render(b, words, quoted))
     values = {
         "set_a": shown[0],
         "set_b": shown[1],
-        "result": fmt.render(result, words),
-        "result_members": fmt.render_list(result, words),
+        "result": fmt.render(result, words, quoted),
+        "result_members": fmt.render_list(result, words, quoted),
         "n": n,
         "steps": _steps(phrasing, op, a, b) if "steps" in tpl.fields else "",
     }

@@ -99,13 +99,15 @@ class SetFormat:
             return [f"{q}{m}{q}" for m in members]
         return [str(m) for m in members]
 
-    def render(self, members, words: bool) -> str:
+    def render(self, members, words: bool, quoted: dict | None = None) -> str:
+        """``{m1, m2}`` (or the empty-set text); ``quoted`` = a cache member -> shown text, optional."""
         if not members:
             return self.empty
-        return self.open + self.separator.join(self.members(members, words)) + self.close
+        shown = [quoted[m] for m in members] if quoted is not None else self.members(members, words)
+        return self.open + self.separator.join(shown) + self.close
 
-    def render_list(self, members, words: bool) -> str:
-        shown = self.members(members, words)
+    def render_list(self, members, words: bool, quoted: dict | None = None) -> str:
+        shown = [quoted[m] for m in members] if quoted is not None else self.members(members, words)
         if len(shown) <= 1:
             return "".join(shown)
         return self.list_separator.join(shown[:-1]) + self.list_last + shown[-1]

@@ -52,7 +52,7 @@ from core.prompts.templates import Templates, load_templates
 from core.sets import deceptive as D
 from core.sets import populations
 from core.sets.draw import distinct_pairs, draw_pair, infeasible_reason, overlap_count
-from core.sets.operations import OPERATIONS, truth as op_truth
+from core.sets.operations import OPERATIONS, apply as apply_op, truth as op_truth
 from core.tasks.base import stable_id
 
 TASK = "setops"
@@ -582,7 +582,7 @@ class _Pair:
     """The final (A, B) of one sampler cell and sample, with per-pair render caches."""
 
     __slots__ = ("a", "b", "hyp", "hypernym_a", "hypernym_b", "ident", "construction", "truths", "lines", "shown",
-                 "shots")
+                 "shots", "results")
 
     def __init__(self, a, b, hyp=None, hypernym_a=None, hypernym_b=None):
         self.a = a
@@ -594,7 +594,8 @@ class _Pair:
         self.construction: dict = {}  # phrasing -> rendered set-construction part
         self.truths: dict = {}  # operation -> sorted truth
         self.lines: dict = {}  # (operation, phrasing, n) -> this pair rendered as demonstration n
-        self.shown: dict = {}  # phrasing -> (A, B) rendered in that phrasing's set format
+        self.shown: dict = {}  # phrasing -> (A, B rendered in that phrasing's set format, member -> shown text)
+        self.results: dict = {}  # operation -> result in order of appearance (for demonstrations)
         self.shots: list | None = None  # the item's demonstrations (max k), once computed
 
 
@@ -721,8 +722,14 @@ class _Engine:
                 shown = shot.shown.get(name)
                 if shown is None:
                     fmt = phr.set_format
-                    shown = shot.shown[name] = (fmt.render(shot.a, words), fmt.render(shot.b, words))
-                line = shot.lines[key] = R.demo(phr, op, shot.a, shot.b, words, n, shown)
+                    quoted = dict(zip(shot.a, fmt.members(shot.a, words)))
+                    quoted.update(zip(shot.b, fmt.members(shot.b, words)))
+                    shown = shot.shown[name] = (fmt.render(shot.a, words, quoted), fmt.render(shot.b, words, quoted),
+                                                quoted)
+                result = shot.results.get(op)
+                if result is None:
+                    result = shot.results[op] = apply_op(op, shot.a, shot.b)
+                line = shot.lines[key] = R.demo(phr, op, shot.a, shot.b, words, n, shown[:2], result, shown[2])
             lines.append(line)
         return t.demonstrations.render({"demos": "\n".join(lines), "k": len(shots)})
 
