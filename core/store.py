@@ -94,7 +94,10 @@ def journal_dir(db_path: str | os.PathLike | None = None) -> Path:
 
 def _is_lock_error(exc: Exception) -> bool:
     text = str(exc).lower()
-    return "lock" in text or "being used by another process" in text
+    # "unique file handle conflict … already attached": two threads of one process opening the file at the same
+    # moment race in DuckDB's instance cache; retrying succeeds (seen when a page reads while a run starts).
+    return ("lock" in text or "being used by another process" in text or "already attached" in text
+            or "file handle conflict" in text)
 
 
 @contextmanager
