@@ -62,7 +62,9 @@ def run(args) -> int:
         raise UserError("--pos-out needs --backend nltk")
     started = time.perf_counter()
     if args.backend == "nltk":
-        reader, close = wb.open_nltk_wordnet(args.wordnet_dir)
+        # the POS table needs every part of speech; the groups only the hypernyms' one
+        files = tuple(wb.POS_FILES.values()) if args.pos_out else (wb.POS_FILES[args.pos],)
+        reader, close = wb.open_nltk_wordnet(args.wordnet_dir, files)
     else:
         if not args.lexicon:
             raise UserError("--backend wn needs --lexicon FILE.xml (a WN-LMF lexicon)")

@@ -252,7 +252,7 @@ class _NLTKData:
 
     FILES = re.compile(r"(data|index)\.(noun|verb|adj|adv)|index\.sense|[a-z]+\.exc|cntlist\.rev|lexnames")
 
-    def __init__(self, wordnet_dir: str):
+    def __init__(self, wordnet_dir: str, parts_of_speech=("noun", "verb", "adj", "adv")):
         if not os.path.isfile(os.path.join(wordnet_dir, "data.noun")):
             raise UserError(f"no WordNet database in {wordnet_dir} (expected data.noun, index.noun …; on Debian: "
                             "apt-get install wordnet-base wordnet-sense-index)")
@@ -260,8 +260,18 @@ class _NLTKData:
         self.corpus = os.path.join(self.tmp, "corpora", "wordnet")
         os.makedirs(self.corpus)
         for name in sorted(os.listdir(wordnet_dir)):
-            if self.FILES.fullmatch(name):
+            m = self.FILES.fullmatch(name)
+            if not m:
+                continue
+            if m.group(2) is None or m.group(2) in parts_of_speech:
                 shutil.copyfile(os.path.join(wordnet_dir, name), os.path.join(self.corpus, name))
+            elif m.group(1) == "data":  # keep the licence header: NLTK's get_version() reads it from data.adj
+                with open(os.path.join(wordnet_dir, name), encoding="utf-8", errors="replace") as src, \
+                        open(os.path.join(self.corpus, name), "w", encoding="utf-8") as dst:
+                    for line in src:
+                        if not line.startswith(" "):
+                            break
+                        dst.write(line)
         for pos in ("noun", "verb", "adj", "adv"):  # a tiny test WordNet may only have nouns
             for kind in ("data", "index"):
                 path = os.path.join(self.corpus, f"{kind}.{pos}")
@@ -286,8 +296,11 @@ class _NLTKData:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def open_nltk_wordnet(wordnet_dir: str):
-    """(reader, closer) for the WNDB files in ``wordnet_dir``, read by NLTK's ``WordNetCorpusReader``."""
+def open_nltk_wordnet(wordnet_dir: str, parts_of_speech=("noun", "verb", "adj", "adv")):
+    """(reader, closer) for the WNDB files in ``wordnet_dir``, read by NLTK's ``WordNetCorpusReader``.
+
+    Only the data/index files of ``parts_of_speech`` are given to NLTK (the others are left empty): hyponym links never
+    leave their part of speech, and NLTK then does not spend seconds indexing files the build never reads."""
     import warnings
 
     if not os.path.isfile(os.path.join(wordnet_dir, "data.noun")):  # before paying for importing NLTK
@@ -301,7 +314,7 @@ def open_nltk_wordnet(wordnet_dir: str):
         def map_wn(self, version="wordnet"):
             return None
 
-    data = _NLTKData(wordnet_dir)
+    data = _NLTKData(wordnet_dir, tuple(parts_of_speech))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -364,6 +377,7 @@ def wn_source_info(wordnet, lmf_path: str) -> dict:
 
 # ------------------------------------------------------------------------------------------- part-of-speech table
 POS_TAGS = ("n", "v", "a", "r")
+POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 
 
 def build_pos_table(reader, words) -> dict[str, list[str]]:
