@@ -1,0 +1,203 @@
+"""Quantifiers page (SPEC Q1–Q3): build a GQG-style quantifier scenario, preview it, run it live and see accuracy /
+F1 by quantifier and by noun frequency group, and where along the count a model flips. Thin: every number comes from
+core (tasks.quantifiers, quantifier_metrics, runner, store); this file only lays out widgets and figures."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+import yaml
+
+from core import quantifier_figures as QF
+from core import quantifier_metrics as QM
+from core import runner, store
+from core.errors import UserError
+from core.noun_groups import GROUP_ORDER, PILOT_GROUPS
+from core.quantifier_catalogue import EXAMPLES, GQG_QUANTIFIERS, GRAMMAR, catalogue_table
+from core.tasks import quantifiers as Q
+from pages import _ui
+
+KEY = "quant_"
+PREVIEW_ROWS = 24
+
+
+def _split(text: str, sep: str = ",") -> list[str]:
+    return [t.strip() for t in (text or "").split(sep) if t.strip()]
+
+
+# ------------------------------------------------------------------------------------------------------ build
+
+def build_config() -> tuple[dict | None, Q.Config | None]:
+    presets = list(Q.PRESETS)
+    preset = st.selectbox("Start from a preset", presets, key=KEY + "preset",
+                          help="gqg-vanilla = the published GQG dataset (18,360 prompts); gqg-frequency-pilot = the "
+                               "paper's Figure 1 setup; frequency-bands-sampled = our wordfreq bands + made-up nouns")
+    base = Q.PRESETS[preset]
+    k = f"{KEY}{preset}_"  # widget keys per preset: switching preset resets the widgets to its values
+
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        options = list(dict.fromkeys([*GQG_QUANTIFIERS, *EXAMPLES, *base["quantifiers"]]))
+        quants = st.multiselect("Quantifiers", options, default=base["quantifiers"], key=k + "quants")
+        extra = st.text_input("More quantifiers (comma-separated)", key=k + "extra",
+                              placeholder="at least 7, between 3 and 8, at least 60%", help=GRAMMAR)
+        groups_all = [*GROUP_ORDER, *PILOT_GROUPS, "gqg"]
+        groups = st.multiselect("Noun groups", groups_all, default=base.get("noun_groups", []), key=k + "groups",
+                                help="common … rarest: wordfreq Zipf bands of the plural; made_up: pronounceable "
+                                     "non-words; pilot_*: the GQG paper's lists; gqg: the 12 objects of the dataset")
+        objects = st.text_input("Your own nouns (plural, comma-separated)", key=k + "objects",
+                                placeholder="lanterns, teapots")
+        per_group = st.number_input("Nouns per group (0 = all)", 0, 1000, int(base.get("nouns_per_group") or 0),
+                                    key=k + "per_group")
+    with c2:
+        total = st.number_input("Total n", 1, Q.MAX_TOTAL, int(base.get("total", 50)), key=k + "total")
+        lo, hi = st.slider("Counts of the asked predicate", 0, int(total), (0, int(total)), key=k + f"range_{total}")
+        samples = st.number_input("Counts drawn per cell (0 = all)", 0, Q.MAX_TOTAL + 1,
+                                  int(base.get("samples") or 0), key=k + "samples",
+                                  help="per (quantifier, noun, asked predicate)")
+        seed = st.number_input("Seed", value=int(base.get("seed", 0)), step=1, key=k + "seed")
+        pairs = st.text_input("Predicate pairs (first/second; …)", key=k + "pairs",
+                              value="; ".join("/".join(p) for p in base.get("predicates", [["large", "small"]])))
+        names = [*Q.TEMPLATES, "custom"]
+        template = st.selectbox("Template", names, index=names.index(base.get("template", "gqg")), key=k + "tpl")
+        if template == "custom":
+            template = st.text_area("Template text", Q.TEMPLATES["gqg"], key=k + "tpl_text",
+                                    help="fields: " + ", ".join("{" + f + "}" for f in Q.TEMPLATE_FIELDS))
+    d: dict = {"task": "quantifiers", "quantifiers": [*quants, *_split(extra)], "total": int(total),
+               "template": template, "seed": int(seed)}
+    if groups:
+        d["noun_groups"] = groups
+        if per_group:
+            d["nouns_per_group"] = int(per_group)
+    if _split(objects):
+        d["objects"] = _split(objects)
+    if (lo, hi) != (0, int(total)):
+        d["count_range"] = [int(lo), int(hi)]
+    if samples:
+        d["samples"] = int(samples)
+    d["predicates"] = [[w.strip() for w in p.split("/")] for p in _split(pairs, ";")]
+    try:
+        cfg = Q.load_config(d)
+    except UserError as exc:
+        st.error(str(exc))
+        return None, None
+    return cfg.to_dict(), cfg
+
+
+def show_preview(cfg: Q.Config) -> None:
+    info = Q.describe(cfg)
+    m = st.columns(4)
+    m[0].metric("Prompts", f"{info['n_items']:,}")
+    m[1].metric("True", f"{info['n_true']:,}", f"{info['n_true'] / max(info['n_items'], 1):.1%}", delta_color="off")
+    m[2].metric("False", f"{info['n_false']:,}", f"{info['n_false'] / max(info['n_items'], 1):.1%}",
+                delta_color="off")
+    m[3].metric("Configurations", f"{info['n_configs']:,}", f"{info['counts_per_config']} counts each",
+                delta_color="off")
+    n = info["n_items"]
+    step = max(1, n // PREVIEW_ROWS)
+    rows = [Q.item(cfg, i) for i in range(0, n, step)][:PREVIEW_ROWS]
+    st.dataframe([{k: r[k] for k in ("idx", "prompt", "label", "quantifier", "object", "noun_group", "predicate",
+                                     "count_asked")} for r in rows],
+                 hide_index=True, width="stretch")
+    with st.expander("Quantifier meanings (A = the objects, B = those with the asked predicate)"):
+        st.dataframe(catalogue_table(cfg.quantifiers, cfg.total), hide_index=True, width="stretch")
+    with st.expander("Config as YAML (for `python -m core run --config …`)"):
+        st.code(yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True), language="yaml")
+
+
+# ------------------------------------------------------------------------------------------------------ run
+
+def run_panel(config: dict) -> None:
+    choice = _ui.model_picker(KEY + "m", show_params=True)
+    c1, c2, c3 = st.columns(3)
+    limit = c1.number_input("Only the first N prompts (0 = all)", 0, 10_000_000, 0, key=KEY + "limit")
+    cap = c2.number_input("Cap answer length (tokens)", 1, 4096, 16, key=KEY + "cap",
+                          help="One word is asked for; a small cap keeps rambling models fast. The smaller of this "
+                               "and max_tokens above is used.")
+    name = c3.text_input("Run name (optional)", key=KEY + "name")
+    choice.params = {**choice.params, "max_tokens": min(int(choice.params.get("max_tokens") or cap), int(cap))}
+    with _ui.user_errors():
+        est = runner.estimate(config, choice.spec, params=choice.params, base_url=choice.base_url,
+                              db_path=_ui.db_path(), limit=int(limit) or None)
+        cost = "free" if not est.cost_usd else f"≈ ${est.cost_usd:.4f}"
+        st.caption(f"{est.n_items:,} prompts · {est.n_cached:,} already answered or cached · {est.n_calls:,} calls "
+                   f"to make · {cost}")
+    if st.button("Run", type="primary", key=KEY + "start"):
+        handle = _ui.start_run(config, choice, name=name or None, limit=int(limit) or None)
+        if handle is not None:
+            st.session_state[KEY + "run_id"] = handle.run_id
+            _ui.qp_set(qruns=[handle.run_id])
+    run_id = st.session_state.get(KEY + "run_id")
+    if run_id:
+        _ui.run_progress(run_id, key=KEY + "prog")
+
+
+# ------------------------------------------------------------------------------------------------------ results
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=600)
+def _metrics(db: str, token: str, run_ids: tuple[str, ...], color: str | None) -> dict:
+    by_color = [color] if color else []
+    with store.connect(db) as con:
+        return {
+            "overall": QM.quantifier_metrics(con, run_ids, by_color or None),
+            "quantifier": QM.quantifier_metrics(con, run_ids, [*by_color, "quantifier"]),
+            "noun_group": QM.quantifier_metrics(con, run_ids, [*by_color, "noun_group"]),
+            "predicate": QM.quantifier_metrics(con, run_ids, [*by_color, "predicate"]),
+            "count": QM.accuracy_by_count(con, run_ids, ["quantifier"]),
+        }
+
+
+def results_panel() -> None:
+    runs = _ui.runs_df()
+    runs = runs[runs["task"] == "quantifiers"] if not runs.empty else runs
+    if runs.empty:
+        st.info("No quantifier runs yet. Build a scenario above and press Run "
+                "(or `python -m core run --config Q.yaml --model local/smollm2`).")
+        return
+    current = st.session_state.get(KEY + "run_id")
+    default = [current] if current in set(runs["run_id"]) else [runs["run_id"].iloc[0]]
+    chosen = _ui.run_picker("Runs", key="qruns", default=default, task="quantifiers")
+    if not chosen:
+        st.info("Choose at least one run.")
+        return
+    color = "model" if runs[runs["run_id"].isin(chosen)]["model"].nunique() > 1 else None
+    db = _ui.db_path()
+    with _ui.user_errors():
+        m = _metrics(db, _ui.db_token(db), tuple(chosen), color)
+        by_color = [color] if color else []
+        cols = ["n", "answered", "unparsed", "accuracy", "accuracy_gqg", "precision", "recall", "f1"]
+        fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in
+               ("accuracy", "accuracy_gqg", "precision", "recall", "f1")}
+        fmt["accuracy_gqg"] = st.column_config.NumberColumn(
+            "accuracy (GQG)", format="%.3f", help="unparseable answers scored as 'false', as in the paper")
+        st.dataframe(m["overall"][[*by_color, *cols]], hide_index=True, width="stretch", column_config=fmt)
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(QF.fig_metrics_by(m["quantifier"], "quantifier", color), width="stretch",
+                        key=KEY + "fig_q")
+        c2.plotly_chart(QF.fig_frequency(m["noun_group"], color), width="stretch", key=KEY + "fig_f")
+        st.plotly_chart(QF.fig_by_count(m["count"]), width="stretch", key=KEY + "fig_c")
+        with st.expander("Tables by quantifier, noun group and predicate"):
+            for title, key in (("quantifier", "quantifier"), ("noun group", "noun_group"),
+                               ("predicate", "predicate")):
+                st.markdown(f"**By {title}**")
+                st.dataframe(m[key][[*by_color, key, *cols, "pred_true", "label_true"]], hide_index=True,
+                             width="stretch", column_config=fmt)
+        if _ui.page_exists("results"):
+            st.page_link(_ui.PAGE_FILES["results"], label="Prompts, responses and violins on the Results page →",
+                         query_params={"runs": ",".join(chosen)})
+
+
+st.title("Quantifiers")
+st.caption("Generalized-quantifier probes after GQG (Wang & Steinert-Threlkeld, 2023): “There are 50 tables. 47 of "
+           "the tables are large. 3 of the tables are small. Are at least 3 of the tables small?” — truth computed "
+           "from each quantifier's set-theoretic meaning. Unparseable answers are kept apart and also scored the "
+           "paper's way (as “false”).")
+st.subheader("1 · Scenario")
+config, cfg = build_config()
+if cfg is not None:
+    show_preview(cfg)
+    st.subheader("2 · Run")
+    run_panel(config)
+st.subheader("3 · Results")
+results_panel()
