@@ -28,18 +28,23 @@ from core.tasks import setops  # noqa: E402
 REFERENCE_PER_S = 1600
 
 
-def run(cfg_dict: dict, label: str, check: bool = True) -> None:
-    cfg = setops.load_config(cfg_dict)
-    t0 = time.perf_counter()
-    n = setops.count(cfg)  # expands the grid (and loads the populations)
-    t_plan = time.perf_counter() - t0
-    t0, c0 = time.perf_counter(), time.process_time()
-    produced = 0
-    for _ in setops.items(cfg):  # streamed, as the writers and the runner consume them
-        produced += 1
-    t_gen, c_gen = time.perf_counter() - t0, time.process_time() - c0
+def run(cfg_dict: dict, label: str, check: bool = True, repeat: int = 3) -> None:
+    best = None
+    for _ in range(repeat):  # best of N: the machine is shared, the minimum is the least disturbed run
+        cfg = setops.Config.from_dict(cfg_dict)  # a fresh object each time: cold draw and render caches
+        t0 = time.perf_counter()
+        n = setops.count(cfg)  # expands the grid (populations are cached per process)
+        t_plan = time.perf_counter() - t0
+        t0, c0 = time.perf_counter(), time.process_time()
+        produced = 0
+        for _ in setops.items(cfg):  # streamed, as the writers and the runner consume them
+            produced += 1
+        t_gen, c_gen = time.perf_counter() - t0, time.process_time() - c0
+        if best is None or t_gen < best[0]:
+            best = (t_gen, c_gen, t_plan)
+    t_gen, c_gen, t_plan = best
     per_s = produced / t_gen
-    print(f"[{label}] {n:,} items in {t_gen:.2f} s wall / {c_gen:.2f} s CPU (+{t_plan:.2f} s grid expansion) = "
+    print(f"[{label}] {n:,} items in {t_gen:.2f} s wall (best of {repeat}) / {c_gen:.2f} s CPU (+{t_plan:.2f} s grid expansion) = "
           f"{per_s:,.0f} prompts/s wall, {produced / c_gen:,.0f}/s CPU "
           f"({per_s / REFERENCE_PER_S:.1f}x the reference ~{REFERENCE_PER_S:,}/s)")
     for w in setops.warnings(cfg):
@@ -72,15 +77,16 @@ def main() -> int:
     ap.add_argument("--members", nargs="+", default=["numbers", "words"])
     ap.add_argument("--samples", type=int, default=50)
     ap.add_argument("--no-per-item", action="store_true", help="skip the fixed_shots: false run")
+    ap.add_argument("--repeat", type=int, default=3, help="timed repetitions; the best is reported")
     args = ap.parse_args()
     grid = dict(setops.PRESETS["paper-main"], members=args.members, samples=args.samples)
     # warm the lexicon (word list, lengths) so the timing measures generation, not file loading
     t0 = time.perf_counter()
     setops.count(setops.load_config(dict(grid, seed=12345)))
     print(f"lexicon/grid warm-up: {time.perf_counter() - t0:.2f} s")
-    run(grid, "fixed shots")
+    run(grid, "fixed shots", repeat=args.repeat)
     if not args.no_per_item:
-        run(dict(grid, fixed_shots=False), "per-item shots")
+        run(dict(grid, fixed_shots=False), "per-item shots", repeat=args.repeat)
     return 0
 
 
