@@ -641,12 +641,17 @@ class _Executor:
                 merge_records(con, [dict(r) for r in records])
                 store.refresh_run_counts(con, self.run_id)
 
-        try:
-            await asyncio.to_thread(do)
-            return True
-        except store.DatabaseBusy:
-            writer.committed[:0] = records  # still safe in the journal; try again next time
-            return False
+        import duckdb
+
+        for attempt in range(5 if final else 1):
+            try:
+                await asyncio.to_thread(do)
+                return True
+            except (store.DatabaseBusy, duckdb.TransactionException, duckdb.IOException):
+                # busy file or a write conflict with another thread: the records are safe in the journal
+                await asyncio.sleep(0.2 * (attempt + 1) if final else 0)
+        writer.committed[:0] = records  # try again at the next merge (or recover_journals() later)
+        return False
 
     async def _worker(self, work: Iterator, writer: _JournalWriter) -> None:
         """One concurrency slot. Pipelined: while call k+1 is at the model, call k's journal record is being
