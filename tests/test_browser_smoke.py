@@ -76,7 +76,7 @@ def live_app(tmp_path):
     env = dict(os.environ, STUDIO_DB=db, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"],
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         wait_http(f"http://127.0.0.1:{port}/_stcore/health")

@@ -52,7 +52,7 @@ def test_resume_an_interrupted_run(db):
     assert handle is not None
     done = handle.wait(120)
     assert done.status == "done" and done.done == done.total == 12 and done.correct == 12
-    assert done.cached == 12 - 6 or done.cached >= 6  # the earlier answers come from the call cache
+    assert done.cached >= 6  # the six answers still stored come from the call cache, not the model
 
 
 @pytest.mark.slow

@@ -153,3 +153,26 @@ def test_metrics_sql_matches_frame_on_store(tmp_path):
 def test_group_by_whitelist():
     with pytest.raises(UserError):
         QM.metrics_from_frame(_frame(), ["quantifier; DROP TABLE runs"])
+
+
+@pytest.mark.slow
+def test_embedded_model_end_to_end(tmp_path):
+    """The real embedded model (SmolLM2 via llama.cpp) on a tiny sampled variation: every item answered, parsed or
+    kept as unparseable, scored and aggregated."""
+    pytest.importorskip("llama_cpp")
+    db = tmp_path / "s.duckdb"
+    cfg = {"task": "quantifiers", "quantifiers": ["at least half"], "noun_groups": ["made_up"],
+           "nouns_per_group": 1, "samples": 3, "seed": 2}
+    progress = runner.run(cfg, "local/smollm2", params={"max_tokens": 8}, db_path=db)
+    assert progress.status == "done" and progress.done == 6 and progress.failed == 0
+    with store.connect(db) as con:
+        rid = QM.quantifier_runs(con).run_id.iloc[0]
+        rows = con.execute("SELECT response, pred, followed, correct, correct_gqg, label FROM v_results "
+                           "WHERE run_id = ?", [rid]).df()
+        m = QM.quantifier_metrics(con, [rid], None).iloc[0]
+    assert len(rows) == 6 and rows["response"].notna().all()
+    for r in rows.itertuples():
+        assert r.pred in ("true", "false", None) and r.followed == (r.pred is not None)
+        assert r.correct == (r.pred == r.label)
+        assert r.correct_gqg == ((r.pred or "false") == r.label)
+    assert m["answered"] == 6 and 0.0 <= m["accuracy"] <= 1.0
