@@ -16,6 +16,25 @@ Determinism and pairing
     demonstrations for every item, except that a shot equal to an item's own sets is skipped for that item);
     ``false`` draws shots per sample.
 
+Config keys (YAML; a list is a grid axis, a scalar a one-value axis)
+    task: setops              seed: int (0)                samples: per configuration (50)
+    operations: union | intersection | difference | symmetric_difference   (all four)
+    sizes: [2, 4, 8, 16]      or sizes_a + sizes_b (crossed, |A| ≠ |B| allowed)
+    members: numbers | words | deciles | deceptive               (numbers, words)
+    lengths: [none, 1, 2, …]  digits of numbers / letters of words and decile words (none)
+    pos: noun | verb | adjective | adverb | none     WordNet part of speech of word members (none)
+    deciles: 1…10 (all)       decile_mode: log_width | rank (log_width)
+    frequency_source: wordfreq | path of a "word,count" file (wordfreq)
+    conditions: not_swapped | swapped | random (all)   swap_count: none (= ⌊m/2⌋) | int
+    hypernym_pairs: [[hypernym_a, hypernym_b], …]       fixed hypernyms for deceptive sets (random pairs)
+    overlap: none (independent draws) | int count | float fraction of the smaller set (none)
+    number_max: upper bound of numbers without a length (10000)
+    phrasings: formal | plain | functional | pythonic | iterative (formal)
+    approaches: baseline | baseline_allow_empty | cot | self_recitation | domain_expertise | composite |
+                composite_allow_empty (baseline)
+    shots: [0, 1, 3, 5] (0)   fixed_shots: true | false (true)
+    templates: an override of core/prompts/templates.yaml (edited templates, stored with the run)
+
 Identity
     ``config_id`` = stable hash of the grid cell: its factors (FACTORS) plus the seed and whatever else changes the
     cell's items — number_max (unconstrained numbers), frequency_source (deciles), a fixed hypernym pair,
