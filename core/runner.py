@@ -710,7 +710,8 @@ class _Executor:
                 await asyncio.sleep(wait)
             await self.limiter.acquire(est_tokens)
             try:
-                completion: Completion = await asyncio.wait_for(self.model.complete(request), self.call_timeout)
+                async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
+                    completion: Completion = await self.model.complete(request)
                 if completion is None or completion.text is None:
                     raise RetryableError("empty reply")
             except (RetryableError, asyncio.TimeoutError) as exc:

@@ -151,3 +151,23 @@ def test_cli_run_while_another_process_reads(tmp_path):
     partial = [n for n in seen if 0 < n < 120]
     assert len(set(partial)) >= 3, f"rows did not appear progressively while the run was going: {seen}"
     assert seen == sorted(seen)
+
+
+@pytest.mark.slow
+def test_two_cli_runs_write_the_same_file_at_once(tmp_path):
+    db = tmp_path / "two.duckdb"
+    procs = []
+    for seed in (1, 2):
+        cfg = tmp_path / f"cfg{seed}.yaml"
+        cfg.write_text(f"task: setops\nsamples: 40\nsizes: [2, 4]\nmembers: [numbers]\nseed: {seed}\n")
+        procs.append(subprocess.Popen([sys.executable, "-m", "core", "run", "--config", str(cfg), "--model",
+                                       "reference/solver", "--db", str(db), "--no-progress"], cwd=ROOT,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        assert "320/320 answered" in out
+    with store.connect(db) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT run_id), count(*) FILTER (WHERE correct) "
+                           "FROM v_results").fetchall() == [(640, 2, 640)]
+        assert con.execute("SELECT count(*) FROM runs WHERE status = 'done'").fetchall() == [(2,)]
