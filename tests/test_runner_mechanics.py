@@ -225,3 +225,15 @@ def test_resume_run_from_stored_configuration(tmp_path):
     assert h.run_id == p.run_id and p2.done == 12 and p2.status == "done" and p2.cached == 7
     with pytest.raises(Exception, match="no run"):
         runner.resume_run("nope", db_path=db)
+
+
+def test_token_bucket_limits_tokens_per_minute():
+    from core.ratelimit import RateLimiter
+
+    lim = RateLimiter(tpm=60_000)                # 1000 tokens/s, burst 10,000
+    lim.tokens.level = 0.0                       # start empty: 500 tokens need ≥ 0.5 s
+    t0 = time.monotonic()
+    asyncio.run(lim.acquire(500))
+    assert time.monotonic() - t0 >= 0.45
+    lim.settle(500, 2500)                        # the call really used 2000 more tokens: charged afterwards
+    assert lim.tokens.level < -1000
