@@ -1,6 +1,7 @@
 """Export runs and import result files (our own exports, and result CSVs of the SetLexSem reference code).
 
     export_run(db_path, run, out_path) -> (run_id, n_rows)       # .csv | .parquet | .jsonl, via DuckDB COPY
+    export_view(db_path, out_path, run_ids=None, filters=None) -> n_rows   # a filtered view of v_results
     read_results_file(path_or_bytes, filename) -> (DataFrame, meta)   # also used by the dashboard's Compare page
     import_results(db_path, path_or_bytes, filename=None, name=None) -> (run_id, n_rows)
 
@@ -75,6 +76,17 @@ def _sql_literal(text: str) -> str:
 
 def export_run(db_path, run: str, out_path: str | os.PathLike) -> tuple[str, int]:
     """Write one row per item of ``run`` ('latest' or a run id) to CSV / Parquet / JSONL (by extension)."""
+    store.recover_journals(db_path)
+    with store.connect(db_path) as con:
+        run_id = store.resolve_run_id(con, run)
+    return run_id, export_view(db_path, out_path, run_ids=[run_id])
+
+
+def export_view(db_path, out_path: str | os.PathLike, *, run_ids: list[str] | None = None,
+                filters: dict[str, list] | None = None) -> int:
+    """Export a filtered view of v_results (R4): rows of ``run_ids`` whose column values are in ``filters``
+    (``{"operation": ["union"], "size_a": [2, 4]}``; columns must be export columns; values are SQL parameters).
+    Returns the number of rows written."""
     out = Path(out_path)
     fmt = FORMATS.get(out.suffix.lower())
     if fmt is None:
@@ -85,18 +97,35 @@ def export_run(db_path, run: str, out_path: str | os.PathLike) -> tuple[str, int
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     options = {"csv": "(FORMAT CSV, HEADER TRUE)", "parquet": "(FORMAT PARQUET)", "jsonl": "(FORMAT JSON)"}[fmt]
     cols = ", ".join(f'"{c}"' for c in EXPORT_COLUMNS)
-    store.recover_journals(db_path)
+    where, params = [], []
+    if run_ids is not None:
+        where.append(f"run_id IN ({', '.join('?' * len(run_ids))})" if run_ids else "FALSE")
+        params += list(run_ids)
+    for col, values in (filters or {}).items():
+        if col not in EXPORT_COLUMNS:
+            raise UserError(f"cannot filter on {col!r}: not an export column")
+        values = list(values)
+        if not values:
+            where.append("FALSE")
+            continue
+        nulls = any(v is None for v in values)
+        values = [v for v in values if v is not None]
+        parts = [f'"{col}" IN ({", ".join("?" * len(values))})'] if values else []
+        if nulls:
+            parts.append(f'"{col}" IS NULL')
+        where.append("(" + " OR ".join(parts) + ")")
+        params += values
+    sql_where = ("WHERE " + " AND ".join(where)) if where else ""
     with store.connect(db_path) as con:
-        run_id = store.resolve_run_id(con, run)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _export AS SELECT {cols} FROM v_results WHERE run_id = ? "
-                    "ORDER BY idx", [run_id])
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _export AS SELECT {cols} FROM v_results {sql_where} "
+                    "ORDER BY run_id, idx", params)
         n = con.execute("SELECT count(*) FROM _export").fetchall()[0][0]
         try:
             con.execute(f"COPY _export TO {_sql_literal(str(tmp))} {options}")
         finally:
             con.execute("DROP TABLE IF EXISTS _export")
     os.replace(tmp, out)
-    return run_id, int(n)
+    return int(n)
 
 
 # ------------------------------------------------------------------------------------------------------------ reading

@@ -158,3 +158,17 @@ def test_cli_import_of_bad_file_leaves_db_unchanged(tmp_path):
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: bad.csv: row 4") and "Traceback" not in r.stderr
     assert snapshot() == before
+
+
+def test_export_filtered_view(tmp_path):
+    from core.store_io import export_view
+
+    db = tmp_path / "r.duckdb"
+    cfg = {"task": "setops", "samples": 3, "sizes": [2, 4], "members": ["numbers"], "seed": 9}
+    p = runner.run(cfg, "reference/solver", db_path=db)
+    n = export_view(db, tmp_path / "v.csv", run_ids=[p.run_id], filters={"operation": ["union", "difference"],
+                                                                          "size_a": [4]})
+    df = pd.read_csv(tmp_path / "v.csv")
+    assert n == len(df) == 6 and set(df["operation"]) == {"union", "difference"} and set(df["size_a"]) == {4}
+    with pytest.raises(Exception, match="not an export column"):
+        export_view(db, tmp_path / "w.csv", filters={"1; DROP TABLE runs": [1]})
