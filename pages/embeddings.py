@@ -18,8 +18,10 @@ from core.embeddings.encoders import LABELS, available_encoders
 from core.embeddings.measures import MEASURES
 from core.embeddings.samples import build_samples, count_samples, load_any, load_demo
 from core.errors import UserError
+from pages import _ui
 
 RESULTS = "emb_results"
+OPENAI_SPEC = "openai/text-embedding-3-small"   # only used to find the OpenAI key the way every page does
 
 st.title("Embeddings: set-like compositionality")
 st.caption(
@@ -37,9 +39,10 @@ def _demo():
     return tuples, build_samples(tuples)
 
 
-infos = {i.name: i for i in available_encoders()}
+openai_key, key_source = _ui.api_key_for(OPENAI_SPEC)
+infos = {i.name: i for i in available_encoders(api_key=openai_key)}
 default = [n for n in ("minilm", "local") if infos[n].available]
-from_url = [n for n in st.query_params.get("enc", "").split(",") if n in infos]
+from_url = [n for n in _ui.qp_list("enc") if n in infos]
 
 left, right = st.columns([2, 3])
 with left:
@@ -48,12 +51,15 @@ with left:
     for n in infos:
         if not infos[n].available:
             st.caption(f"{LABELS[n]}: {infos[n].reason}")
+    if "openai" in chosen and not openai_key:
+        st.text_input("OPENAI_API_KEY (kept in this browser session only, never stored)", type="password",
+                      key="_key_OPENAI_API_KEY")
 with right:
     source = st.radio("Data", ["Demo set", "Upload CSV", "Paste CSV"], horizontal=True, key="emb_source")
     paper_filter = st.checkbox("Paper's filter: keep difference samples only when their source pair has cosine "
                                "< 0.25", key="emb_filter")
 
-st.query_params["enc"] = ",".join(chosen)
+_ui.qp_set(enc=chosen)
 
 raw: bytes | None = None
 if source == "Upload CSV":
@@ -105,8 +111,9 @@ if st.button("Compute", type="primary", disabled=not chosen, key="emb_compute"):
             bar.progress(done / total if total else 1.0, text=f"{LABELS[enc]}: {done}/{total} texts embedded")
 
         try:
-            res = score(samples, enc, tuples=tuples, source=data_label, progress=progress,
-                        diff_max_cos=0.25 if paper_filter and tuples else None)
+            res = score(samples, enc, tuples=tuples, source=data_label, progress=progress, db_path=_ui.db_path(),
+                        diff_max_cos=0.25 if paper_filter and tuples else None,
+                        api_key=openai_key if enc == "openai" else None)
         except UserError as exc:
             bar.empty()
             st.error(f"{LABELS[enc]}: {exc}")

@@ -1,10 +1,13 @@
 """AppTest for pages/embeddings.py (STUDIO_DB under tmp_path)."""
 
+import sys
 from pathlib import Path
 
 import pytest
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "embeddings.py")
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 
 @pytest.fixture
@@ -13,9 +16,12 @@ def app(tmp_path, monkeypatch):
 
     monkeypatch.setenv("STUDIO_DB", str(tmp_path / "studio.duckdb"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    at = AppTest.from_file(PAGE, default_timeout=600)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
     at.run()
-    assert not at.exception
+    at.switch_page("pages/embeddings.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
     return at
 
 
@@ -38,10 +44,24 @@ def test_pasted_csv_is_validated_with_a_clear_error(app):
     assert not app.error and "2 samples: 1 overlap, 0 difference, 1 union" in _text(app)
 
 
+def _three_demo_tuples() -> str:
+    import io
+
+    from core.embeddings.samples import load_demo, write_tuples
+
+    buf = io.StringIO()
+    write_tuples(load_demo()[:3], buf)
+    return buf.getvalue()
+
+
 @pytest.mark.slow
 def test_compute_minilm_and_local_then_drill_down(app):
+    """Both offline encoders for real, on three demo tuples pasted as CSV (27 samples) to keep the test short."""
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("llama_cpp")
+    app.radio(key="emb_source").set_value("Paste CSV").run()
+    app.text_area(key="emb_paste").input(_three_demo_tuples()).run()
+    assert "27 samples: 3 overlap, 18 difference, 6 union" in _text(app)
     app.multiselect(key="emb_encoders").set_value(["minilm", "local"]).run()
     app.button(key="emb_compute").click().run()
     assert not app.exception, app.exception
