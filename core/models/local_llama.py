@@ -4,7 +4,9 @@ by llama-cpp-python. No key, no download.
 The model is loaded once per process behind a lock and shared by every LocalLlamaModel. llama.cpp contexts are not
 thread-safe, so one call runs at a time (default concurrency 1); each call runs in a worker thread
 (``asyncio.to_thread``) so the event loop stays free. Prompts go through the chat template stored in the GGUF file.
-All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed). A call that is cancelled (e.g.
+All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed); llama.cpp's extra min_p filter
+is switched off so that the stored parameters are the whole sampling setup (a parameter left as None takes
+llama-cpp-python's default). A call that is cancelled (e.g.
 by the runner's per-call timeout) or exceeds the model's ``timeout`` stops generating within one token and raises
 RetryableError, so it never keeps the shared model busy in the background.
 
@@ -114,7 +116,8 @@ class LocalLlamaModel(BaseModel):
 
         llama = get_llama()
         p = request.params
-        kwargs = dict(max_tokens=p.max_tokens)
+        # min_p=0: only the stored parameters shape sampling (llama-cpp-python would add min_p=0.05 by default)
+        kwargs = dict(max_tokens=p.max_tokens, min_p=0.0)
         if p.temperature is not None:
             kwargs["temperature"] = p.temperature
         if p.top_p is not None:
