@@ -16,7 +16,7 @@ from core.embeddings import figures, tables
 from core.embeddings.criteria import DEFAULT_EPS, fmt
 from core.embeddings.encoders import LABELS, available_encoders
 from core.embeddings.measures import MEASURES
-from core.embeddings.samples import build_samples, count_samples, load_any, load_demo
+from core.embeddings.samples import build_samples, load_any, load_demo
 from core.errors import UserError
 from pages import _ui
 
@@ -89,7 +89,8 @@ except UserError as exc:
 
 counts = {op: sum(1 for s in samples if s.operator == op) for op in ("overlap", "difference", "union")}
 st.write(f"**{data_label}** → {len(samples)} samples: {counts['overlap']} overlap, {counts['difference']} "
-         f"difference, {counts['union']} union" + (f" (nine per tuple: {count_samples(1)})" if tuples else ""))
+         f"difference, {counts['union']} union" + (" (nine per tuple: one overlap, six difference, two union)"
+                                                   if tuples else ""))
 
 results: dict = st.session_state.setdefault(RESULTS, {})
 
@@ -134,6 +135,11 @@ def _df(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows).round(2)
 
 
+def _table(rows: list[dict]) -> None:
+    """A full-height table (the paper's tables have up to 18 rows: ours + its 16 encoders)."""
+    st.dataframe(_df(rows), hide_index=True, width="stretch", height=35 * (len(rows) + 1) + 3)
+
+
 tab_crit, tab_proj, tab_norm, tab_samples, tab_dl = st.tabs(
     ["Criteria C1, C3, C4", "Projections C2, C5, C6", "Norm ratios", "Samples", "Downloads"])
 
@@ -152,14 +158,11 @@ with tab_crit:
     note = " (distances: inequalities flipped)" if MEASURES[measure].is_distance else ""
     st.markdown(f"**C1 — TextOverlap** ({{A,B}}, O): CO1 = S(A,O) − S(A,B) ≥ ε, CO2 = S(B,O) − S(A,B) ≥ ε{note}. "
                 "Share of samples (%) per outcome.")
-    st.dataframe(_df(tables.criteria_table(reports, "C1", measure, eps_choice, with_paper)), hide_index=True,
-                 width="stretch")
+    _table(tables.criteria_table(reports, "C1", measure, eps_choice, with_paper))
     st.markdown(f"**C3 — TextDifference** ((A,B), D): CD1 = S(A,D) − S(B,D) ≥ ε, CD2 = S(A,B) − S(B,D) ≥ ε{note}.")
-    st.dataframe(_df(tables.criteria_table(reports, "C3", measure, eps_choice, with_paper)), hide_index=True,
-                 width="stretch")
+    _table(tables.criteria_table(reports, "C3", measure, eps_choice, with_paper))
     st.markdown(f"**C4 — TextDifference**: S(A − B, D) − S(A − B, B) ≥ ε{note}; share of samples (%).")
-    st.dataframe(_df(tables.criteria_table(reports, "C4", measure, eps_choice, with_paper)), hide_index=True,
-                 width="stretch")
+    _table(tables.criteria_table(reports, "C4", measure, eps_choice, with_paper))
     if with_paper and measure not in ("cosine", "ned"):
         st.caption("The paper's Tables 1–3 report cosine (and NED for C4) only.")
 
@@ -194,8 +197,8 @@ with tab_samples:
         with left:
             st.markdown(f"**{row['operator']}** `{row['variant'] or 'uploaded'}` · tuple `{row['tuple_id']}`")
             st.markdown(f"**A:** {row['a']}\n\n**B:** {row['b']}\n\n**Target:** {row['target']}")
-            pairs = [{"measure": MEASURES[m].label, "S(A,B)": row.get(f"{p}_ab"), "S(A,T)": row.get(f"{p}_at"),
-                      "S(B,T)": row.get(f"{p}_bt")}
+            pairs = [{"measure": MEASURES[m].label, "(A, B)": row.get(f"{p}_ab"), "(A, T)": row.get(f"{p}_at"),
+                      "(B, T)": row.get(f"{p}_bt")}
                      for m, p in (("cosine", "cos"), ("dot", "dot"), ("l1", "l1"), ("l2", "l2"), ("ned", "ned"))]
             st.dataframe(_df(pairs), hide_index=True, width="stretch")
             checks = []
@@ -208,9 +211,14 @@ with tab_samples:
                                                                             row.get("c4_cosine"))]
             for name, margin in checks:
                 ok = margin is not None and margin >= 0
-                st.write(f"{'✅' if ok else '❌'} {name}: margin {margin if margin is None else round(margin, 4)}")
-            st.write(f"∠(A,proj)/∠(A,B) = {row['angle_a']}, ∠(B,proj)/∠(A,B) = {row['angle_b']}, "
-                     f"∠(A,B) = {row['angle_ab_deg']}°, share of the target in the plane {row['in_plane']}")
+                verdict = ":green[**met**]" if ok else ":red[**not met**]"
+                st.markdown(f"{name}: {verdict} (margin {'n/a' if margin is None else f'{margin:+.4f}'})")
+
+            def r3(x):
+                return "n/a" if x is None else f"{x:.3f}"
+            st.markdown(f"∠(A, proj T)/∠(A, B) = {r3(row['angle_a'])} · ∠(B, proj T)/∠(A, B) = {r3(row['angle_b'])} "
+                        f"· ∠(A, B) = {r3(row['angle_ab_deg'])}° · ‖A‖/‖B‖ = {r3(row['norm_ratio'])} · share of the "
+                        f"target's norm inside the plane {r3(row['in_plane'])}")
         with right:
             st.plotly_chart(figures.projection_plane(row, "Plane of A and B"), key="emb_fig_plane")
 
