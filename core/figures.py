@@ -82,7 +82,7 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
             x=xv, y=sub["accuracy"], name=name, legendgroup=name, scalegroup=name, showlegend=color is not None,
             line_color=PALETTE[i % len(PALETTE)], fillcolor=PALETTE[i % len(PALETTE)], opacity=0.6,
             box_visible=True, meanline_visible=True, points="all", pointpos=0, jitter=0.35,
-            marker={"size": 3, "opacity": 0.5}, spanmode="hard", width=0.9 if color is None else None,
+            marker={"size": 5, "opacity": 0.75}, spanmode="hard", width=0.9 if color is None else None,
             customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) else None,
             hovertemplate=hover))
     if reference is not None and not reference.empty and x in reference.columns:

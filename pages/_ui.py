@@ -34,6 +34,22 @@ import streamlit as st
 from core import analysis, store
 from core.errors import UserError
 
+def _leave_pages_directory_mode() -> None:
+    """Streamlit treats an app that has a ``pages/`` folder as an old-style (v1) multipage app until the entry script
+    has called st.navigation once in the server process: a first visit straight to e.g. /results?runs=… would run
+    pages/results.py on its own (no app.py: no wide layout, the raw file list as navigation). Importing this module
+    from any page flips that process-wide flag and reruns, so app.py's navigation takes over (shared URLs work)."""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a future Streamlit without the v1 relic
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_pages_directory_mode()
+
 PAGE_FILES = {
     "home": "pages/home.py",
     "set_operations": "pages/set_operations.py",

@@ -99,10 +99,12 @@ st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not points.empty:
-    summ = analysis.group_summary(points, ["series", x])
+    summ = analysis.group_summary(points, ["series", x]).rename(columns={
+        "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
+        "N": "N configs", "items": "Items"})
     st.dataframe(summ, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("mean", "std", "min",
-                                                                                          "max")})
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("Mean %", "Std", "Min",
+                                                                                          "Max")})
 
 # ---------------------------------------------------------------------------------------------------- two-way test
 if len(series) >= 2 and not points.empty:
@@ -115,13 +117,15 @@ if len(series) >= 2 and not points.empty:
     b = points.loc[points["series"] == b_name, "accuracy"].tolist()
     res = analysis.difference_of_means(a, b)
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Mean A / B", f"{res['mean_a']:.1f} / {res['mean_b']:.1f}")
-    m2.metric("B − A (points)", f"{res['difference']:+.2f}")
-    ci = "–" if res["ci_low"] != res["ci_low"] else f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}]"
-    m3.metric("95 % bootstrap CI", ci)
+    m1.metric("Mean A", f"{res['mean_a']:.1f} %")
+    m2.metric("Mean B", f"{res['mean_b']:.1f} %")
+    m3.metric("B − A (points)", f"{res['difference']:+.2f}")
     m4.metric("Mann–Whitney p", "–" if res["mannwhitney_p"] != res["mannwhitney_p"] else
-              f"{res['mannwhitney_p']:.3g}", help=f"Welch t-test p = {res['welch_p']:.3g}"
-              if res["welch_p"] == res["welch_p"] else None)
+              f"{res['mannwhitney_p']:.3g}")
+    ci = "not available (needs two configurations per side)" if res["ci_low"] != res["ci_low"] else \
+        f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}] points ({res.get('ci_method', 'bootstrap')})"
+    welch = "–" if res["welch_p"] != res["welch_p"] else f"{res['welch_p']:.3g}"
+    st.markdown(f"95 % bootstrap confidence interval of B − A: **{ci}** · Welch t-test p = {welch}")
     st.caption(f"Over per-configuration accuracies (N = {res['n_a']} and {res['n_b']} configurations).")
 
     ra = next(s.run_ids[0] for s in series if s.name == a_name)

@@ -66,7 +66,7 @@ def _random_pair(rng: random.Random) -> tuple[str, str]:
     return eligible[0], eligible[1]
 
 
-if st.button("🎲 Draw a random pair", key="dec_draw"):
+if st.button("Draw a random pair", icon=":material/casino:", key="dec_draw"):
     n_draw = st.session_state.get("dec_draws", 0) + 1
     st.session_state["dec_draws"] = n_draw
     st.session_state["dec_a"], st.session_state["dec_b"] = _random_pair(random.Random(f"{seed}|{n_draw}"))
@@ -123,7 +123,8 @@ info_box.markdown(f'<span style="color:{COLORS["a"]}">■</span> **{html.escape(
             f'<span style="color:{COLORS["b"]}">■</span> **{html.escape(gb.name)}** — {html.escape(gb.gloss)}  \n'
             f'<span style="color:{COLORS["other"]}">■</span> other hypernyms (random baseline)',
             unsafe_allow_html=True)
-sample_shown = int(info_box.number_input("Show sample", 0, max(0, samples - 1), 0, 1, key="dec_show"))
+sample_shown = int(info_box.columns(4)[0].number_input("Show sample", 0, max(0, samples - 1), 0, 1,
+                                                       key="dec_show"))
 preview = {it["condition"]: it for it in setops.items(cfg)
            if it["sample"] == sample_shown and it["operation"] == cfg.operations[0]}
 cols = info_box.columns(3)

@@ -22,20 +22,23 @@ with c1:
         "parameters), runs on the CPU here and fails set operations often — in instructive ways. "
         "`reference/solver` always answers correctly and checks the pipeline end to end."
     )
+    from core.models import SamplingParams
     from core.tasks import setops
 
     examples = [
         ("Set operations · reference solver (80 items)", "reference/solver", "demo-small", None),
-        ("Set operations · SmolLM2, 16 items (~1 min)", "local/smollm2", "demo-small", 16),
-        ("Deceptive sets · SmolLM2, 12 items", "local/smollm2", "paper-deceptive", 12),
+        ("Set operations · SmolLM2, 16 items (1–2 min on CPU)", "local/smollm2", "demo-small", 16),
+        ("Deceptive sets · SmolLM2, 12 items (1–2 min on CPU)", "local/smollm2", "paper-deceptive", 12),
     ]
     for i, (title, spec, preset, limit) in enumerate(examples):
         if st.button(title, key=f"home_example_{i}", use_container_width=True):
             cfg = setops.preset_config(preset).to_dict()
             if preset == "paper-deceptive":
                 cfg.update({"samples": 2, "sizes": [4], "operations": ["intersection", "union"]})
-            handle = _ui.start_run(cfg, _ui.ModelChoice(spec=spec), name=f"example · {title.split(' · ')[0]}",
-                                   limit=limit)
+            # short answers keep the CPU demo quick; otherwise the paper's sampling defaults
+            params = dict(SamplingParams().to_dict(), max_tokens=160)
+            handle = _ui.start_run(cfg, _ui.ModelChoice(spec=spec, params=params),
+                                   name=f"example · {title.split(' · ')[0]}", limit=limit)
             if handle is not None:
                 st.session_state["home_run"] = handle.run_id
     run_id = st.session_state.get("home_run")

@@ -4,7 +4,7 @@ core (tasks.quantifiers, quantifier_metrics, runner, store); this file only lays
 
 from __future__ import annotations
 
-import time
+import random
 
 import streamlit as st
 import yaml
@@ -95,8 +95,8 @@ def show_preview(cfg: Q.Config) -> None:
     m[3].metric("Configurations", f"{info['n_configs']:,}", f"{info['counts_per_config']} counts each",
                 delta_color="off")
     n = info["n_items"]
-    step = max(1, n // PREVIEW_ROWS)
-    rows = [Q.item(cfg, i) for i in range(0, n, step)][:PREVIEW_ROWS]
+    picks = sorted(random.Random(cfg.seed).sample(range(n), min(n, PREVIEW_ROWS)))  # a spread, not the first rows
+    rows = [Q.item(cfg, i) for i in picks]
     st.dataframe([{k: r[k] for k in ("idx", "prompt", "label", "quantifier", "object", "noun_group", "predicate",
                                      "count_asked")} for r in rows],
                  hide_index=True, width="stretch")
@@ -123,6 +123,10 @@ def run_panel(config: dict) -> None:
         cost = "free" if not est.cost_usd else f"≈ ${est.cost_usd:.4f}"
         st.caption(f"{est.n_items:,} prompts · {est.n_cached:,} already answered or cached · {est.n_calls:,} calls "
                    f"to make · {cost}")
+        if choice.spec.startswith("local/") and est.n_calls > 500:
+            st.warning(f"{est.n_calls:,} calls to the embedded model take roughly {est.n_calls / 3600:.1f}–"
+                       f"{est.n_calls * 2 / 3600:.1f} h on this machine (1–2 s each). Draw a few counts per cell, "
+                       "take fewer nouns, or set a limit.")
     if st.button("Run", type="primary", key=KEY + "start"):
         handle = _ui.start_run(config, choice, name=name or None, limit=int(limit) or None)
         if handle is not None:
@@ -136,7 +140,7 @@ def run_panel(config: dict) -> None:
 # ------------------------------------------------------------------------------------------------------ results
 
 @st.cache_data(show_spinner=False, max_entries=64, ttl=600)
-def _metrics(db: str, token: str, run_ids: tuple[str, ...], color: str | None) -> dict:
+def _metrics(db: str, token: str, run_ids: tuple[str, ...], color: str | None, bin_width: int) -> dict:
     by_color = [color] if color else []
     with store.connect(db) as con:
         return {
@@ -144,7 +148,7 @@ def _metrics(db: str, token: str, run_ids: tuple[str, ...], color: str | None) -
             "quantifier": QM.quantifier_metrics(con, run_ids, [*by_color, "quantifier"]),
             "noun_group": QM.quantifier_metrics(con, run_ids, [*by_color, "noun_group"]),
             "predicate": QM.quantifier_metrics(con, run_ids, [*by_color, "predicate"]),
-            "count": QM.accuracy_by_count(con, run_ids, ["quantifier"]),
+            "count": QM.accuracy_by_count(con, run_ids, [*by_color, "quantifier"], bin_width=bin_width),
         }
 
 
@@ -164,7 +168,9 @@ def results_panel() -> None:
     color = "model" if runs[runs["run_id"].isin(chosen)]["model"].nunique() > 1 else None
     db = _ui.db_path()
     with _ui.user_errors():
-        m = _metrics(db, _ui.db_token(db), tuple(chosen), color)
+        bin_width = st.select_slider("Pool counts in bins of", [1, 2, 5, 10], value=1, key=KEY + "bin",
+                                     help="Sampled runs ask only a few counts per cell: pooling smooths the curves")
+        m = _metrics(db, _ui.db_token(db), tuple(chosen), color, int(bin_width))
         by_color = [color] if color else []
         cols = ["n", "answered", "unparsed", "accuracy", "accuracy_gqg", "precision", "recall", "f1"]
         fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in
@@ -176,7 +182,7 @@ def results_panel() -> None:
         c1.plotly_chart(QF.fig_metrics_by(m["quantifier"], "quantifier", color), width="stretch",
                         key=KEY + "fig_q")
         c2.plotly_chart(QF.fig_frequency(m["noun_group"], color), width="stretch", key=KEY + "fig_f")
-        st.plotly_chart(QF.fig_by_count(m["count"]), width="stretch", key=KEY + "fig_c")
+        st.plotly_chart(QF.fig_by_count(m["count"], color=color), width="stretch", key=KEY + "fig_c")
         with st.expander("Tables by quantifier, noun group and predicate"):
             for title, key in (("quantifier", "quantifier"), ("noun group", "noun_group"),
                                ("predicate", "predicate")):

@@ -52,66 +52,72 @@ if preset != "(custom)" and preset != preset_q:
 elif preset == "(custom)" and preset_q:
     _ui.qp_set(preset=None)
 
-with st.form("so_form", border=True) if False else st.container(border=True):
-    st.markdown("**Sets**")
-    a1, a2, a3, a4 = st.columns(4)
-    ops = a1.multiselect("Operations", list(setops.OPERATIONS), default=_d("operations", D.operations),
-                         key="so_ops", format_func=lambda o: o.replace("_", " "))
-    asym = a2.toggle("|A| ≠ |B|", value="sizes_a" in base, key="so_asym",
-                     help="Give the sizes of A and B separately (crossed).")
+def _pills(where, label, options, default, key, **kw):
+    """Multi-select pills (every option visible; each selected value is one grid axis level)."""
+    options = list(options)
+    default = [v for v in default if v in options]
+    return where.pills(label, options, selection_mode="multi", default=default, key=key, **kw) or []
+
+
+with st.container(border=True):
+    st.markdown("**Sets** — every combination of the selected values is one configuration")
+    a1, a2 = st.columns(2)
+    ops = _pills(a1, "Operations", setops.OPERATIONS, _d("operations", D.operations), "so_ops",
+                 format_func=lambda o: o.replace("_", " "))
+    members = _pills(a2, "Token type (members)", setops.MEMBER_TYPES, _d("members", D.members), "so_members",
+                     help="numbers; words (web2 list); deciles = words by corpus frequency; deceptive = WordNet "
+                          "hyponyms of two hypernyms")
     size_opts = sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, *(_d("sizes", []) or []),
                         *(_d("sizes_a", []) or []), *(_d("sizes_b", []) or [])})
+    b1, b2 = st.columns(2)
+    asym = b1.toggle("|A| ≠ |B|", value="sizes_a" in base, key="so_asym",
+                     help="Give the sizes of A and B separately (crossed).")
     if asym:
-        sizes_a = a2.multiselect("|A|", size_opts, default=_d("sizes_a", [2, 4]), key="so_sizes_a")
-        sizes_b = a2.multiselect("|B|", size_opts, default=_d("sizes_b", [4, 8]), key="so_sizes_b")
+        sizes_a = _pills(b1, "|A|", size_opts, _d("sizes_a", [2, 4]), "so_sizes_a")
+        sizes_b = _pills(b1, "|B|", size_opts, _d("sizes_b", [4, 8]), "so_sizes_b")
         sizes = None
     else:
-        sizes = a2.multiselect("Operand sizes |A| = |B|", size_opts, default=_d("sizes", D.sizes), key="so_sizes")
+        sizes = _pills(b1, "Operand sizes |A| = |B|", size_opts, _d("sizes", D.sizes), "so_sizes")
         sizes_a = sizes_b = None
-    members = a3.multiselect("Token type (members)", list(setops.MEMBER_TYPES), default=_d("members", D.members),
-                             key="so_members", help="numbers; words (web2 list); deciles = words by corpus "
-                             "frequency; deceptive = WordNet hyponyms of two hypernyms")
-    lengths = a4.multiselect("Token length L", [None, 1, 2, 3, 4, 5, 6, 7, 8],
-                             default=_d("lengths", D.lengths), key="so_lengths", format_func=_none_label,
-                             help="Digits for numbers, letters for words; none = any length.")
-    b1, b2, b3, b4 = st.columns(4)
-    samples = b1.number_input("Samples per configuration (N)", 1, setops.MAX_SAMPLES, int(_d("samples", 5)), 1,
+    lengths = _pills(b2, "Token length L", [None, 1, 2, 3, 4, 5, 6, 7, 8], _d("lengths", D.lengths), "so_lengths",
+                     format_func=_none_label, help="Digits for numbers, letters for words; none = any length.")
+    c1, c2, c3 = st.columns([1, 1, 2])
+    samples = c1.number_input("Samples per configuration (N)", 1, setops.MAX_SAMPLES, int(_d("samples", 5)), 1,
                               key="so_samples", help="The paper used 50.")
-    seed = b2.number_input("Seed", value=int(_d("seed", 0)), step=1, key="so_seed")
-    number_max = b3.number_input("Numbers: range [0, n)", 1, 10**12, int(_d("number_max", D.number_max)), 1,
+    seed = c2.number_input("Seed", value=int(_d("seed", 0)), step=1, key="so_seed")
+    number_max = c1.number_input("Numbers: range [0, n)", 1, 10**12, int(_d("number_max", D.number_max)), 1,
                                  key="so_number_max", help="Used when no token length is given.")
-    overlap = b4.multiselect("Overlap", [None, 0, 1, 2, 0.25, 0.5, 1.0], default=_d("overlap", D.overlap),
-                             key="so_overlap", format_func=lambda v: "independent draws" if v is None else
-                             (f"{v:g} of the smaller set" if isinstance(v, float) else f"{v} shared members"))
+    overlap = _pills(c3, "Overlap", [None, 0, 1, 2, 0.25, 0.5, 1.0], _d("overlap", D.overlap), "so_overlap",
+                     format_func=lambda v: "independent draws" if v is None else
+                     (f"{v:g} of the smaller set" if isinstance(v, float) else f"{v} shared"))
     if "deciles" in members:
-        c1, c2, c3 = st.columns(3)
-        deciles = c1.multiselect("Frequency deciles (1 = rarest)", list(range(1, 11)),
-                                 default=_d("deciles", D.deciles), key="so_deciles")
-        decile_mode = c2.multiselect("Decile mode", list(setops.DECILE_MODES), default=_d("decile_mode",
-                                     D.decile_mode), key="so_decile_mode",
-                                     help="log_width: the SetLexSem code; rank: equal-count deciles (paper text)")
-        freq = c3.text_input("Frequency source", value=_d("frequency_source", D.frequency_source),
+        d1, d2, d3 = st.columns([2, 1, 1])
+        deciles = _pills(d1, "Frequency deciles (1 = rarest)", range(1, 11), _d("deciles", D.deciles), "so_deciles")
+        decile_mode = _pills(d2, "Decile mode", setops.DECILE_MODES, _d("decile_mode", D.decile_mode),
+                             "so_decile_mode", help="log_width: the SetLexSem code; rank: equal-count deciles "
+                             "(paper text)")
+        freq = d3.text_input("Frequency source", value=_d("frequency_source", D.frequency_source),
                              key="so_freq", help="'wordfreq' (offline) or the path of a word,count file")
     else:
         deciles, decile_mode, freq = _d("deciles", D.deciles), _d("decile_mode", D.decile_mode), \
             _d("frequency_source", D.frequency_source)
     if "deceptive" in members:
-        c1, c2 = st.columns(2)
-        conditions = c1.multiselect("Deceptive conditions", list(setops.CONDITIONS),
-                                    default=_d("conditions", D.conditions), key="so_conditions")
-        swap = c2.multiselect("Swapped members s", [None, 1, 2, 3, 4, 8], default=_d("swap_count", D.swap_count),
-                              key="so_swap", format_func=lambda v: "⌊m/2⌋ (default)" if v is None else str(v))
+        e1, e2 = st.columns(2)
+        conditions = _pills(e1, "Deceptive conditions", setops.CONDITIONS, _d("conditions", D.conditions),
+                            "so_conditions", format_func=lambda c: c.replace("_", " "))
+        swap = _pills(e2, "Swapped members s", [None, 1, 2, 3, 4, 8], _d("swap_count", D.swap_count), "so_swap",
+                      format_func=lambda v: "⌊m/2⌋ (default)" if v is None else str(v))
     else:
         conditions, swap = _d("conditions", D.conditions), _d("swap_count", D.swap_count)
 
     st.markdown("**Prompt**")
-    p1, p2, p3, p4 = st.columns(4)
-    phrasings = p1.multiselect("Demonstration phrasing", list(tpl.phrasings), default=_d("phrasings", D.phrasings),
-                               key="so_phrasings")
-    approaches = p2.multiselect("Prompting approach", list(tpl.approaches), default=_d("approaches", D.approaches),
-                                key="so_approaches")
-    shots = p3.multiselect("k (demonstrations)", [0, 1, 3, 5], default=_d("shots", D.shots), key="so_shots")
-    fixed = p4.toggle("Same demonstrations for every item", value=bool(_d("fixed_shots", True)), key="so_fixed")
+    p1, p2 = st.columns(2)
+    phrasings = _pills(p1, "Demonstration phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings")
+    approaches = _pills(p2, "Prompting approach", tpl.approaches, _d("approaches", D.approaches), "so_approaches",
+                        format_func=lambda a: a.replace("_", " "))
+    shots = _pills(p1, "k (demonstrations)", [0, 1, 3, 5], _d("shots", D.shots), "so_shots")
+    fixed = p2.toggle("Fixed demonstrations", value=bool(_d("fixed_shots", True)), key="so_fixed",
+                      help="On: the same demonstrations for every item of a configuration; off: drawn per item.")
 
 with st.expander("Prompt templates (view / edit — edits are stored with the run)"):
     st.caption("Placeholders are written {name}; see the comments at the top. Only what you change is stored "
@@ -169,6 +175,10 @@ def _estimate(config_json: str, spec: str, params_json: str, base_url, token: st
                            db_path=_ui.db_path())
 
 
+def _short(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 10**6 else f"{n / 1e3:.1f}k" if n >= 10**4 else f"{n:,}"
+
+
 st.subheader("Before running")
 m1, m2, m3, m4, m5 = st.columns(5)
 n_configs = (n_items // int(samples)) if cfg is not None and samples else 0
@@ -183,7 +193,8 @@ if cfg is not None and n_items:
                             json.dumps(choice.params, sort_keys=True), choice.base_url, _ui.db_token())
 if est is not None:
     m3.metric("Calls to make", f"{est.n_calls:,}", help=f"{est.n_cached:,} items answered from the cache")
-    m4.metric("Tokens in / out (est.)", f"{est.tokens_in:,} / {est.tokens_out:,}")
+    m4.metric("Tokens in / out (est.)", f"{_short(est.tokens_in)} / {_short(est.tokens_out)}",
+              help=f"{est.tokens_in:,} input and {est.tokens_out:,} output tokens (estimated)")
     m5.metric("Cost (est.)", "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}")
 else:
     m3.metric("Calls to make", "–")
@@ -206,7 +217,7 @@ if cfg is not None and n_items:
 st.subheader("Run")
 r1, r2, r3 = st.columns([2, 1, 1])
 name = r1.text_input("Run name (optional)", key="so_name")
-fresh = r2.toggle("Fresh samples (ignore the cache)", value=False, key="so_fresh",
+fresh = r2.toggle("Fresh samples", value=False, key="so_fresh",
                   help="Off: identical (model, parameters, prompt) calls are answered from the cache.")
 if r3.button("Run", type="primary", disabled=cfg is None or not n_items, key="so_run", use_container_width=True):
     handle = _ui.start_run(cfg.to_dict(), choice, name=name or None, fresh=fresh)

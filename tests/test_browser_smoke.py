@@ -55,12 +55,16 @@ def wait_http(url: str, timeout: float = 90) -> None:
     raise TimeoutError(f"{url} did not answer within {timeout} s")
 
 
-def wait_rendered(page, timeout_ms: int = 60_000) -> None:
+def wait_rendered(page, timeout_ms: int = 90_000) -> None:
+    """Until the script run has finished: the running icon appears (give it a few seconds), then goes away."""
     page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout_ms)
+    running = '[data-testid="stStatusWidgetRunningIcon"]'
+    try:
+        page.wait_for_selector(running, timeout=5_000)
+    except Exception:  # the run may already be over
+        pass
+    page.wait_for_selector(running, state="detached", timeout=timeout_ms)
     page.wait_for_timeout(500)
-    # the running-man status widget disappears when the script run has finished
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
-    page.wait_for_timeout(800)
 
 
 @pytest.fixture()

@@ -54,8 +54,9 @@ def test_every_page_on_an_empty_db(db):
     assert any("SmolLM2" in m.value for m in home.markdown)
 
     so = open_page("pages/set_operations.py")
-    assert {"Operations", "Token type (members)", "Prompting approach", "Model"} <= \
-        set(labels(so.multiselect)) | set(labels(so.selectbox))
+    assert {"Operations", "Token type (members)", "Prompting approach", "Operand sizes |A| = |B|"} <= \
+        set(labels(so.button_group))
+    assert "Model" in labels(so.selectbox)
     assert "Run" in labels(so.button)
     assert {m.label for m in so.metric} >= {"Items", "Configurations", "Calls to make", "Cost (est.)"}
 
@@ -77,9 +78,9 @@ def test_every_page_on_an_empty_db(db):
 def test_set_operations_run_with_the_solver_reaches_100_percent(db):
     at = open_page("pages/set_operations.py")
     at.selectbox(key="so_m_model").set_value("reference/solver")
-    at.multiselect(key="so_ops").set_value(["union", "intersection", "symmetric_difference"])
-    at.multiselect(key="so_sizes").set_value([2, 4])
-    at.multiselect(key="so_members").set_value(["numbers", "words"])
+    at.button_group(key="so_ops").set_value(["union", "intersection", "symmetric_difference"])
+    at.button_group(key="so_sizes").set_value([2, 4])
+    at.button_group(key="so_members").set_value(["numbers", "words"])
     at.number_input(key="so_samples").set_value(4)
     at.run()
     assert not at.exception

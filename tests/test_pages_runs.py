@@ -68,7 +68,7 @@ def test_yaml_upload_opens_the_config_and_bad_yaml_is_explained(db):
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Set operations"
     assert at.number_input(key="so_samples").value == 7
-    assert at.multiselect(key="so_ops").value == ["union", "difference"]
+    assert at.button_group(key="so_ops").value == ["union", "difference"]
 
     for name, data, expect in [("broken.yaml", b"a: [1, 2", "not valid YAML"),
                                ("list.yaml", b"- 1\n- 2\n", "must be a mapping"),
