@@ -7,8 +7,10 @@ thread-safe, so one call runs at a time (default concurrency 1); each call runs 
 All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed); llama.cpp's extra min_p filter
 is switched off so that the stored parameters are the whole sampling setup (a parameter left as None takes
 llama-cpp-python's default). A call that is cancelled (e.g.
-by the runner's per-call timeout) or exceeds the model's ``timeout`` stops generating within one token and raises
-RetryableError, so it never keeps the shared model busy in the background.
+by the runner's per-call timeout) stops generating within one token and raises RetryableError, so it never keeps
+the shared model busy in the background. A call that uses up the model's ``timeout`` (seconds, from get_model) ends
+like one that hits max_tokens: the text so far, with finish_reason "timeout" — retrying would only repeat the same
+slow generation (a 135M model often rambles to max_tokens; on a busy 2-core machine that can take minutes).
 
 Threads: STUDIO_LLAMA_THREADS (default: half the cores, at least 1 — llama.cpp's own default). On a shared or
 oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (measured
@@ -32,6 +34,7 @@ DEFAULT_CTX = 4096
 _load_lock = threading.Lock()   # guards loading
 _call_lock = threading.Lock()   # one inference at a time on the shared context
 _llama = None
+_clock = time.monotonic  # the time budget's clock (a test replaces it with a fake one)
 
 
 def model_path() -> str:
@@ -81,7 +84,7 @@ class _Interrupt:
 
     def __init__(self, eos: int, timeout: float | None, cancel: threading.Event | None):
         self.eos = eos
-        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.deadline = None if timeout is None else _clock() + timeout
         self.cancel = cancel
         self.why: str | None = None
 
@@ -89,7 +92,7 @@ class _Interrupt:
         if self.why is None:
             if self.cancel is not None and self.cancel.is_set():
                 self.why = "cancelled"
-            elif self.deadline is not None and time.monotonic() > self.deadline:
+            elif self.deadline is not None and _clock() > self.deadline:
                 self.why = "timeout"
         if self.why is not None:
             scores[:] = -float("inf")
@@ -140,8 +143,6 @@ class LocalLlamaModel(BaseModel):
                 raise ModelError(f"local/smollm2: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000.0
         self.last_interrupt = interrupt.why
-        if interrupt.why == "timeout":
-            raise RetryableError(f"local/smollm2: generation exceeded the {self.timeout:g} s timeout")
         if interrupt.why == "cancelled":
             raise RetryableError("local/smollm2: call cancelled")
         choice = out["choices"][0]
@@ -155,7 +156,7 @@ class LocalLlamaModel(BaseModel):
             tokens_out=usage.get("completion_tokens"),
             latency_ms=latency_ms,
             cost_usd=0.0,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason="timeout" if interrupt.why == "timeout" else choice.get("finish_reason"),
             dropped_params=(),
         )
 
