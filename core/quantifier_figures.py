@@ -77,11 +77,13 @@ def fig_frequency(metrics: pd.DataFrame, color: str | None = None, metric: str =
     return fig
 
 
-def fig_by_count(by_count: pd.DataFrame, facet: str = "quantifier", max_facets: int = 15,
-                 title: str = 'Share answered "true" along the count, against the truth') -> go.Figure:
+def fig_by_count(by_count: pd.DataFrame, facet: str = "quantifier", color: str | None = None,
+                 max_facets: int = 15,
+                 title: str = 'Share answered "true" (solid) along the count, against the truth (dashed)'
+                 ) -> go.Figure:
     """Per facet value (default: quantifier) the share of "true" answers at each count of the asked predicate
-    (solid) and the gold label (dashed step): where the two part is where the model's notion of the quantifier
-    flips at the wrong place."""
+    (solid, one line per ``color`` value, e.g. model) and the gold share (dashed step): where the two part is where
+    the model's notion of the quantifier flips at the wrong place."""
     if by_count is None or by_count.empty or by_count["answered"].fillna(0).sum() == 0:
         return _empty(title)
     df = by_count[by_count["answered"] > 0]
@@ -89,20 +91,27 @@ def fig_by_count(by_count: pd.DataFrame, facet: str = "quantifier", max_facets: 
     cols = min(3, len(keys))
     rows = (len(keys) + cols - 1) // cols
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[str(k) for k in keys], shared_yaxes=True,
-                        vertical_spacing=min(0.12, 0.5 / max(rows, 1)), horizontal_spacing=0.05)
+                        vertical_spacing=min(0.2, 0.6 / max(rows, 1)), horizontal_spacing=0.05)
+    series = [None] if not color else list(dict.fromkeys(df[color]))
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
     for n, key in enumerate(keys):
-        g = df[df[facet] == key].sort_values("count_asked")
+        g = df[df[facet] == key]
         r, c = n // cols + 1, n % cols + 1
-        fig.add_scatter(x=g["count_asked"], y=g["label_true"], mode="lines", line={"shape": "hvh", "dash": "dash",
-                        "color": "#888"}, name="truth", legendgroup="truth", showlegend=n == 0, row=r, col=c,
+        gold = g.groupby("count_asked", as_index=False)["label_true"].mean().sort_values("count_asked")
+        fig.add_scatter(x=gold["count_asked"], y=gold["label_true"], mode="lines",
+                        line={"shape": "hvh", "dash": "dash", "color": "#888"}, name="truth", legendgroup="truth",
+                        showlegend=n == 0, row=r, col=c,
                         hovertemplate="count=%{x}<br>true share (gold)=%{y:.2f}<extra></extra>")
-        fig.add_scatter(x=g["count_asked"], y=g["pred_true"], mode="lines+markers", marker={"size": 4},
-                        line={"color": "#1f77b4"}, name='answered "true"', legendgroup="pred", showlegend=n == 0,
-                        row=r, col=c, customdata=g[["accuracy", "answered"]].to_numpy(),
-                        hovertemplate="count=%{x}<br>answered true=%{y:.2f}<br>accuracy=%{customdata[0]:.2f}"
-                                      "<br>n=%{customdata[1]}<extra></extra>")
+        for si, s in enumerate(series):
+            gs = (g if s is None else g[g[color] == s]).sort_values("count_asked")
+            name = 'answered "true"' if s is None else str(s)
+            fig.add_scatter(x=gs["count_asked"], y=gs["pred_true"], mode="lines+markers", marker={"size": 4},
+                            line={"color": palette[si % len(palette)]}, name=name, legendgroup=name,
+                            showlegend=n == 0, row=r, col=c, customdata=gs[["accuracy", "answered"]].to_numpy(),
+                            hovertemplate=name + "<br>count=%{x}<br>answered true=%{y:.2f}"
+                                                 "<br>accuracy=%{customdata[0]:.2f}<br>n=%{customdata[1]}"
+                                                 "<extra></extra>")
     fig.update_yaxes(range=[-0.05, 1.05])
-    fig.update_layout(title=title, height=max(320, 240 * rows), legend={"orientation": "h", "y": 1.08, "x": 0.5,
-                                                                       "xanchor": "center"})
+    fig.update_layout(title=title, height=max(340, 250 * rows), margin={"t": 90})
     fig.update_xaxes(title_text="count with the asked predicate", row=rows)
     return fig

@@ -115,7 +115,7 @@ def _finish(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
 
 def quantifier_metrics(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
                        by: Sequence[str] | str | None = ("quantifier",),
-                       filters: dict[str, Sequence] | None = None) -> pd.DataFrame:
+                       filters: dict[str, Sequence] | None = None, *, _bin: int = 1) -> pd.DataFrame:
     """Metrics per group over the given quantifier runs, from ``v_results`` (answered items only count).
 
     ``filters`` = {column: [values…]} with columns from GROUPABLE."""
@@ -132,7 +132,11 @@ def quantifier_metrics(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
             continue
         conds.append(f'"{col}" IN ({", ".join("?" for _ in values)})')
         params += values
-    sql = metrics_sql(cols, _V_RESULTS_SOURCE, " AND ".join(conds))
+    source = _V_RESULTS_SOURCE
+    if _bin > 1:  # an int checked by the caller: safe to inline
+        source = (f"SELECT * REPLACE ((count_asked // {int(_bin)}) * {int(_bin)} AS count_asked) "
+                  f"FROM v_results WHERE task = 'quantifiers'")
+    sql = metrics_sql(cols, source, " AND ".join(conds))
     return _finish(con.execute(sql, params).df(), cols)
 
 
@@ -152,10 +156,15 @@ def metrics_from_frame(df: pd.DataFrame, by: Sequence[str] | str | None = ("quan
 
 def accuracy_by_count(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
                       by: Sequence[str] | str = ("quantifier",),
-                      filters: dict[str, Sequence] | None = None) -> pd.DataFrame:
-    """Metrics per (by…, count_asked): accuracy and the share answered "true" along 0…n (where the model flips)."""
+                      filters: dict[str, Sequence] | None = None, bin_width: int = 1) -> pd.DataFrame:
+    """Metrics per (by…, count_asked): accuracy and the share answered "true" along 0…n (where the model flips).
+
+    ``bin_width`` > 1 pools counts into bins [k·w, k·w + w − 1] labelled by their lower end (smoother curves when
+    only a few counts were sampled per cell)."""
     cols = [c for c in _check_by(by) if c != "count_asked"]
-    return quantifier_metrics(con, run_ids, [*cols, "count_asked"], filters)
+    if isinstance(bin_width, bool) or not isinstance(bin_width, int) or not 1 <= bin_width <= 1000:
+        raise UserError(f"bin width must be a whole number between 1 and 1000, got {bin_width!r}")
+    return quantifier_metrics(con, run_ids, [*cols, "count_asked"], filters, _bin=bin_width)
 
 
 def quantifier_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

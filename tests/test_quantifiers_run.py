@@ -63,6 +63,12 @@ def test_cli_run_reference_solver_scores_100(tmp_path):
     assert set(by_p["predicate"]) == {"large", "small"}
     # along the count the answers equal the truth exactly
     assert (by_c["pred_true"] == by_c["label_true"]).all()
+    with store.connect(db) as con:
+        binned = QM.accuracy_by_count(con, [rid], ["quantifier"], bin_width=5)
+        with pytest.raises(UserError):
+            QM.accuracy_by_count(con, [rid], bin_width=0)
+    assert (binned["count_asked"] % 5 == 0).all() and binned["n"].sum() == 240
+    assert binned.groupby("quantifier")["n"].sum().to_dict() == by_c.groupby("quantifier")["n"].sum().to_dict()
 
 
 def test_cli_generate_preset_vanilla(tmp_path):
