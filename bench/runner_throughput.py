@@ -53,36 +53,38 @@ class DirectModel:
         return Completion("{1, 2}", 10, 3, self.latency * 1000, None, "stop")
 
 
-def sdk_ceiling(c: int, lat: float, n: int) -> str:
-    """The same number of calls through the bare AsyncOpenAI client (C tasks in a loop): this machine's HTTP+SDK
+def sdk_ceiling(c: int, lat: float, n: int, cfg: dict) -> str:
+    """The same prompts through the same provider object (``get_model(...).complete``, i.e. the OpenAI SDK with the
+    same parameters) from C bare asyncio tasks — no runner, no cache, no DB, no scoring: this machine's HTTP + SDK
     ceiling, against which the runner's own overhead can be judged."""
-    import openai
+    from core.models import Request, SamplingParams, get_model
+    from core.tasks import setops
 
+    prompts = [it["prompt"] for it in setops.items(setops.load_config(cfg))][:n]
     server = subprocess.Popen([sys.executable, "-m", "core.runner_loopback", "--port", "0", "--latency", str(lat)],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         base_url = server.stdout.readline().strip().split(" ", 1)[1]
 
         async def go():
-            client = openai.AsyncOpenAI(base_url=base_url, api_key="none", max_retries=0)
-            todo = list(range(n))
+            model = get_model("openai-compatible/loop", base_url=base_url)
+            todo = list(prompts)
 
             async def worker():
                 while todo:
-                    i = todo.pop()
-                    await client.chat.completions.create(model="loop", max_tokens=16,
-                                                         messages=[{"role": "user", "content": f"prompt {i}"}])
+                    await model.complete(Request(todo.pop(), SamplingParams()))
             t0 = time.perf_counter()
             await asyncio.gather(*[worker() for _ in range(c)])
-            await client.close()
-            return time.perf_counter() - t0
+            el = time.perf_counter() - t0
+            await model.aclose()
+            return el
 
         el = asyncio.run(go())
     finally:
         server.kill()
         server.wait()
-    return (f"bare OpenAI SDK, no runner: {n} calls in {el:.2f} s = {n / el:.1f} calls/s = "
-            f"{n / el / (c / lat):.2f} of C/L")
+    return (f"bare provider (same SDK calls, no runner/cache/DB): {n} calls in {el:.2f} s = {n / el:.1f} calls/s "
+            f"= {n / el / (c / lat):.2f} of C/L")
 
 
 def report(label: str, p, wall: float, c: int, lat: float) -> None:
@@ -144,7 +146,7 @@ def main(argv=None) -> int:
         server.wait()
 
     if args.sdk_ceiling:
-        print(sdk_ceiling(c, lat, args.items))
+        print(sdk_ceiling(c, lat, args.items, cfg))
     if args.direct:
         t0 = time.perf_counter()
         pd = runner.run(cfg, DirectModel(lat, c), db_path=tmp / "direct.duckdb", limit=args.items)

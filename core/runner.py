@@ -428,9 +428,9 @@ class _JournalWriter:
             batch, self.pending = self.pending, []
             if batch:
                 try:
-                    # inline, not in a thread: fdatasync of one small append takes ~0.3 ms, a thread hop can take
-                    # tens of ms on a loaded machine — and every worker waits for this before its next call
-                    self.journal.append([r for r, _ in batch])
+                    # in a thread: the loop keeps serving the calls in flight meanwhile (slots are pipelined, so
+                    # the fsync latency is off the critical path)
+                    await asyncio.to_thread(self.journal.append, [r for r, _ in batch])
                 except Exception as exc:  # disk full etc.: the calls are not durable → not finished
                     for _, fut in batch:
                         if not fut.done():

@@ -60,7 +60,7 @@ from core.store_schema import (
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DB_BUSY_TIMEOUT = 30.0      # seconds we wait for another process to release the file
-MERGE_INTERVAL = 0.5        # seconds between journal → DuckDB merges during a run
+MERGE_INTERVAL = 1.0        # seconds between journal → DuckDB merges during a run (dashboard lag)
 
 
 class DatabaseBusy(UserError):
