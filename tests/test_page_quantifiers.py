@@ -53,7 +53,9 @@ def test_vanilla_preview_on_empty_db(db):
     assert m["Prompts"] == "18,360" and m["True"] == "8,592" and m["False"] == "9,768"
     assert m["Configurations"] == "360"
     preview = at.dataframe[0].value
-    assert preview["prompt"].iloc[0].startswith("There are 50 tables. 50 of the tables are large. 0 of the tables")
+    assert len(preview) == 24 and preview["idx"].is_monotonic_increasing
+    assert all(p.startswith("There are 50 ") and p.endswith("? Answer with only one word, true or false.")
+               for p in preview["prompt"])
     assert set(preview["label"]) <= {"true", "false"}
     assert any("No quantifier runs yet" in i.value for i in at.info)
 
