@@ -69,27 +69,26 @@ with st.container(border=True):
                           "hyponyms of two hypernyms")
     size_opts = sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, *(_d("sizes", []) or []),
                         *(_d("sizes_a", []) or []), *(_d("sizes_b", []) or [])})
-    b1, b2 = st.columns(2)
-    asym = b1.toggle("|A| ≠ |B|", value="sizes_a" in base, key="so_asym",
+    asym = st.toggle("|A| ≠ |B|", value="sizes_a" in base, key="so_asym",
                      help="Give the sizes of A and B separately (crossed).")
     if asym:
-        sizes_a = _pills(b1, "|A|", size_opts, _d("sizes_a", [2, 4]), "so_sizes_a")
-        sizes_b = _pills(b1, "|B|", size_opts, _d("sizes_b", [4, 8]), "so_sizes_b")
+        sizes_a = _pills(st, "|A|", size_opts, _d("sizes_a", [2, 4]), "so_sizes_a")
+        sizes_b = _pills(st, "|B|", size_opts, _d("sizes_b", [4, 8]), "so_sizes_b")
         sizes = None
     else:
-        sizes = _pills(b1, "Operand sizes |A| = |B|", size_opts, _d("sizes", D.sizes), "so_sizes")
+        sizes = _pills(st, "Operand sizes |A| = |B|", size_opts, _d("sizes", D.sizes), "so_sizes")
         sizes_a = sizes_b = None
-    lengths = _pills(b2, "Token length L", [None, 1, 2, 3, 4, 5, 6, 7, 8], _d("lengths", D.lengths), "so_lengths",
+    lengths = _pills(st, "Token length L", [None, 1, 2, 3, 4, 5, 6, 7, 8], _d("lengths", D.lengths), "so_lengths",
                      format_func=_none_label, help="Digits for numbers, letters for words; none = any length.")
-    c1, c2, c3 = st.columns([1, 1, 2])
+    overlap = _pills(st, "Overlap", [None, 0, 1, 2, 0.25, 0.5, 1.0], _d("overlap", D.overlap), "so_overlap",
+                     format_func=lambda v: "independent draws" if v is None else
+                     (f"{v:g} of the smaller set" if isinstance(v, float) else f"{v} shared"))
+    c1, c2, c3 = st.columns(3)
     samples = c1.number_input("Samples per configuration (N)", 1, setops.MAX_SAMPLES, int(_d("samples", 5)), 1,
                               key="so_samples", help="The paper used 50.")
     seed = c2.number_input("Seed", value=int(_d("seed", 0)), step=1, key="so_seed")
-    number_max = c1.number_input("Numbers: range [0, n)", 1, 10**12, int(_d("number_max", D.number_max)), 1,
+    number_max = c3.number_input("Numbers: range [0, n)", 1, 10**12, int(_d("number_max", D.number_max)), 1,
                                  key="so_number_max", help="Used when no token length is given.")
-    overlap = _pills(c3, "Overlap", [None, 0, 1, 2, 0.25, 0.5, 1.0], _d("overlap", D.overlap), "so_overlap",
-                     format_func=lambda v: "independent draws" if v is None else
-                     (f"{v:g} of the smaller set" if isinstance(v, float) else f"{v} shared"))
     if "deciles" in members:
         d1, d2, d3 = st.columns([2, 1, 1])
         deciles = _pills(d1, "Frequency deciles (1 = rarest)", range(1, 11), _d("deciles", D.deciles), "so_deciles")
@@ -111,12 +110,12 @@ with st.container(border=True):
         conditions, swap = _d("conditions", D.conditions), _d("swap_count", D.swap_count)
 
     st.markdown("**Prompt**")
-    p1, p2 = st.columns(2)
-    phrasings = _pills(p1, "Demonstration phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings")
-    approaches = _pills(p2, "Prompting approach", tpl.approaches, _d("approaches", D.approaches), "so_approaches",
+    approaches = _pills(st, "Prompting approach", tpl.approaches, _d("approaches", D.approaches), "so_approaches",
                         format_func=lambda a: a.replace("_", " "))
-    shots = _pills(p1, "k (demonstrations)", [0, 1, 3, 5], _d("shots", D.shots), "so_shots")
-    fixed = p2.toggle("Fixed demonstrations", value=bool(_d("fixed_shots", True)), key="so_fixed",
+    p1, p2, p3 = st.columns([2, 1, 1])
+    phrasings = _pills(p1, "Demonstration phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings")
+    shots = _pills(p2, "k (demonstrations)", [0, 1, 3, 5], _d("shots", D.shots), "so_shots")
+    fixed = p3.toggle("Fixed demonstrations", value=bool(_d("fixed_shots", True)), key="so_fixed",
                       help="On: the same demonstrations for every item of a configuration; off: drawn per item.")
 
 with st.expander("Prompt templates (view / edit — edits are stored with the run)"):
@@ -176,7 +175,7 @@ def _estimate(config_json: str, spec: str, params_json: str, base_url, token: st
 
 
 def _short(n: int) -> str:
-    return f"{n / 1e6:.1f}M" if n >= 10**6 else f"{n / 1e3:.1f}k" if n >= 10**4 else f"{n:,}"
+    return f"{n / 1e6:.1f}M" if n >= 10**6 else f"{n / 1e3:.1f}k" if n >= 1000 else f"{n:,}"
 
 
 st.subheader("Before running")

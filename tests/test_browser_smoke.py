@@ -55,16 +55,21 @@ def wait_http(url: str, timeout: float = 90) -> None:
     raise TimeoutError(f"{url} did not answer within {timeout} s")
 
 
-def wait_rendered(page, timeout_ms: int = 90_000) -> None:
-    """Until the script run has finished: the running icon appears (give it a few seconds), then goes away."""
+def wait_rendered(page, timeout_ms: int = 120_000) -> None:
+    """Until the script has finished: neither the running icon nor a loading skeleton for 3 s in a row (a page may
+    rerun once on its first visit)."""
     page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout_ms)
-    running = '[data-testid="stStatusWidgetRunningIcon"]'
-    try:
-        page.wait_for_selector(running, timeout=5_000)
-    except Exception:  # the run may already be over
-        pass
-    page.wait_for_selector(running, state="detached", timeout=timeout_ms)
-    page.wait_for_timeout(500)
+    busy = '[data-testid="stStatusWidgetRunningIcon"], [data-testid="stSkeleton"]'
+    quiet, waited = 0, 0
+    while quiet < 6:
+        if page.locator(busy).count():
+            quiet = 0
+        else:
+            quiet += 1
+        page.wait_for_timeout(500)
+        waited += 500
+        if waited > timeout_ms:
+            raise TimeoutError("the page kept running")
 
 
 @pytest.fixture()
