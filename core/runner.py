@@ -23,8 +23,9 @@ pauses every worker), up to ``max_attempts``; ``ModelError`` fails at once → t
 of all items sharing its prompt are appended to the run's journal and fsynced (group commit) → only then the call
 counts as finished (progress, callbacks). A slot pipelines: its next call goes out while the previous record is
 being fsynced, but is not reported before it. So at most 2 × ``concurrency`` calls are ever "in flight" = sent but
-not durable (at most ``concurrency`` at the model); after a kill -9 only those can be sent again. The journal is merged into DuckDB every
-``store.MERGE_INTERVAL`` seconds in a short transaction (see ``core/store.py`` for why the file is never held open).
+not durable (at most ``concurrency`` at the model); after a kill -9 only those can be sent again. The journal is
+merged into DuckDB every ``store.MERGE_INTERVAL`` seconds in a short transaction (see ``core/store.py`` for why the
+file is never held open).
 A failed call is recorded with its reason in ``results.error``; re-running the run retries it.
 
 Cancel stops new calls at once, abandons calls in flight, keeps every finished one.

@@ -2,9 +2,9 @@
 
 A runner appends one JSON line per finished call — ``{"calls": [...], "results": [...]}`` — to
 ``<db>.journal/<run_id>.<pid>.<ns>.jsonl`` and fsyncs before the call is reported as finished. The runner merges new
-records into DuckDB about once a second (``store.MERGE_INTERVAL``) and deletes its journal at the end. A journal whose process is
-gone (kill -9, power loss) is merged by ``recover()``; a torn last line (killed mid-write) is ignored — that call
-was never reported, so it is simply made again. Merging is idempotent, so a crash between the DuckDB commit and the
+records into DuckDB about once a second (``store.MERGE_INTERVAL``) and deletes its journal at the end. A journal
+whose process is gone (kill -9, power loss) is merged by ``recover()``; a torn last line (killed mid-write) is
+ignored — that call was never reported, so it is simply made again. Merging is idempotent, so a crash between the DuckDB commit and the
 file deletion only causes a harmless second merge.
 
 Journals hold prompts' hashes, responses and scores — never API keys (the runner never sees them as data).
