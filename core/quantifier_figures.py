@@ -52,9 +52,9 @@ def fig_metrics_by(metrics: pd.DataFrame, x: str = "quantifier", color: str | No
     return fig
 
 
-def fig_frequency(metrics: pd.DataFrame, color: str | None = None, metric: str = "accuracy",
-                  title: str = "Accuracy by noun frequency group") -> go.Figure:
-    """Line + markers of ``metric`` per noun group, ordered common → rarest → made up (paper Figure 1 shape)."""
+def fig_frequency(metrics: pd.DataFrame, color: str | None = None, metrics_shown: tuple[str, ...] = ("accuracy", "f1"),
+                  title: str = "Accuracy (solid) and F1 (dotted) by noun frequency group") -> go.Figure:
+    """Lines + markers per noun group, ordered common → rarest → made up (the shape of GQG's Figure 1)."""
     if metrics is None or metrics.empty or metrics["answered"].fillna(0).sum() == 0:
         return _empty(title)
     rank = {g: i for i, g in enumerate(NOUN_GROUP_ORDER)}
@@ -62,15 +62,21 @@ def fig_frequency(metrics: pd.DataFrame, color: str | None = None, metric: str =
     df["_r"] = df["noun_group"].map(lambda g: rank.get(g, len(rank)))
     df = df.sort_values("_r", kind="stable")
     order = [GROUP_LABELS.get(g, g) for g in dict.fromkeys(df["noun_group"])]
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
     fig = go.Figure()
     series = [(None, df)] if not color else [(k, g) for k, g in df.groupby(color, sort=False)]
-    for key, g in series:
-        fig.add_scatter(x=[GROUP_LABELS.get(v, v) for v in g["noun_group"]], y=g[metric], mode="lines+markers",
-                        name=str(key) if key is not None else metric, marker={"size": 10},
-                        customdata=g[["answered", "f1"]].to_numpy(),
-                        hovertemplate="%{x}<br>" + metric + "=%{y:.3f}<br>answered=%{customdata[0]}"
-                                      "<br>F1=%{customdata[1]:.3f}<extra></extra>")
-    fig.update_layout(title=title, height=420, yaxis={"title": metric, "rangemode": "tozero"},
+    for si, (key, g) in enumerate(series):
+        for metric in metrics_shown:
+            label = "F1" if metric == "f1" else metric
+            name = label if key is None else f"{label} · {key}"
+            fig.add_scatter(x=[GROUP_LABELS.get(v, v) for v in g["noun_group"]], y=g[metric], mode="lines+markers",
+                            name=name, marker={"size": 9 if metric == "accuracy" else 6},
+                            line={"color": palette[si % len(palette)], "dash": "solid" if metric == "accuracy"
+                                  else "dot"},
+                            customdata=g[["answered", "unparsed"]].to_numpy(),
+                            hovertemplate="%{x}<br>" + label + "=%{y:.3f}<br>answered=%{customdata[0]}"
+                                          "<br>unparsed=%{customdata[1]}<extra></extra>")
+    fig.update_layout(title=title, height=420, yaxis={"title": "score", "range": [0, 1.02]},
                       xaxis={"title": "word frequency", "type": "category", "categoryorder": "array",
                              "categoryarray": order},
                       legend={"orientation": "h", "y": -0.25})

@@ -28,31 +28,43 @@ def _split(text: str, sep: str = ",") -> list[str]:
 
 # ------------------------------------------------------------------------------------------------------ build
 
+LOADED = "(loaded config)"
+
+
 def build_config() -> tuple[dict | None, Q.Config | None]:
-    presets = list(Q.PRESETS)
+    loaded = st.session_state.pop("quantifiers_loaded_config", None)  # sent by the Runs page ("Open on … page")
+    if loaded:
+        for key in [key for key in st.session_state if str(key).startswith(f"{KEY}{LOADED}_")]:
+            del st.session_state[key]
+        st.session_state[KEY + "loaded"] = loaded
+        st.session_state[KEY + "preset"] = LOADED
+    presets = list(Q.PRESETS) + ([LOADED] if KEY + "loaded" in st.session_state else [])
     preset = st.selectbox("Start from a preset", presets, key=KEY + "preset",
                           help="gqg-vanilla = the published GQG dataset (18,360 prompts); gqg-frequency-pilot = the "
                                "paper's Figure 1 setup; frequency-bands-sampled = our wordfreq bands + made-up nouns")
-    base = Q.PRESETS[preset]
+    base = st.session_state[KEY + "loaded"] if preset == LOADED else Q.PRESETS[preset]
     k = f"{KEY}{preset}_"  # widget keys per preset: switching preset resets the widgets to its values
 
     c1, c2 = st.columns([3, 2])
     with c1:
-        options = list(dict.fromkeys([*GQG_QUANTIFIERS, *EXAMPLES, *base["quantifiers"]]))
-        quants = st.multiselect("Quantifiers", options, default=base["quantifiers"], key=k + "quants")
+        base_q = base.get("quantifiers") or list(GQG_QUANTIFIERS)
+        options = list(dict.fromkeys([*GQG_QUANTIFIERS, *EXAMPLES, *base_q]))
+        quants = st.multiselect("Quantifiers", options, default=base_q, key=k + "quants")
         extra = st.text_input("More quantifiers (comma-separated)", key=k + "extra",
                               placeholder="at least 7, between 3 and 8, at least 60%", help=GRAMMAR)
         groups_all = [*GROUP_ORDER, *PILOT_GROUPS, "gqg"]
         groups = st.multiselect("Noun groups", groups_all, default=base.get("noun_groups", []), key=k + "groups",
                                 help="common … rarest: wordfreq Zipf bands of the plural; made_up: pronounceable "
                                      "non-words; pilot_*: the GQG paper's lists; gqg: the 12 objects of the dataset")
-        objects = st.text_input("Your own nouns (plural, comma-separated)", key=k + "objects",
-                                placeholder="lanterns, teapots")
+        objects = st.text_input("Your own nouns (plural, comma-separated)", ", ".join(base.get("objects") or []),
+                                key=k + "objects", placeholder="lanterns, teapots")
         per_group = st.number_input("Nouns per group (0 = all)", 0, 1000, int(base.get("nouns_per_group") or 0),
                                     key=k + "per_group")
     with c2:
         total = st.number_input("Total n", 1, Q.MAX_TOTAL, int(base.get("total", 50)), key=k + "total")
-        lo, hi = st.slider("Counts of the asked predicate", 0, int(total), (0, int(total)), key=k + f"range_{total}")
+        rng = base.get("count_range") if int(total) == int(base.get("total", 50)) else None
+        lo, hi = st.slider("Counts of the asked predicate", 0, int(total), tuple(rng or (0, int(total))),
+                           key=k + f"range_{total}")
         samples = st.number_input("Counts drawn per cell (0 = all)", 0, Q.MAX_TOTAL + 1,
                                   int(base.get("samples") or 0), key=k + "samples",
                                   help="per (quantifier, noun, asked predicate)")
@@ -60,9 +72,12 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
         pairs = st.text_input("Predicate pairs (first/second; …)", key=k + "pairs",
                               value="; ".join("/".join(p) for p in base.get("predicates", [["large", "small"]])))
         names = [*Q.TEMPLATES, "custom"]
-        template = st.selectbox("Template", names, index=names.index(base.get("template", "gqg")), key=k + "tpl")
+        base_t = base.get("template", "gqg")
+        template = st.selectbox("Template", names, index=names.index(base_t if base_t in Q.TEMPLATES else "custom"),
+                                key=k + "tpl")
         if template == "custom":
-            template = st.text_area("Template text", Q.TEMPLATES["gqg"], key=k + "tpl_text",
+            template = st.text_area("Template text", base_t if base_t not in Q.TEMPLATES else Q.TEMPLATES["gqg"],
+                                    key=k + "tpl_text",
                                     help="fields: " + ", ".join("{" + f + "}" for f in Q.TEMPLATE_FIELDS))
     d: dict = {"task": "quantifiers", "quantifiers": [*quants, *_split(extra)], "total": int(total),
                "template": template, "seed": int(seed)}

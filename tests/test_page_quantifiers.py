@@ -109,3 +109,19 @@ def test_live_solver_run_from_the_page(db):
         time.sleep(0.5)
     assert overall[0]["accuracy"].iloc[0] == 1.0
     assert not at.exception
+
+
+@pytest.mark.slow
+def test_config_sent_by_the_runs_page_fills_the_widgets(db):
+    at = open_page()
+    loaded = {**SMALL, "objects": ["lanterns"], "count_range": [10, 40], "template": "statement", "total": 50}
+    at.session_state["quantifiers_loaded_config"] = loaded
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="quant_preset").value == "(loaded config)"
+    from core.tasks import quantifiers as Q
+
+    expected = Q.count(Q.load_config(loaded))
+    assert metrics(at)["Prompts"] == f"{expected:,}"
+    assert at.text_input(key="quant_(loaded config)_objects").value == "lanterns"
+    assert at.selectbox(key="quant_(loaded config)_tpl").value == "statement"

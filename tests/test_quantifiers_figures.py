@@ -22,8 +22,10 @@ def test_frequency_figure_orders_groups_common_to_made_up():
     m = QM.metrics_from_frame(_results(), "noun_group")
     assert list(m["noun_group"]) == ["common", "rarest", "made_up"]  # frequency order, not alphabetical
     fig = QF.fig_frequency(m)
+    assert [t.name for t in fig.data] == ["accuracy", "F1"]
     assert list(fig.data[0].x) == ["common", "rarest", "made up"]
     assert list(fig.data[0].y) == [1.0, 0.5, 0.25]
+    assert list(fig.data[1].y) == list(m["f1"])
 
 
 def test_metrics_by_and_by_count_figures():

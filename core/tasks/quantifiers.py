@@ -21,6 +21,22 @@ Generalisation (Q2): any total, any range of counts, other predicate pairs, noun
 quantifiers from ``core.quantifier_catalogue`` (never user code), other templates (a closed set of named fields),
 and ``samples`` = how many counts are drawn per (quantifier, noun, asked predicate) instead of all of them.
 
+Config keys (YAML, ``task: quantifiers``; every key optional):
+
+    preset           start from a named preset (PRESETS) and override the keys given
+    quantifiers      names from the catalogue grammar (core.quantifier_catalogue), default the 15 of GQG
+    objects          your own plural nouns (noun_group "custom")
+    noun_groups      common, less_common, rare, rarer, rarest, made_up (data/nouns), pilot_* (the paper's lists),
+                     gqg (the 12 objects); default gqg when neither objects nor noun_groups is given
+    nouns_per_group  only the first k nouns of each group (a fixed pseudo-random subset)
+    total            n, the number of objects (default 50)
+    count_range      [low, high] of the count with the asked predicate (default [0, total])
+    predicates       pairs [[first, second], …] (default [[large, small]]); both are asked
+    template         a name in TEMPLATES or a text using only the TEMPLATE_FIELDS
+    samples          counts drawn per (quantifier, noun, pair, asked predicate); default all counts in the range
+    seed             seed of those draws (default 0)
+    name             a label, kept in the config
+
 Item order in general: for each predicate pair, for asked in (second, first), for each noun, for the j-th count of the
 cell (ordered by the count of the *second* predicate, ascending — as in the published file), for each quantifier.
 A "configuration" (``config_id``) is one (quantifier, noun, total, pair, asked predicate, template) cell; its samples
