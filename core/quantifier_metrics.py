@@ -38,6 +38,21 @@ NOUN_GROUP_ORDER: tuple[str, ...] = (
     "gqg", "custom",
 )
 
+# Published figures of the GQG paper (Wang & Steinert-Threlkeld 2023), for display beside a user's results.
+GQG_PUBLISHED = {
+    "dataset": {"prompts": 18360, "true": 8592, "false": 9768, "true_share": 0.468, "tokens_per_prompt": 31.9},
+    # Table 5: Pythia models on vanilla GQG (constrained decoding, beam search 4, temperature 1.0)
+    "pythia": [
+        {"model": "Pythia 410M", "accuracy": 0.464, "f1": 0.418},
+        {"model": "Pythia 1B", "accuracy": 0.503, "f1": 0.289},
+        {"model": "Pythia 1.4B", "accuracy": 0.519, "f1": 0.355},
+        {"model": "Pythia 2.8B", "accuracy": 0.515, "f1": 0.626},
+        {"model": "Pythia 6.9B", "accuracy": 0.484, "f1": 0.639},
+    ],
+    # Figure 1 (Mistral-7B, q = at least half, counts 0…50, 10 nouns per group): accuracy falls from common to
+    # rarest nouns; the paper gives the shape, not the numbers.
+}
+
 # v_results has every quantifier factor as a column (count_asked and other_predicate included).
 _V_RESULTS_SOURCE = "SELECT * FROM v_results WHERE task = 'quantifiers'"
 

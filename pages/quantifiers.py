@@ -204,6 +204,15 @@ def results_panel() -> None:
                 st.markdown(f"**By {title}**")
                 st.dataframe(m[key][[*by_color, key, *cols, "pred_true", "label_true"]], hide_index=True,
                              width="stretch", column_config=fmt)
+        with st.expander("Published figures (GQG paper) for comparison"):
+            pub = QM.GQG_PUBLISHED
+            st.caption(f"Vanilla GQG: {pub['dataset']['prompts']:,} prompts, {pub['dataset']['true']:,} true "
+                       f"({pub['dataset']['true_share']:.1%}) — always answering “false” scores "
+                       f"{1 - pub['dataset']['true_share']:.3f}. Pythia models (Table 5; constrained decoding, "
+                       "beam search) stay near chance:")
+            st.dataframe(pub["pythia"], hide_index=True)
+            st.caption("Figure 1 (Mistral-7B, “at least half”): accuracy drops as the nouns get rarer — the shape "
+                       "the frequency chart above lets you check for your model.")
         if _ui.page_exists("results"):
             st.page_link(_ui.PAGE_FILES["results"], label="Prompts, responses and violins on the Results page →",
                          query_params={"runs": ",".join(chosen)})
