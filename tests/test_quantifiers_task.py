@@ -215,3 +215,11 @@ def test_item_index_out_of_range():
     assert Q.count(cfg) == 6
     with pytest.raises(IndexError):
         Q.item(cfg, 6)
+
+
+def test_direct_construction_is_validated_and_normalised():
+    assert Q.Config() == Q.preset_config("gqg-vanilla") and Q.count(Q.Config()) == 18360
+    cfg = Q.Config(quantifiers=("At  least 3",), objects=("boxes",), total=5)
+    assert cfg.quantifiers == ("at least 3",) and Q.count(cfg) == 1 * 1 * 6 * 2
+    with pytest.raises(ConfigError):
+        Q.Config(quantifiers=("most",))

@@ -45,6 +45,7 @@ are the counts.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -241,12 +242,10 @@ class Config:
     task = TASK
 
     def __post_init__(self) -> None:
-        if not self._quants or not self._nouns:  # constructed directly, not through from_dict: validate and derive
+        if not self._quants or not self._nouns:  # constructed directly, not through from_dict: validate, normalise
             full = Config.from_dict(self.to_dict())
-            if full != self:
-                raise ConfigError("invalid quantifier config")
-            object.__setattr__(self, "_quants", full._quants)
-            object.__setattr__(self, "_nouns", full._nouns)
+            for f in dataclasses.fields(self):
+                object.__setattr__(self, f.name, getattr(full, f.name))
 
     # ---- construction -------------------------------------------------------------------------------------------
     @classmethod
