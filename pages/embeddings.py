@@ -16,7 +16,7 @@ from core.embeddings import figures, tables
 from core.embeddings.criteria import DEFAULT_EPS, fmt
 from core.embeddings.encoders import LABELS, available_encoders
 from core.embeddings.measures import MEASURES
-from core.embeddings.samples import build_samples, load_any, load_demo
+from core.embeddings.samples import build_samples, load_any, load_demo, load_triples, write_tuples
 from core.errors import UserError
 from pages import _ui
 
@@ -55,7 +55,8 @@ with left:
         st.text_input("OPENAI_API_KEY (kept in this browser session only, never stored)", type="password",
                       key="_key_OPENAI_API_KEY")
 with right:
-    source = st.radio("Data", ["Demo set", "Upload CSV", "Paste CSV"], horizontal=True, key="emb_source")
+    source = st.radio("Data", ["Demo set", "Upload CSV", "Paste CSV", "Fuse triples with a model"], horizontal=True,
+                      key="emb_source")
     paper_filter = st.checkbox("Paper's filter: keep difference samples only when their source pair has cosine "
                                "< 0.25", key="emb_filter")
 
@@ -71,8 +72,56 @@ elif source == "Paste CSV":
                         placeholder="s_prev,s_curr,s_next,s1,s2\n…")
     raw = text.encode("utf-8") if text.strip() else None
 
+
+
+def _fusion_source() -> tuple[list, str, str]:
+    """E2 on the page: paste triples, pick any chat model, fuse; returns (tuples, data key, label) or stops."""
+    from core.embeddings.fusion import fuse_tuples, max_words
+
+    st.caption("Paste consecutive-sentence triples; the model writes S1 = fuse(S_prev, S_curr) and S2 = fuse(S_curr, "
+               "S_next) with the paper's paraphraser instruction (at most ½·(words A + words B) words, temperature "
+               "0.5). Replies are cached like every model call. SmolLM2-135M fuses poorly — a cloud model does better.")
+    text = st.text_area("Triples CSV: s_prev, s_curr, s_next (id, topic optional)", key="emb_triples", height=150)
+    choice = _ui.model_picker("emb_fuse", show_params=False)
+    if not text.strip():
+        st.info("Paste triples to fuse.")
+        st.stop()
+    triples = load_triples(text.encode("utf-8"))
+    tkey = hashlib.sha256((choice.spec + "|" + text).encode("utf-8")).hexdigest()[:16]
+    fused_store = st.session_state.setdefault("emb_fused", {})
+    if st.button(f"Fuse {2 * len(triples)} sentence pairs with {choice.spec}", key="emb_fuse_go"):
+        if choice.missing_key:
+            st.error(f"{choice.spec} needs an API key ({choice.missing_key}).")
+            st.stop()
+        bar = st.progress(0.0, text="fusing…")
+        fused = fuse_tuples(triples, choice.spec, base_url=choice.base_url, api_key=choice.api_key,
+                            db_path=_ui.db_path(),
+                            progress=lambda d, n: bar.progress(d / n if n else 1.0, text=f"fused {d}/{n} pairs"))
+        fused_store[tkey] = fused
+    fused = fused_store.get(tkey)
+    if not fused:
+        st.info("Press the button to fuse.")
+        st.stop()
+    view = [{"id": t.tuple_id, "S1": t.s1, "S1 words / budget": f"{len(t.s1.split())}/{max_words(t.s_prev, t.s_curr)}",
+             "S2": t.s2, "S2 words / budget": f"{len(t.s2.split())}/{max_words(t.s_curr, t.s_next)}"} for t in fused]
+    st.dataframe(pd.DataFrame(view), hide_index=True, width="stretch")
+    buf = io.StringIO()
+    write_tuples(fused, buf)
+    st.download_button("Download the tuples CSV", buf.getvalue(), file_name="fused_tuples.csv", mime="text/csv",
+                       key="emb_fused_dl")
+    usable = [t for t in fused if t.s1 and t.s2]
+    if len(usable) < len(fused):
+        st.warning(f"{len(fused) - len(usable)} tuple(s) left out: the model returned an empty fusion.")
+    if not usable:
+        st.stop()
+    return usable, f"fused-{tkey}", f"{len(usable)} tuples fused by {choice.spec}"
+
+
 try:
-    if source == "Demo set":
+    if source == "Fuse triples with a model":
+        tuples, data_key, data_label = _fusion_source()
+        kind, samples = "tuples", build_samples(tuples)
+    elif source == "Demo set":
         tuples, samples = _demo()
         kind, data_key, data_label = "tuples", "demo", f"demo set ({len(tuples)} tuples)"
     elif raw is None:

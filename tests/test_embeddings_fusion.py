@@ -24,6 +24,8 @@ def test_word_budget_and_prompt():
     ("Merged sentence: The cat slept.", "The cat slept."),
     ('"The cat slept."\n\nNote: I kept it short.', "The cat slept."),
     ("  The cat slept.  ", "The cat slept."),
+    ("Here is the merged sentence:\nSentence 1: The cat.\nSentence 2: The dog.\nThe cat and dog slept.",
+     "The cat and dog slept."),
     ("", ""),
 ])
 def test_clean_fusion(reply, want):

@@ -77,3 +77,18 @@ def test_compute_minilm_and_local_then_drill_down(app):
     app.selectbox(key="emb_drill_sample").set_value("d002#3").run()
     assert not app.exception
     assert any("((S1" in m.value or "(S1,S2)" in m.value for m in app.markdown)
+
+
+@pytest.mark.slow
+def test_fuse_triples_with_the_embedded_model(app):
+    pytest.importorskip("llama_cpp")
+    app.radio(key="emb_source").set_value("Fuse triples with a model").run()
+    assert any("Paste triples" in i.value for i in app.info)
+    app.text_area(key="emb_triples").input(
+        "s_prev,s_curr,s_next\nThe bus was late.,We walked to school in the rain.,Our shoes were soaked.\n").run()
+    app.button(key="emb_fuse_go").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    fused = app.dataframe[0].value
+    assert list(fused.columns[:2]) == ["id", "S1"] and fused["S1 words / budget"][0].endswith("/5")
+    if fused["S1"][0] and fused["S2"][0]:
+        assert "9 samples: 1 overlap, 6 difference, 2 union" in _text(app)

@@ -46,8 +46,9 @@ def cmd_score(args) -> int:
         samples, kind, source = build_samples(tuples), "tuples", f"demo ({demo_path().name})"
     if args.grid < 2:
         raise UserError("--grid must be at least 2")
+    eps = tuple(sorted({0.0, *_floats(args.eps)}))      # ε = 0 always reported (the headline keys)
     result = score(samples, args.encoder, tuples=tuples, source=source, db_path=args.db,
-                   use_cache=not args.no_cache, diff_max_cos=args.diff_max_cos, eps=_floats(args.eps),
+                   use_cache=not args.no_cache, diff_max_cos=args.diff_max_cos, eps=eps,
                    grid_size=args.grid, progress=_progress(f"embedding ({args.encoder})"))
     r = result.report
     write_report(r, args.out)

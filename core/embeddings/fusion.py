@@ -36,12 +36,17 @@ def fusion_prompt(a: str, b: str) -> str:
 _PREFIX = re.compile(r"^(merged|fused|combined)?\s*(sentence|version)?\s*[:\-]\s*", re.I)
 
 
+_ECHO = re.compile(r"^(sentence\s*[12]|input|a|b)\s*[:\-]", re.I)
+
+
 def clean_fusion(text: str) -> str:
-    """First non-empty line of the reply, without a 'Merged sentence:' label or wrapping quotes."""
+    """The fused sentence from a reply: the first line that is not a preamble ending in ':' nor an echo of the
+    inputs ('Sentence 1: …'), without a 'Merged sentence:' label or wrapping quotes."""
     lines = [ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()]
-    if not lines:
+    body = [ln for ln in lines if not ln.endswith(":") and not _ECHO.match(ln)]
+    if not body:
         return ""
-    line = _PREFIX.sub("", lines[0]).strip()
+    line = _PREFIX.sub("", body[0]).strip()
     if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'“”":
         line = line[1:-1].strip()
     return line.strip("“”\"").strip()
