@@ -4,6 +4,7 @@ core (tasks.quantifiers, quantifier_metrics, runner, store); this file only lays
 
 from __future__ import annotations
 
+import json
 import random
 
 import streamlit as st
@@ -123,6 +124,13 @@ def show_preview(cfg: Q.Config) -> None:
 
 # ------------------------------------------------------------------------------------------------------ run
 
+@st.cache_data(show_spinner=False, max_entries=32, ttl=300)
+def _estimate(config_json: str, spec: str, params_json: str, base_url: str | None, limit: int | None, db: str,
+              token: str) -> runner.Estimate:
+    return runner.estimate(json.loads(config_json), spec, params=json.loads(params_json), base_url=base_url,
+                           db_path=db, limit=limit)
+
+
 def run_panel(config: dict) -> None:
     choice = _ui.model_picker(KEY + "m", show_params=True)
     c1, c2, c3 = st.columns(3)
@@ -133,8 +141,9 @@ def run_panel(config: dict) -> None:
     name = c3.text_input("Run name (optional)", key=KEY + "name")
     choice.params = {**choice.params, "max_tokens": min(int(choice.params.get("max_tokens") or cap), int(cap))}
     with _ui.user_errors():
-        est = runner.estimate(config, choice.spec, params=choice.params, base_url=choice.base_url,
-                              db_path=_ui.db_path(), limit=int(limit) or None)
+        db = _ui.db_path()
+        est = _estimate(json.dumps(config, sort_keys=True), choice.spec, json.dumps(choice.params, sort_keys=True),
+                        choice.base_url, int(limit) or None, db, _ui.db_token(db))
         cost = "free" if not est.cost_usd else f"≈ ${est.cost_usd:.4f}"
         st.caption(f"{est.n_items:,} prompts · {est.n_cached:,} already answered or cached · {est.n_calls:,} calls "
                    f"to make · {cost}")
