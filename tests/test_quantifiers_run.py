@@ -182,3 +182,19 @@ def test_embedded_model_end_to_end(tmp_path):
         assert r.correct == (r.pred == r.label)
         assert r.correct_gqg == ((r.pred or "false") == r.label)
     assert m["answered"] == 6 and 0.0 <= m["accuracy"] <= 1.0
+
+
+def test_generate_is_byte_identical_across_processes(tmp_path):
+    cfg_file = tmp_path / "q.yaml"
+    cfg_file.write_text(CONFIG_YAML + "predicates: [[large, small], [heavy, light]]\ntemplate: statement\n")
+    digests = set()
+    for hash_seed in ("0", "4242"):
+        out_file = tmp_path / f"items_{hash_seed}.csv"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-m", "core", "generate", "quantifiers", "--config", str(cfg_file),
+                              "--out", str(out_file)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        digests.add(__import__("hashlib").sha256(out_file.read_bytes()).hexdigest())
+    assert len(digests) == 1
+    df = pd.read_csv(tmp_path / "items_0.csv")
+    assert len(df) == 480 and set(df["predicate"]) == {"large", "small", "heavy", "light"}
