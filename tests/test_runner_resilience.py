@@ -75,6 +75,7 @@ def test_kill_9_then_resume_finishes_each_item_once(tmp_path):
     sent = after["requests"]
     assert len(sent) == n_items and sum(after["answered"].values()) == after["total_requests"]
     resent = sum(n - 1 for n in sent.values())
+    print(f"killed after {before['total_requests']} of {n_items} requests; {resent} sent again on resume")
     # only calls in flight at the kill may have been sent a second time: at most `concurrency` at the model plus
     # at most one per slot whose answer was still in the journal's group commit (see core/runner.py)
     assert resent <= 2 * conc, f"{resent} calls re-sent (killed after {before['total_requests']} requests)"
