@@ -11,7 +11,7 @@ VALUE_LABELS = {
     "angle_a": "∠(A, proj T) / ∠(A, B)   (0 = at A, 1 = at B)",
     "norm_ratio": "‖A‖ / ‖B‖",
 }
-RANGES = {"angle_b": (0.0, 2.5), "angle_a": (0.0, 2.5), "norm_ratio": (0.0, 3.0)}
+RANGES = {"angle_b": (0.0, 2.5), "angle_a": (0.0, 2.5), "norm_ratio": (0.5, 1.5)}  # outliers go to the end bins
 
 
 def histogram_grid(rows_by_encoder: dict[str, list[dict]], value: str = "angle_b", bins: int = 40):

@@ -28,7 +28,7 @@ from core.embeddings.samples import Sample
 SCHEMA = "setlike-report/1"
 HIST_BINS = 40
 ANGLE_RANGE = (0.0, 2.5)
-RATIO_RANGE = (0.0, 3.0)
+RATIO_RANGE = (0.5, 1.5)
 SAMPLE_TEXT_COLUMNS = ("sample_id", "tuple_id", "topic", "operator", "variant", "a", "b", "target")
 
 
