@@ -476,7 +476,8 @@ def compare_runs(con, series: Sequence[Series], x: str = "operation", align: boo
         frames.append(pts)
     points = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if align and shared and len(series) > 1 and not points.empty:
-        key = points[shared].astype(str).agg("|".join, axis=1)
+        key = points[shared].apply(lambda col: col.map(lambda v: "\x00" if _isnan(v) else str(_norm(v)))) \
+            .agg("|".join, axis=1)
         per_series = points.assign(_k=key).groupby("series")["_k"].agg(set)
         common = set.intersection(*per_series.tolist())
         points = points[key.isin(common)].reset_index(drop=True)

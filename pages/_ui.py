@@ -377,8 +377,8 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         m1.metric("Done", done)
         m2.metric("Cached", cached)
         m3.metric("Failed", failed)
-        m4.metric("Running accuracy", f"{100 * correct / done:.1f} %" if done else "–",
-                  help=progress_accuracy(done, correct))
+        m4.metric("Accuracy", f"{100 * correct / done:.1f} %" if done else "–",
+                  help="Running accuracy so far: " + progress_accuracy(done, correct))
         m5.metric("Cost", f"${cost:.4f}" if cost else "$0")
         if err:
             st.error(err)

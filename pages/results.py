@@ -33,6 +33,12 @@ if not overview.empty:
     st.dataframe(show, hide_index=True, width="stretch",
                  column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
                                 "Cost $": st.column_config.NumberColumn(format="%.4f")})
+running = runs[runs["run_id"].isin(run_ids) & runs["status"].isin(["running", "pending"])]["run_id"].tolist()
+if running:
+    r1, r2 = st.columns([4, 1])
+    r1.info(f"Still running: {', '.join(running)} — figures include the answers stored so far.")
+    if r2.button("Refresh", key="res_refresh_running", use_container_width=True):
+        st.rerun()
 answered = int(overview["answered"].sum()) if not overview.empty else 0
 if answered == 0:
     st.info("These runs have no answered items yet — if a run is in progress, this page updates as results arrive.")

@@ -188,6 +188,11 @@ def test_compare_runs_aligns_on_shared_factor_levels(con):
     pts, shared = A.compare_runs(con, [A.Series("one", ("r1",)), A.Series("three", ("r3",))], x="operation")
     assert "size_a" in shared
     assert set(pts["size_a"]) == {4} and set(pts["series"]) == {"one", "three"}
+    # a factor that is NULL for some configurations (e.g. the deceptive condition) aligns too
+    con.execute("CREATE OR REPLACE TABLE v_results AS SELECT * REPLACE "
+                "(CAST(CASE WHEN config_id = 'u4' THEN 'swapped' END AS VARCHAR) AS condition) FROM v_results")
+    pts2, shared2 = A.compare_runs(con, [A.Series("one", ("r1",)), A.Series("three", ("r3",))], x="operation")
+    assert "condition" in shared2 and set(pts2["series"]) == {"one", "three"}
     unaligned, _ = A.compare_runs(con, [A.Series("one", ("r1",)), A.Series("three", ("r3",))], x="operation",
                                   align=False)
     assert set(unaligned["size_a"]) == {2, 4}

@@ -92,7 +92,7 @@ def test_set_operations_run_with_the_solver_reaches_100_percent(db):
     assert progress.status == "done" and progress.done == 48 and progress.correct == 48
     at.run()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Running accuracy"] == "100.0 %"
+    assert metrics["Accuracy"] == "100.0 %"
     assert metrics["Done"] == "48"
     # the run is in the DB and the Results page shows it at 100 %
     res = open_page("pages/results.py", {"runs": run_id})
