@@ -63,7 +63,7 @@ def fill_synthetic(con, n_rows: int = 1_000_000, samples: int = 50, models=("syn
                CASE WHEN u2 <= 0.004 THEN NULL ELSE CAST(u * 3 AS INTEGER) END AS ans_delta,
                CASE WHEN u > 0.97 THEN 1 ELSE 0 END AS made_up,
                'answer ' || s AS response, 10.0 + 40 * u2 AS latency_ms, 120 AS tokens_in, 12 AS tokens_out,
-               0.0 AS cost_usd
+               0.0 AS cost_usd, run_id || ':' || idx AS cache_key, 0 AS draw
         FROM p"""
     final = f"""
         SELECT * EXCLUDE (ans_delta, correct, followed),
@@ -100,7 +100,7 @@ def _insert_into_store(con, rows_sql: str, run_ids: list[str]) -> list[str]:
         use = [c for c in run_cols if c in values]
         con.execute(f"INSERT INTO runs ({', '.join(use)}) VALUES ({', '.join('?' * len(use))})",
                     [values[c] for c in use])
-    for table in ("items", "results"):
+    for table in ("items", "results", "calls"):
         tcols = [c for c in cols(table) if c in synth_cols]
         sel = ", ".join(tcols)
         con.execute(f"INSERT INTO {table} ({sel}) SELECT {sel} FROM _synth")

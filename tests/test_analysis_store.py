@@ -74,3 +74,21 @@ def test_export_import_roundtrip_pairs_items(db, tmp_path):
         paired = A.paired_items(con, a, b)
         mc = A.mcnemar(paired)
     assert mc["n"] == 16 and mc["only_a"] == mc["only_b"] == 0 and mc["p_value"] == 1.0
+
+
+def test_lean_source_matches_the_view(db):
+    """Aggregations read items ⋈ results ⋈ runs directly (no call-cache join); same rows as v_results."""
+    p = runner.run(SMALL, "reference/solver", db_path=db)
+    with store.connect(db) as con:
+        src = A._src(con)
+        assert src != "v_results"
+        cols = [c for c in A.view_columns(con) if c not in A._CALL_ONLY]
+        sel = ", ".join(A._quote(c) for c in cols)
+        lean = con.execute(f"SELECT {sel} FROM {src} ORDER BY run_id, idx").df()
+        view = con.execute(f"SELECT {sel} FROM v_results ORDER BY run_id, idx").df()
+        assert lean.equals(view)
+        dd = A.drilldown(con, [p.run_id], limit=5, offset=3)
+        full = con.execute("SELECT idx, response, latency_ms FROM v_results WHERE run_id = ? ORDER BY idx "
+                           "LIMIT 5 OFFSET 3", [p.run_id]).df()
+        assert dd["idx"].tolist() == full["idx"].tolist()
+        assert dd["response"].tolist() == full["response"].tolist()
