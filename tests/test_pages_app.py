@@ -94,6 +94,9 @@ def test_set_operations_run_with_the_solver_reaches_100_percent(db):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Accuracy"] == "100.0 %"
     assert metrics["Done"] == "48"
+    # another browser tab (a new session) sees the same run's progress through the URL
+    other = open_page("pages/set_operations.py", {"run": run_id})
+    assert {m.label: m.value for m in other.metric}["Done"] == "48"
     # the run is in the DB and the Results page shows it at 100 %
     res = open_page("pages/results.py", {"runs": run_id})
     overview = res.dataframe[0].value
@@ -220,3 +223,34 @@ def test_compare_rejects_bad_uploads_and_leaves_the_db_unchanged(db_with_runs):
     assert not at.exception
     assert any("good_ref.csv: imported as run" in s.value for s in at.success)
     assert snapshot(db)["runs"][0] == before["runs"][0] + 1
+
+
+@pytest.mark.slow
+def test_home_example_and_template_edit(db):
+    home = open_page("pages/home.py")
+    home.button(key="home_example_0").click().run()  # reference solver, 80 items
+    assert not home.exception, [e.value for e in home.exception]
+    p = runner.get_handle(home.session_state["home_run"]).wait(120)
+    assert p.status == "done" and p.correct == p.done == 80
+
+    so = open_page("pages/set_operations.py")
+    text = so.text_area(key="so_templates").value
+    assert "Compute A ∪ B" in text
+    so.text_area(key="so_templates").set_value(text.replace("Compute A ∪ B", "Please work out A ∪ B")).run()
+    assert not so.exception, [e.value for e in so.exception]
+    assert any("Edited parts: phrasings" in i.value for i in so.info)
+    so.selectbox(key="so_m_model").set_value("reference/solver")
+    so.button_group(key="so_ops").set_value(["union"])
+    so.button_group(key="so_sizes").set_value([2])
+    so.button_group(key="so_members").set_value(["numbers"])
+    so.run()
+    so.button(key="so_run").click().run()
+    run_id = so.session_state["so_run_id"]
+    assert runner.get_handle(run_id).wait(120).status == "done"
+    import json
+
+    row = store.get_run(db, run_id)
+    assert "Please work out" in json.dumps(json.loads(row["config_json"])["templates"])
+    with store.connect(db) as con:
+        prompts = [r[0] for r in con.execute("SELECT prompt FROM items WHERE run_id = ?", [run_id]).fetchall()]
+    assert prompts and all("Please work out A ∪ B" in p for p in prompts)
