@@ -136,13 +136,16 @@ def robustness_bars(rob: pd.DataFrame, height: int = 420) -> go.Figure:
     return fig
 
 
-def reference_bars(ref: pd.DataFrame, x: str, title: str | None = None, height: int = 380) -> go.Figure:
-    """A published table (one factor) as bars of mean ± std."""
+def reference_bars(ref: pd.DataFrame, x: str, title: str | None = None, height: int = 380,
+                   highlight: Sequence = ()) -> go.Figure:
+    """A published table (one factor) as bars of mean ± std; levels in ``highlight`` (e.g. the user's own series)
+    are coloured, the published ones grey."""
     if ref is None or ref.empty:
         return empty_figure("No published figures for this factor")
+    colors = [PALETTE[0] if v in set(highlight) else "#8C8C8C" for v in ref[x]]
     fig = go.Figure(go.Bar(x=[level_text(x, v) for v in ref[x]], y=ref["mean"],
                            error_y={"type": "data", "array": ref["std"].fillna(0).tolist()},
-                           marker_color="#8C8C8C", hovertemplate="%{x}: %{y:.1f}<extra></extra>"))
+                           marker_color=colors, hovertemplate="%{x}: %{y:.1f}<extra></extra>"))
     fig.update_layout(title=title, height=height, template="plotly_white", font={"size": 14},
                       margin={"l": 70, "r": 20, "t": 50 if title else 20, "b": 70})
     fig.update_yaxes(title_text="Mean accuracy (%)", range=[0, 105])

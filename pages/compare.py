@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 
+import pandas as pd
 import streamlit as st
 
 from core import analysis, figures, store
@@ -99,6 +100,14 @@ st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not points.empty:
+    with st.expander("Beside the paper's seven LLMs (overall mean ± std of per-configuration accuracy)"):
+        mine = analysis.group_summary(points, ["series"]).rename(columns={"series": "model"})
+        paper = analysis.reference_table("setlexsem_by_model")
+        both = pd.concat([paper[["model", "mean", "std"]], mine[["model", "mean", "std"]]], ignore_index=True)
+        st.plotly_chart(figures.reference_bars(both, "model", highlight=mine["model"].tolist()), width="stretch",
+                        key="cmp_paper_models")
+        st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper). Coloured: your series over "
+                   "the configurations shown above — a different grid, so compare with care.")
     summ = analysis.group_summary(points, ["series", x]).rename(columns={
         "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})

@@ -134,6 +134,9 @@ def test_pages_with_runs(db_with_runs):
     assert sorted(overview["Accuracy %"].round(1).tolist())[-1] == 100.0
     res.selectbox(key="res_color").set_value("members").run()
     assert not res.exception
+    res.selectbox(key="res_ref").set_value("setlexsem_by_operation").run()
+    assert not res.exception
+    assert any("SetLexSem Challenge, Appendix Table 4" in c.value for c in res.caption)
     res.multiselect(key="res_by").set_value(["operation", "size_a"]).run()
     assert not res.exception
     assert res.query_params["by"] == "operation,size_a"
