@@ -3,8 +3,8 @@
     python bench/analysis_speed.py [--rows 1000000] [--db PATH] [--flat]
 
 Fills a DuckDB file (a temporary one unless --db) with synthetic results over the paper's factors (two models,
-50 samples per configuration) — through the real store schema and its ``v_results`` view when core.store is
-available, or a flat ``v_results`` table with --flat — then times, each a few times (best and median printed):
+50 samples per configuration) — runs, items, results and one cached call per item through the real store schema
+(core.store, with its ``v_results`` view), or a flat ``v_results`` table with --flat — then times, each a few times (best and median printed):
 violin data (per-config accuracy by operation × model, with mean/std/min/max/N), the error-analysis table for a
 slice (members × operation, |A| = 4), the robustness summary and a drill-down page. Target: < 1 s for the violin
 data and the error table. Prints figures; never asserts.

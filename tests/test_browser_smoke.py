@@ -21,6 +21,8 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
          "--disable-component-update", "--disable-sync"]
 PAGES = {"": "SetLexSem Studio", "set_operations": "Set operations", "deceptive_sets": "Deceptive sets",
          "results": "Results", "compare": "Compare", "runs": "Runs"}
+# pages written by other parts of the project: visited when present (title not checked)
+OPTIONAL_PAGES = {"quantifiers": None, "embeddings": None}
 
 
 def _need_browser():
@@ -99,7 +101,7 @@ def live_app(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(600)
 def test_every_page_renders_in_chromium(live_app, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -108,13 +110,15 @@ def test_every_page_renders_in_chromium(live_app, tmp_path):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            for path, title in PAGES.items():
+            pages = dict(PAGES)
+            pages.update({p: t for p, t in OPTIONAL_PAGES.items() if (ROOT / "pages" / f"{p}.py").exists()})
+            for path, title in pages.items():
                 query = f"?runs={run_id}" if path in ("results", "compare") else ""
                 page.goto(f"{base}/{path}{query}", wait_until="networkidle", timeout=90_000)
                 wait_rendered(page)
                 assert page.locator('[data-testid="stException"]').count() == 0, f"exception on /{path}"
                 heading = page.locator("h1").first.inner_text(timeout=30_000)
-                assert title in heading, (path, heading)
+                assert title is None or title in heading, (path, heading)
                 if path == "results":
                     page.wait_for_selector(".js-plotly-plot", timeout=60_000)
                     assert page.locator(".js-plotly-plot").count() >= 1
