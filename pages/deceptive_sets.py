@@ -66,7 +66,7 @@ def _random_pair(rng: random.Random) -> tuple[str, str]:
     return eligible[0], eligible[1]
 
 
-if st.button("Draw a random pair", icon=":material/casino:", key="dec_draw"):
+if st.button("Draw a random pair", icon=":material/shuffle:", key="dec_draw"):
     n_draw = st.session_state.get("dec_draws", 0) + 1
     st.session_state["dec_draws"] = n_draw
     st.session_state["dec_a"], st.session_state["dec_b"] = _random_pair(random.Random(f"{seed}|{n_draw}"))
@@ -171,6 +171,6 @@ if run_id:
         if not answered.empty:
             show = answered[[c for c in ("condition", "operation", "sample", "set_a", "set_b", "truth", "response",
                                          "parsed", "correct") if c in answered.columns]]
-            st.dataframe(show, hide_index=True, width="stretch", height=300)
+            st.dataframe(show, hide_index=True, width="stretch", height=min(320, 36 * (len(show) + 1) + 4))
 
     _live()
