@@ -14,6 +14,7 @@ loaded once per process. ``Encoder.encode(texts)`` returns a float32 array of sh
 from __future__ import annotations
 
 import importlib.util
+import atexit
 import os
 import threading
 from dataclasses import dataclass
@@ -109,7 +110,7 @@ def _load_local_embedder():
                 import llama_cpp
             except ImportError:
                 raise EncoderError("the local encoder needs llama-cpp-python") from None
-            from core.models.local_llama import model_path, n_threads
+            from core.models.local_llama import close_llama_at_exit, model_path, n_threads
 
             try:
                 path = model_path()
@@ -119,6 +120,7 @@ def _load_local_embedder():
                 model_path=path, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
                 n_ctx=512, n_batch=512, n_ubatch=512, n_threads=n_threads(), n_threads_batch=n_threads(),
                 verbose=False)
+            atexit.register(close_llama_at_exit, _loaded["local"])
         return _loaded["local"]
 
 

@@ -22,6 +22,7 @@ Context: STUDIO_LLAMA_CTX (default 4096 tokens).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 import time
@@ -73,7 +74,17 @@ def get_llama():
                 raise ModelError("local/smollm2 needs llama-cpp-python (pip install llama-cpp-python)") from None
             _llama = Llama(model_path=model_path(), n_ctx=n_ctx(), n_threads=n_threads(),
                            n_threads_batch=n_threads(), verbose=False)
+            atexit.register(close_llama_at_exit, _llama)
     return _llama
+
+
+def close_llama_at_exit(llama) -> None:
+    """Free a llama.cpp instance while the interpreter is still whole. Left to ``Llama.__del__`` at shutdown, the
+    native library may already be unloaded and Python prints an ignored TypeError on every exit."""
+    try:
+        llama.close()
+    except Exception:  # noqa: BLE001 — best effort at exit
+        pass
 
 
 class _Interrupt:
