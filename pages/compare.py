@@ -5,6 +5,7 @@ share items, a paired McNemar test with an agreement map. Published figures can 
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pandas as pd
 import streamlit as st
@@ -79,14 +80,10 @@ filters = _ui.slice_filters(run_ids, key="slice")
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
 def _compare(db, token, series_key, x, align, filters_key):
-    import json
-
     ser = [analysis.Series(n, tuple(ids)) for n, ids in json.loads(series_key)]
     with store.connect(db) as con:
         return analysis.compare_runs(con, ser, x=x, align=align, filters=json.loads(filters_key))
 
-
-import json  # noqa: E402
 
 points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]),
                           x, align, json.dumps(filters, default=str))

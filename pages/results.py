@@ -3,9 +3,6 @@ the error-analysis table for any slice, the robustness summary, and a drill-down
 
 from __future__ import annotations
 
-import math
-
-import pandas as pd
 import streamlit as st
 
 from core import analysis, figures
