@@ -13,8 +13,8 @@ loaded once per process. ``Encoder.encode(texts)`` returns a float32 array of sh
 
 from __future__ import annotations
 
-import importlib.util
 import atexit
+import importlib.util
 import os
 import threading
 from dataclasses import dataclass
