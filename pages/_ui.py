@@ -358,6 +358,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             p = handle.progress()
             total, done, cached, failed = p.total, p.done, p.cached, p.failed
             correct, cost, status, elapsed = p.correct, p.cost_usd, p.status, p.elapsed
+            accuracy = None if p.accuracy is None else 100 * p.accuracy
             err = p.error
         else:
             row = _db_progress(run_id)
@@ -370,6 +371,8 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             ov = cached_analysis("run_overview", [run_id])
             correct = int(ov["n_correct"].iloc[0]) if not ov.empty and ov["n_correct"].iloc[0] == \
                 ov["n_correct"].iloc[0] else 0
+            accuracy = float(ov["accuracy"].iloc[0]) if not ov.empty and ov["accuracy"].iloc[0] == \
+                ov["accuracy"].iloc[0] else None
             elapsed, err = None, None
         frac = min(1.0, (done + failed) / total) if total else 0.0
         st.progress(frac, text=f"Run {run_id} — {status}: {done + failed} of {total or '?'} items")
@@ -377,7 +380,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         m1.metric("Done", done)
         m2.metric("Cached", cached)
         m3.metric("Failed", failed)
-        m4.metric("Accuracy", f"{100 * correct / done:.1f} %" if done else "–",
+        m4.metric("Accuracy", f"{accuracy:.1f} %" if accuracy is not None else "–",
                   help="Running accuracy so far: " + progress_accuracy(done, correct))
         m5.metric("Cost", f"${cost:.4f}" if cost else "$0")
         if err:

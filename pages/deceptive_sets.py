@@ -134,8 +134,9 @@ for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
         st.markdown(f"**{figures.CONDITION_LABELS[cond]}**")
         st.markdown(f"A = {_chips(p['set_a'], p['member_hypernyms'])}", unsafe_allow_html=True)
         st.markdown(f"B = {_chips(p['set_b'], p['member_hypernyms'])}", unsafe_allow_html=True)
-        inter = sorted(set(p["set_a"]) & set(p["set_b"]))
-        st.caption(f"A ∩ B = {{{', '.join(inter)}}}" if inter else "A ∩ B = ∅")
+        sym = {"union": "∪", "intersection": "∩", "difference": "∖", "symmetric_difference": "△"}[p["operation"]]
+        truth = p["truth"]
+        st.caption(f"A {sym} B = {{{', '.join(truth)}}}" if truth else f"A {sym} B = ∅")
 
 choice = _ui.model_picker("dec_m", show_params=True)
 o2.metric("Items", n_items)
