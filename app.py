@@ -2,7 +2,6 @@
 
 Run with ``streamlit run app.py``. Pages are thin: widgets in, core calls, Plotly figures out. Shared helpers
 (database handle, cached analysis, model picker, run progress, URL state) live in pages/_ui.py.
-Pages owned by other parts (Quantifiers, Embeddings) are listed only when their file exists.
 """
 
 from __future__ import annotations
@@ -29,6 +28,5 @@ PAGES = [
     ("pages/runs.py", "Runs", ":material/history:", False),
 ]
 
-pages = [st.Page(path, title=title, icon=icon, default=default)
-         for path, title, icon, default in PAGES if (APP_DIR / path).exists()]
+pages = [st.Page(path, title=title, icon=icon, default=default) for path, title, icon, default in PAGES]
 st.navigation(pages, position="sidebar").run()
