@@ -47,7 +47,7 @@ from core.errors import ConfigError, UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
 from core.models.params import SamplingParams
 from core.ratelimit import RateLimiter
-from core.store_journal import Journal, merge_records, owner_tag
+from core.store_journal import Journal, delete_journals, merge_records, owner_tag, recover_into
 from core.tasks import task_of_config
 from core.tasks.base import stable_id
 
@@ -55,6 +55,7 @@ CHARS_PER_TOKEN = 4.0          # token estimate from prompt length (English text
 MAX_BACKOFF = 60.0             # cap of one back-off sleep (seconds), Retry-After excepted
 BASE_BACKOFF = 0.5
 PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final one always fires)
+FIRST_WAVE_HEAD_START = 0.02   # seconds the workers get to send the first calls before setup leftovers run
 
 
 # ----------------------------------------------------------------------------------------------------------- data
@@ -314,6 +315,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     validate = getattr(model_obj, "validate", None)
     if callable(validate):
         validate()
+    preparing = _start_prepare(model_obj)   # overlaps the model's one-off costs with planning and DB setup
     spec = model_obj.spec
     plan = _plan(config, spec, params, base_url, limit, name, source, task_module)
     if concurrency is None:
@@ -359,7 +361,8 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         _REGISTRY[run_id] = handle
     executor = _Executor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
                          concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts,
-                         call_timeout=call_timeout, on_progress=on_progress, fresh=fresh, api_key=api_key)
+                         call_timeout=call_timeout, on_progress=on_progress, fresh=fresh, api_key=api_key,
+                         preparing=preparing)
     thread = threading.Thread(target=executor.thread_main, name=f"run-{run_id}", daemon=True)
     handle._thread = thread
     thread.start()
@@ -405,11 +408,29 @@ def run(config: dict, model, *, on_progress: Callable[[Progress], None] | None =
 # ----------------------------------------------------------------------------------------------------------- executor
 
 
+def _start_prepare(model) -> threading.Thread | None:
+    """Run ``model.prepare()`` (optional: one-off first-call costs such as importing an HTTP library) in a thread."""
+    prepare = getattr(model, "prepare", None)
+    if not callable(prepare):
+        return None
+
+    def go():
+        try:
+            prepare()
+        except Exception:
+            pass   # only a head start; the first real call reports any real problem
+
+    thread = threading.Thread(target=go, name="model-prepare", daemon=True)
+    thread.start()
+    return thread
+
+
 class _JournalWriter:
     """Group commit: records queued by workers are written and fsynced together; ``commit`` returns when durable."""
 
-    def __init__(self, journal: Journal):
+    def __init__(self, journal: Journal, ready: asyncio.Future | None = None):
         self.journal = journal
+        self.ready = ready    # awaited before the first append (the run's items must be in the DB first)
         self.pending: list[tuple[dict, asyncio.Future]] = []
         self.committed: list[dict] = []   # durable, not yet merged into DuckDB
         self.event = asyncio.Event()
@@ -429,6 +450,8 @@ class _JournalWriter:
             batch, self.pending = self.pending, []
             if batch:
                 try:
+                    if self.ready is not None:
+                        await asyncio.shield(self.ready)
                     # in a thread: the loop keeps serving the calls in flight meanwhile (slots are pipelined, so
                     # the fsync latency is off the critical path)
                     await asyncio.to_thread(self.journal.append, [r for r, _ in batch])
@@ -452,8 +475,10 @@ class _JournalWriter:
 
 class _Executor:
     def __init__(self, plan: _Plan, model, handle: RunHandle, *, run_id, draw, db_path, concurrency, rpm, tpm,
-                 max_attempts, call_timeout, on_progress, fresh, api_key):
+                 max_attempts, call_timeout, on_progress, fresh, api_key, preparing=None):
         self.plan, self.model, self.handle = plan, model, handle
+        self.preparing: threading.Thread | None = preparing
+        self._items_missing: list[dict] | None = None   # the run's items, until their rows are in the DB
         self.run_id, self.draw, self.db_path = run_id, draw, db_path
         self.concurrency, self.max_attempts, self.call_timeout = concurrency, max_attempts, call_timeout
         self.limiter = RateLimiter(rpm, tpm)
@@ -504,6 +529,25 @@ class _Executor:
         except Exception:
             pass  # a broken UI callback must not kill the run
 
+    async def _insert_items_during_first_wave(self, item: dict | None) -> None:
+        """Insert the run's items if missing, and warm the scorer up (its lazy imports; scoring an empty reply is
+        pure and cheap) — in a thread, once the workers have sent the first calls, so the event loop is idle
+        waiting for the model meanwhile instead of running this before the first call."""
+        await asyncio.sleep(FIRST_WAVE_HEAD_START)
+
+        def do():
+            try:
+                if item is not None:
+                    self.plan.task.score(item, "")
+            except Exception:
+                pass   # a warm-up only saves time; the real scoring reports any real problem
+            if self._items_missing is not None:
+                with store.connect(self.db_path) as con, store.transaction(con):
+                    store.insert_items(con, self.run_id, self._items_missing)
+                self._items_missing = None
+
+        await asyncio.to_thread(do)
+
     def _key(self, prompt: str) -> str:
         return store.cache_key(self.plan.model_spec, self.plan.base_url, self.params_dict, prompt, self.draw)
 
@@ -544,24 +588,32 @@ class _Executor:
         keys = {it["idx"]: self._key(it["prompt"]) for it in items}
 
         def setup():
-            store.recover_journals(self.db_path)
-            with store.connect(self.db_path) as con, store.transaction(con):
-                have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
-                if have < len(items):
-                    store.insert_items(con, self.run_id, items)
-                con.execute("UPDATE runs SET n_items = ?, status = 'running', updated_at = ? WHERE run_id = ?",
-                            [len(items), store.now_utc(), self.run_id])
-                done_rows = con.execute(
-                    """SELECT r.idx, r.correct, coalesce(r.cached, false),
-                              CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
-                       FROM results r LEFT JOIN calls c USING (cache_key)
-                       WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
-                done = {r[0] for r in done_rows}
-                pending_keys = {keys[i] for i in by_idx if i not in done}
-                cached = store.lookup_calls(con, pending_keys)
+            with store.connect(self.db_path) as con:
+                with store.transaction(con):
+                    _, recovered = recover_into(con, self.db_path)   # journals of dead processes first
+                    out = setup_in(con)
+                delete_journals(recovered)   # only after the COMMIT
+            return out
+
+        def setup_in(con):
+            have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
+            if have < len(items):
+                self._items_missing = items   # inserted with the cached answers, or while the first calls fly
+            con.execute("UPDATE runs SET n_items = ?, status = 'running', updated_at = ? WHERE run_id = ?",
+                        [len(items), store.now_utc(), self.run_id])
+            done_rows = con.execute(
+                """SELECT r.idx, r.correct, coalesce(r.cached, false),
+                          CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
+                   FROM results r LEFT JOIN calls c USING (cache_key)
+                   WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
+            done = {r[0] for r in done_rows}
+            pending_keys = {keys[i] for i in by_idx if i not in done}
+            cached = store.lookup_calls(con, pending_keys)
             return done_rows, done, cached
 
         done_rows, done, cached = await asyncio.to_thread(setup)
+        if self.preparing is not None:   # the model's one-off costs (started by start_run): before the first call
+            await asyncio.to_thread(self.preparing.join)
         prog = dict(total=len(items), done=len(done_rows), correct=sum(1 for r in done_rows if r[1]),
                     cached=sum(1 for r in done_rows if r[2]), cost_usd=float(sum(r[3] for r in done_rows)))
         h._update(**prog)
@@ -579,8 +631,11 @@ class _Executor:
         if cached_rows:
             def write_cached():
                 with store.connect(self.db_path) as con, store.transaction(con):
+                    if self._items_missing is not None:
+                        store.insert_items(con, self.run_id, self._items_missing)
                     store.write_calls_results(con, [], cached_rows)
                     store.refresh_run_counts(con, self.run_id)
+                self._items_missing = None
             await asyncio.to_thread(write_cached)
             ok = [r for r in cached_rows if r.get("error") is None]
             p = h.progress()
@@ -588,9 +643,13 @@ class _Executor:
                       correct=p.correct + sum(1 for r in ok if r.get("correct")))
             self._emit(force=True)
 
-        # the calls still to make
+        # the calls still to make. The items' rows (if missing) and the scorer's warm-up are done in a thread while
+        # the first wave of calls is at the model; no call is journalled (so none is reported or merged) before
+        # the items are in the DB, so the DB never holds results of items it does not have.
         journal = Journal(store.journal_dir(self.db_path), self.run_id)
-        writer = _JournalWriter(journal)
+        first = next(iter(groups.values()))[0] if groups else None
+        items_ready = loop.create_task(self._insert_items_during_first_wave(first))
+        writer = _JournalWriter(journal, ready=items_ready)
         work = iter(list(groups.items()))
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
@@ -603,16 +662,14 @@ class _Executor:
         await writer.close()
         stop_merging.set()
         await merger
-        merged_all = await self._merge(writer, final=True)
-        journal.close(delete=merged_all)
+        await items_ready   # re-raises a failed insert: the run ends with status 'error', its calls stay cached
 
         p = h.progress()
         status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else "incomplete")
-        if merged_all:
-            def finish():
-                with store.connect(self.db_path) as con, store.transaction(con):
-                    return store.refresh_run_counts(con, self.run_id, status=status, finished=True)
-            counts = await asyncio.to_thread(finish)
+        # the last records and the run's final counts/status in one transaction (one DB open, not two)
+        counts = await self._merge(writer, final=True, status=status)
+        journal.close(delete=counts is not None)
+        if counts is not None:
             h._update(done=counts["n_done"], failed=counts["n_failed"], correct=counts["n_correct"],
                       cost_usd=float(counts["cost_usd"] or 0.0))
         h._update(status=status, in_flight=0)
@@ -631,28 +688,29 @@ class _Executor:
             if not stop.is_set():
                 await self._merge(writer, final=False)
 
-    async def _merge(self, writer: _JournalWriter, final: bool) -> bool:
-        """Move durable journal records into DuckDB. Returns True when nothing is left unmerged."""
+    async def _merge(self, writer: _JournalWriter, final: bool, status: str | None = None):
+        """Move durable journal records into DuckDB and refresh the run's counts (``final``: also set ``status`` and
+        finished_at). Returns the run's counts when nothing is left unmerged, else None."""
         records, writer.committed = writer.committed, []
-        if not records:
-            return True
+        if not records and not final:
+            return {}
 
         def do():
             with store.connect(self.db_path, timeout=60.0 if final else 2.0) as con, store.transaction(con):
-                merge_records(con, [dict(r) for r in records])
-                store.refresh_run_counts(con, self.run_id)
+                if records:
+                    merge_records(con, [dict(r) for r in records])
+                return store.refresh_run_counts(con, self.run_id, status=status, finished=final)
 
         import duckdb
 
         for attempt in range(5 if final else 1):
             try:
-                await asyncio.to_thread(do)
-                return True
+                return await asyncio.to_thread(do)
             except (store.DatabaseBusy, duckdb.TransactionException, duckdb.IOException):
                 # busy file or a write conflict with another thread: the records are safe in the journal
                 await asyncio.sleep(0.2 * (attempt + 1) if final else 0)
         writer.committed[:0] = records  # try again at the next merge (or recover_journals() later)
-        return False
+        return None
 
     async def _worker(self, work: Iterator, writer: _JournalWriter) -> None:
         """One concurrency slot. Pipelined: while call k+1 is at the model, call k's journal record is being

@@ -140,7 +140,18 @@ def merge_records(con, records: list[dict]) -> set[str]:
 
 def recover(db_path=None) -> int:
     """Merge journals of dead processes into the DB and mark their runs 'interrupted'. Returns records merged."""
-    from core.store import connect, journal_dir, refresh_run_counts, transaction
+    from core.store import connect, transaction
+
+    with connect(db_path) as con:
+        with transaction(con):
+            merged, orphans = recover_into(con, db_path)
+        delete_journals(orphans)
+    return merged
+
+
+def orphan_journals(db_path=None) -> list[Path]:
+    """Journal files whose writer process is gone (not ours, not a live process)."""
+    from core.store import journal_dir
 
     directory = journal_dir(db_path)
     orphans: list[Path] = []
@@ -155,28 +166,40 @@ def recover(db_path=None) -> int:
             if pid != os.getpid() and pid_alive(pid):
                 continue
             orphans.append(path)
+    return orphans
+
+
+def recover_into(con, db_path=None) -> tuple[int, list[Path]]:
+    """``recover`` inside the caller's open transaction (the runner's setup uses its own connection). Returns
+    (records merged, journal files merged): delete those with ``delete_journals`` only after the COMMIT."""
+    from core.store import refresh_run_counts
+
+    orphans = orphan_journals(db_path)
     merged = 0
-    with connect(db_path) as con:
-        with transaction(con):
-            touched: set[str] = set()
-            for path in orphans:
-                try:
-                    records = read_records(path)
-                except FileNotFoundError:
-                    continue  # another process recovered it meanwhile
-                touched |= merge_records(con, records)
-                merged += len(records)
-            stale = [
-                run_id for run_id, owner in con.execute(
-                    "SELECT run_id, run_json->>'owner' FROM runs WHERE status = 'running'").fetchall()
-                if not owner_alive(owner)
-            ]
-            for run_id in sorted(touched | set(stale)):
-                status = "interrupted" if run_id in stale else None
-                refresh_run_counts(con, run_id, status=status)
-        for path in orphans:
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
-    return merged
+    touched: set[str] = set()
+    merged_paths: list[Path] = []
+    for path in orphans:
+        try:
+            records = read_records(path)
+        except FileNotFoundError:
+            continue  # another process recovered it meanwhile
+        touched |= merge_records(con, records)
+        merged += len(records)
+        merged_paths.append(path)
+    stale = [
+        run_id for run_id, owner in con.execute(
+            "SELECT run_id, run_json->>'owner' FROM runs WHERE status = 'running'").fetchall()
+        if not owner_alive(owner)
+    ]
+    for run_id in sorted(touched | set(stale)):
+        status = "interrupted" if run_id in stale else None
+        refresh_run_counts(con, run_id, status=status)
+    return merged, merged_paths
+
+
+def delete_journals(paths: list[Path]) -> None:
+    for path in paths:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass

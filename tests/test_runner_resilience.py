@@ -132,7 +132,8 @@ def test_cli_run_while_another_process_reads(tmp_path):
     with store.connect(db):
         pass
     stop = tmp_path / "stop"
-    server, base_url = start_server(tmp_path, 0.1)
+    # 30 rounds of 0.2 s: ~6 s of calls, so ~5 merges (every store.MERGE_INTERVAL = 1 s) happen during the run
+    server, base_url = start_server(tmp_path, 0.2)
     reader = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop)], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:

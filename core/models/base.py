@@ -91,6 +91,10 @@ class BaseModel:
     def validate(self) -> None:
         """Raise ModelError if the model cannot be used at all (e.g. no key). No network call."""
 
+    def prepare(self) -> None:
+        """Optional, blocking, thread-safe: pay one-off costs of the first call now (e.g. import an HTTP library).
+        The runner calls it in a worker thread during its setup. No network call."""
+
     async def aclose(self) -> None:
         """Release network resources (no-op for in-process models)."""
 

@@ -1,19 +1,15 @@
-"""OpenAI and any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, LM Studio…) via the official SDK.
+"""OpenAI via the official SDK.
 
-Specs: ``openai/<model>`` (api.openai.com unless a base URL is given) and ``openai-compatible/<model>`` (base URL
-required). Sampling parameters:
+Spec ``openai/<model>`` (api.openai.com unless a base URL is given). Sampling parameters: temperature, top_p,
+max_tokens (sent as ``max_completion_tokens``), seed. ``top_k`` is not part of the OpenAI API and is dropped.
+Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature nor top_p, so both are dropped for them. If the
+server still rejects a sampling parameter as unsupported, it is dropped and the call is re-sent once at once
+(remembered for this model object); every drop is listed in ``Completion.dropped_params``.
 
-* openai: temperature, top_p, max_tokens (sent as ``max_completion_tokens``), seed. ``top_k`` is not part of the
-  OpenAI API and is dropped. Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature nor top_p, so both are
-  dropped for them. If the server still rejects a sampling parameter as unsupported, it is dropped and the call is
-  re-sent once at once (remembered for this model object); every drop is listed in ``Completion.dropped_params``.
-* openai-compatible: temperature, top_p, top_k (in the request body via ``extra_body``; servers that do not know it
-  ignore it), max_tokens, seed.
+``openai-compatible/<model>`` (vLLM, Ollama, llama.cpp server, LM Studio…) lives in ``core.models.openai_compatible``:
+it speaks the OpenAI HTTP API directly (re-exported here as ``OpenAICompatibleModel``).
 
-Keys: ``openai`` uses the explicit key or OPENAI_API_KEY; ``openai-compatible`` the explicit key or
-OPENAI_COMPATIBLE_API_KEY (never OPENAI_API_KEY, which must not travel to a third-party server). A keyless endpoint
-works: a fixed placeholder is handed to the SDK (it insists on a non-empty key) and sent only to
-that endpoint. The SDK's own retries are off (``max_retries=0``): the runner retries.
+Key: the explicit key or OPENAI_API_KEY. The SDK's own retries are off (``max_retries=0``): the runner retries.
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ from core.models.base import BaseModel, Completion, ModelError, Request, Retryab
 from core.models.pricing import estimate_cost
 from core.models.sdk_common import ClientPerLoop, describe_status, map_sdk_error
 
-KEYLESS_PLACEHOLDER = "no-key"  # what a keyless openai-compatible endpoint receives as bearer token
 _REASONING = re.compile(r"^(o1|o3|o4|gpt-5)")
 _UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|does not support", re.I)
 
@@ -157,42 +152,5 @@ class OpenAIModel(BaseModel):
         await self._clients.aclose()
 
 
-class OpenAICompatibleModel(OpenAIModel):
-    provider = "openai-compatible"
-    default_concurrency = 8
-    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed")
-
-    def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60, http_client=None):
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if not base_url:
-            raise ModelError(f"{spec}: an openai-compatible model needs a base URL (e.g. --base-url "
-                             "http://127.0.0.1:8080/v1)")
-        if not re.match(r"^https?://", base_url):
-            raise ModelError(f"{spec}: base URL must start with http:// or https://, got {base_url!r}")
-        # Never fall back to OPENAI_API_KEY here: that key must not be sent to a third-party endpoint.
-        key = api_key or os.environ.get("OPENAI_COMPATIBLE_API_KEY") or KEYLESS_PLACEHOLDER
-        super().__init__(spec, name, base_url=base_url, api_key=key, timeout=timeout,
-                         http_client=http_client)
-
-    @property
-    def _label(self) -> str:
-        return f"{self.spec} at {self.base_url}"
-
-    def _sampling(self, p) -> tuple[dict, list[str]]:
-        body: dict = {}
-        dropped: list[str] = []
-        for field in ("temperature", "top_p"):
-            value = getattr(p, field)
-            if value is None:
-                continue
-            if field in self._learned_drops:
-                dropped.append(field)
-            else:
-                body[field] = value
-        if p.top_k is not None:
-            body["extra_body"] = {"top_k": p.top_k}
-        body["max_tokens"] = p.max_tokens
-        if p.seed is not None:
-            body["seed"] = p.seed
-        return body, dropped
+# The openai-compatible path no longer goes through the SDK; re-exported for old imports.
+from core.models.openai_compatible import OpenAICompatibleModel  # noqa: E402,F401

@@ -69,7 +69,8 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
     """Build the model for ``spec``. Cheap: no network, no model load (those happen on the first call).
 
     ``api_key`` overrides the environment (the app passes Streamlit secrets or a session value); it is kept in
-    memory only. ``http_client`` (an ``httpx.AsyncClient``) is handed to the SDK — tests use it to replay payloads.
+    memory only. ``http_client`` (an ``httpx2``/``httpx`` ``AsyncClient``) is handed to the SDK (openai-compatible:
+    used directly) — tests use it to replay payloads.
     """
     provider, name = parse_spec(spec)
     spec = f"{provider}/{name}"
@@ -92,7 +93,7 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
 
         return OpenAIModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout, http_client=http_client)
     if provider == "openai-compatible":
-        from core.models.openai_provider import OpenAICompatibleModel
+        from core.models.openai_compatible import OpenAICompatibleModel
 
         return OpenAICompatibleModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout,
                                      http_client=http_client)

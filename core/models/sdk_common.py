@@ -1,4 +1,5 @@
-"""Shared plumbing of the two official SDK providers (openai, anthropic): client per event loop, error mapping.
+"""Shared plumbing of the HTTP providers (the openai/anthropic SDKs, the direct openai-compatible client): client per
+event loop, error mapping.
 
 Both SDKs raise the same family of exceptions (APIStatusError with ``status_code``/``response``, APITimeoutError,
 APIConnectionError, APIResponseValidationError). ``map_sdk_error`` turns them into the runner's two kinds:
@@ -17,9 +18,9 @@ from core.models.base import ModelError, RetryableError, parse_retry_after, reda
 RETRYABLE_STATUS = {408, 409, 425, 429}
 
 
-def describe_status(exc) -> str:
-    """Short, key-free text for an HTTP error from the SDK: its provider message if any."""
-    body = getattr(exc, "body", None)
+def error_text(body, fallback: str = "") -> str:
+    """Short text of an HTTP error body (``{"error": {"message": ...}}``, ``{"error": "..."}``, ``{"message": ...}``),
+    else ``fallback``; whitespace collapsed, at most 300 characters. Not yet redacted."""
     msg = None
     if isinstance(body, dict):
         err = body.get("error", body)
@@ -28,9 +29,29 @@ def describe_status(exc) -> str:
         elif isinstance(err, str):
             msg = err
     if not msg:
-        msg = getattr(exc, "message", None) or str(exc)
+        msg = fallback
     msg = " ".join(str(msg).split())
     return msg[:300]
+
+
+def describe_status(exc) -> str:
+    """Short, key-free text for an HTTP error from the SDK: its provider message if any."""
+    return error_text(getattr(exc, "body", None), getattr(exc, "message", None) or str(exc))
+
+
+def map_status(status: int, headers, text: str, *, label: str, key_env: str, secret: str | None):
+    """RetryableError (408/409/425/429/5xx, with the server's Retry-After) or ModelError for an HTTP error status."""
+    text = redact(text, secret)
+    if status in RETRYABLE_STATUS or status >= 500:
+        kind = "rate limited" if status == 429 else "server error" if status >= 500 else "temporary error"
+        return RetryableError(f"{label}: {kind} (HTTP {status}): {text}", parse_retry_after(headers))
+    if status == 401:
+        return ModelError(f"{label}: authentication failed (HTTP 401) — check {key_env}")
+    if status == 403:
+        return ModelError(f"{label}: permission denied (HTTP 403) — the key may not have access to this model")
+    if status == 404:
+        return ModelError(f"{label}: not found (HTTP 404): {text}")
+    return ModelError(f"{label}: request rejected (HTTP {status}): {text}")
 
 
 def map_sdk_error(exc: BaseException, sdk: ModuleType, *, label: str, key_env: str, secret: str | None):
@@ -44,19 +65,8 @@ def map_sdk_error(exc: BaseException, sdk: ModuleType, *, label: str, key_env: s
     if isinstance(exc, sdk.APIResponseValidationError):
         return RetryableError(f"{label}: malformed response body")
     if isinstance(exc, sdk.APIStatusError):
-        status = exc.status_code
-        headers = getattr(exc.response, "headers", None)
-        text = redact(describe_status(exc), secret)
-        if status in RETRYABLE_STATUS or status >= 500:
-            kind = "rate limited" if status == 429 else "server error" if status >= 500 else "temporary error"
-            return RetryableError(f"{label}: {kind} (HTTP {status}): {text}", parse_retry_after(headers))
-        if status == 401:
-            return ModelError(f"{label}: authentication failed (HTTP 401) — check {key_env}")
-        if status == 403:
-            return ModelError(f"{label}: permission denied (HTTP 403) — the key may not have access to this model")
-        if status == 404:
-            return ModelError(f"{label}: not found (HTTP 404): {text}")
-        return ModelError(f"{label}: request rejected (HTTP {status}): {text}")
+        return map_status(exc.status_code, getattr(exc.response, "headers", None), describe_status(exc),
+                          label=label, key_env=key_env, secret=secret)
     if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
         return RetryableError(f"{label}: malformed JSON in response body")
     if isinstance(exc, sdk.APIError):
@@ -87,7 +97,8 @@ class ClientPerLoop:
     async def aclose(self):
         client, self._client = self._client, None
         if client is not None and self._injected is None:
-            try:
-                await client.close()
+            try:   # httpx/httpx2 clients close with aclose(), the SDK clients with close()
+                close = getattr(client, "aclose", None) or client.close
+                await close()
             except Exception:  # closing a client whose loop is gone must not hide the real outcome
                 pass

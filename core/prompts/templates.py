@@ -159,7 +159,7 @@ def default_templates() -> dict:
 
 @lru_cache(maxsize=1)
 def _default_document() -> dict:
-    return yaml.safe_load(_default_text())
+    return yaml.load(_default_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: ~10x faster
 
 
 def default_templates_yaml() -> str:
