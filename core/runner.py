@@ -479,6 +479,8 @@ class _Executor:
         self.plan, self.model, self.handle = plan, model, handle
         self.preparing: threading.Thread | None = preparing
         self._items_missing: list[dict] | None = None   # the run's items, until their rows are in the DB
+        self._left: int | None = None                    # calls not yet taken by a worker
+        self._drained: asyncio.Event | None = None       # set when the last call has been taken
         self.run_id, self.draw, self.db_path = run_id, draw, db_path
         self.concurrency, self.max_attempts, self.call_timeout = concurrency, max_attempts, call_timeout
         self.limiter = RateLimiter(rpm, tpm)
@@ -651,6 +653,7 @@ class _Executor:
         items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         writer = _JournalWriter(journal, ready=items_ready)
         work = iter(list(groups.items()))
+        self._left, self._drained = len(groups), asyncio.Event()
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
         h._update(calls_started_at=time.time())
@@ -680,11 +683,17 @@ class _Executor:
             t.cancel()
 
     async def _merge_loop(self, writer: _JournalWriter, stop: asyncio.Event) -> None:
+        """Merge every MERGE_INTERVAL seconds, and once more as soon as the last calls are sent (the loop is idle
+        while they are at the model), so the final merge after them has only their records left."""
+        drained_merged = False
         while not stop.is_set():
+            wake = self._drained if not drained_merged else stop
             try:
-                await asyncio.wait_for(stop.wait(), timeout=store.MERGE_INTERVAL)
+                await asyncio.wait_for(wake.wait(), timeout=store.MERGE_INTERVAL)
             except asyncio.TimeoutError:
                 pass
+            if self._drained.is_set():
+                drained_merged = True
             if not stop.is_set():
                 await self._merge(writer, final=False)
 
@@ -723,6 +732,10 @@ class _Executor:
             for key, items in work:
                 if h.cancelled:
                     break
+                if self._left is not None:
+                    self._left -= 1
+                    if self._left == 0:
+                        self._drained.set()   # the last call is being sent
                 with h._lock:
                     h._progress.in_flight += 1
                 try:
