@@ -535,7 +535,8 @@ class _Executor:
         """Insert the run's items if missing, and warm the scorer up (its lazy imports; scoring an empty reply is
         pure and cheap) — in a thread, once the workers have sent the first calls, so the event loop is idle
         waiting for the model meanwhile instead of running this before the first call."""
-        await asyncio.sleep(FIRST_WAVE_HEAD_START)
+        if item is not None:   # calls to make: let the workers send them first
+            await asyncio.sleep(FIRST_WAVE_HEAD_START)
 
         def do():
             try:
@@ -654,6 +655,8 @@ class _Executor:
         writer = _JournalWriter(journal, ready=items_ready)
         work = iter(list(groups.items()))
         self._left, self._drained = len(groups), asyncio.Event()
+        if not groups:
+            self._drained.set()
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
         h._update(calls_started_at=time.time())
@@ -664,6 +667,7 @@ class _Executor:
         await asyncio.gather(*list(self._commits), return_exceptions=True)
         await writer.close()
         stop_merging.set()
+        self._drained.set()   # wakes the merge loop if it still waits for the drain (cancelled, failed workers)
         await merger
         await items_ready   # re-raises a failed insert: the run ends with status 'error', its calls stay cached
 
