@@ -28,6 +28,12 @@ merged into DuckDB every ``store.MERGE_INTERVAL`` seconds in a short transaction
 file is never held open).
 A failed call is recorded with its reason in ``results.error``; re-running the run retries it.
 
+Throughput (``bench/runner_throughput.py``): everything before the first call is kept short — the model's one-off
+costs (``model.prepare()``, e.g. importing aiohttp) run in a thread from ``start_run`` on; journal recovery, the done
+rows and the cache lookup share one DB transaction; a new run's item rows are inserted (and the scorer warmed up)
+while the first wave of calls is at the model, and no call is journalled before they are in. The last records and
+the final status go in one transaction, after an extra merge made as soon as the last calls are sent.
+
 Cancel stops new calls at once, abandons calls in flight, keeps every finished one.
 """
 
