@@ -1,5 +1,5 @@
-"""The openai-compatible path for real: `python -m core serve-local` in a subprocess, the official OpenAI SDK
-(through our OpenAICompatibleModel) talking to it over HTTP."""
+"""The openai-compatible path for real: `python -m core serve-local` in a subprocess (llama-cpp-python's server), our
+OpenAICompatibleModel (the OpenAI HTTP API over aiohttp) talking to it over HTTP."""
 
 from __future__ import annotations
 
