@@ -303,7 +303,7 @@ def write_calls_results(con, calls: list[dict], results: list[dict]) -> None:
             names = ", ".join(f'"{n}"' for n, _ in RESULT_COLUMNS)
             # a stored success (error NULL) is never overwritten by a later failure record
             con.execute(
-                f"""DELETE FROM results USING _results_in n
+                """DELETE FROM results USING _results_in n
                     WHERE results.run_id = n.run_id AND results.idx = n.idx
                       AND NOT (results.error IS NULL AND n.error IS NOT NULL)"""
             )

@@ -147,7 +147,7 @@ if len(series) >= 2 and not points.empty:
             p1, p2, p3, p4 = st.columns(4)
             p1.metric("Shared items", mc["n"])
             p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
-            p3.metric(f"Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
+            p3.metric("Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
             p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
             st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), "A", "B"), width="stretch",
                             key="cmp_agree")

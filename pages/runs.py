@@ -9,10 +9,10 @@ import tempfile
 
 import pandas as pd
 import streamlit as st
-import yaml
-
 from core import store
+from core.config_files import load_task_config, parse_yaml_mapping, run_yaml
 from core.errors import UserError
+from core.tasks import get_task
 from pages import _ui
 
 st.title("Runs")
@@ -22,15 +22,7 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
     up = st.file_uploader("Configuration YAML", type=["yaml", "yml"], key="runs_yaml")
     if up is not None:
         try:
-            text = up.getvalue().decode("utf-8")
-            doc = yaml.safe_load(text)
-            if not isinstance(doc, dict):
-                raise UserError("the YAML document must be a mapping of config keys")
-            config = doc.get("config", doc) if isinstance(doc.get("config"), dict) else doc
-            task = config.get("task", "setops")
-            from core.tasks import get_task
-
-            cfg = get_task(task).load_config(config)
+            task, cfg = load_task_config(parse_yaml_mapping(up.getvalue().decode("utf-8"), "the file"))
             n = get_task(task).count(cfg)
             st.success(f"Valid {task} configuration: {n:,} items.")
             target = {"setops": "set_operations", "quantifiers": "quantifiers"}.get(task)
@@ -40,8 +32,6 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
                 st.switch_page(_ui.PAGE_FILES[target])
         except UnicodeDecodeError:
             st.error(f"{up.name}: not UTF-8 text")
-        except yaml.YAMLError as exc:
-            st.error(f"{up.name}: not valid YAML ({getattr(exc, 'problem', None) or exc})")
         except UserError as exc:
             st.error(f"{up.name}: {exc}")
 
@@ -140,10 +130,7 @@ with a2.container(border=True):
 # config yaml + delete
 with a3.container(border=True):
     st.markdown("**Configuration**")
-    doc = {"config": config, "model": row.get("model"), "params": params}
-    if row.get("base_url"):
-        doc["base_url"] = row.get("base_url")
-    st.download_button("Download YAML", yaml.safe_dump(doc, sort_keys=False, allow_unicode=True),
+    st.download_button("Download YAML", run_yaml(config, row.get("model"), params, row.get("base_url")),
                        file_name=f"{run_id}.yaml", mime="application/x-yaml", key="runs_yaml_dl",
                        disabled=imported)
     if config.get("task", "setops") == "setops" and not imported and \

@@ -3,7 +3,6 @@ a run started from the Set operations page with reference/solver ends at 100 % a
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

@@ -51,8 +51,8 @@ def test_resume_an_interrupted_run(db):
     handle = runner.get_handle(p.run_id)
     assert handle is not None
     done = handle.wait(120)
-    assert done.status == "done" and done.done == done.total == 12 and done.correct == 12
-    assert done.cached >= 6  # the six answers still stored come from the call cache, not the model
+    assert done.status == "done" and done.done == done.total == 12 and done.correct == 12, done
+    assert done.cached >= 6, done  # the six answers still stored come from the call cache, not the model
 
 
 @pytest.mark.slow

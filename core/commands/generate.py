@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from core.config_files import read_yaml_file
 from core.errors import ConfigError, UserError
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -43,27 +44,6 @@ def register(subparsers) -> None:
 
 
 # --------------------------------------------------------------------------------------------------- config
-def _read_yaml(path: str) -> dict:
-    import yaml
-
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"config file {path} is not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"config file {path} is not valid YAML{at}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a YAML mapping of config keys")
-    return data
-
-
 def presets_of(task) -> dict:
     p = getattr(task, "PRESETS", None)
     if p is None and callable(getattr(task, "presets", None)):
@@ -79,7 +59,7 @@ def config_of(task_name: str, task, config_path: str | None, preset: str | None)
         if preset not in presets:
             raise ConfigError(f"unknown {task_name} preset {preset!r}; expected one of: {', '.join(presets) or 'none'}")
         return task.load_config(presets[preset])
-    data = _read_yaml(config_path) if config_path else {}
+    data = read_yaml_file(config_path) if config_path else {}
     data.pop("params", None)  # sampling parameters belong to `run`, not to item generation
     given = data.get("task", task_name)
     if given != task_name:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
+from core.config_files import read_yaml_file
 from core.errors import ConfigError, UserError
-
-MAX_CONFIG_BYTES = 1_000_000
 
 
 def register(subparsers) -> None:
@@ -41,27 +38,6 @@ def register(subparsers) -> None:
     p.set_defaults(func=main)
 
 
-def load_yaml_config(path: str) -> dict:
-    import yaml
-
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"config file {path} not found")
-    if p.stat().st_size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES // 1000} kB")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"config file {path} is not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        at = f" (line {where.line + 1})" if where is not None else ""
-        raise ConfigError(f"config file {path} is not valid YAML{at}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a YAML mapping")
-    return data
-
-
 def _params(args, config: dict) -> dict:
     params = dict(config.pop("params", None) or {}) if isinstance(config.get("params"), dict) else {}
     for name in ("temperature", "top_p", "top_k", "max_tokens", "seed"):
@@ -75,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     from core import runner
     from core.models import DEFAULT_MODEL
 
-    config = load_yaml_config(args.config)
+    config = read_yaml_file(args.config)
     if "params" in config and not isinstance(config["params"], dict):
         raise ConfigError("'params' in the config must be a mapping of sampling parameters")
     params = _params(args, config)

@@ -7,7 +7,7 @@ server still rejects a sampling parameter as unsupported, it is dropped and the 
 (remembered for this model object); every drop is listed in ``Completion.dropped_params``.
 
 ``openai-compatible/<model>`` (vLLM, Ollama, llama.cpp server, LM Studio…) lives in ``core.models.openai_compatible``:
-it speaks the OpenAI HTTP API directly (re-exported here as ``OpenAICompatibleModel``).
+it speaks the OpenAI HTTP API directly.
 
 Key: the explicit key or OPENAI_API_KEY. The SDK's own retries are off (``max_retries=0``): the runner retries.
 """
@@ -150,7 +150,3 @@ class OpenAIModel(BaseModel):
 
     async def aclose(self) -> None:
         await self._clients.aclose()
-
-
-# The openai-compatible path no longer goes through the SDK; re-exported for old imports.
-from core.models.openai_compatible import OpenAICompatibleModel  # noqa: E402,F401

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from core.config_files import parse_yaml_mapping
 from core.errors import ConfigError
 from core.sets.operations import OPERATIONS
 
@@ -205,15 +206,7 @@ def templates_diff(edited: dict, base: dict | None = None) -> dict:
 
 def parse_templates_yaml(text: str) -> dict:
     """Parse an edited templates document (YAML text) into a mapping; ConfigError on bad YAML."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"templates: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(doc, dict):
-        raise ConfigError("templates: the document must be a mapping")
-    return doc
+    return parse_yaml_mapping(text, "the templates document")
 
 
 # ---------------------------------------------------------------------------------------------------- validation

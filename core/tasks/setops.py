@@ -65,6 +65,7 @@ from pathlib import Path
 
 import yaml
 
+from core.config_files import parse_yaml_mapping
 from core.errors import ConfigError, UserError
 from core.prompts import render as R
 from core.prompts.templates import Templates, load_templates
@@ -344,13 +345,7 @@ def _config_from_json(text: str) -> Config:
 
 
 def load_config_yaml(text: str) -> Config:
-    try:
-        d = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"config is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
-    return load_config(d if d is not None else {})
+    return load_config(parse_yaml_mapping(text, "config"))
 
 
 def load_config_file(path) -> Config:
