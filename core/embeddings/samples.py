@@ -197,23 +197,7 @@ def _rows_of(source, required: tuple[str, ...], optional: tuple[str, ...]) -> tu
     return rows, name
 
 
-def load_tuples(source) -> list[SentenceTuple]:
-    """Read sentence tuples from a CSV (path, bytes or file object). Ids default to t001, t002, …"""
-    rows, name = _rows_of(source, TUPLE_FIELDS, ("id", "topic"))
-    seen: set[str] = set()
-    out = []
-    for k, r in enumerate(rows, start=1):
-        tid = r.get("id") or f"t{k:03d}"
-        if tid in seen:
-            raise ImportFileError(f"{name}: line {r['_line']}: duplicate id {tid!r}")
-        seen.add(tid)
-        out.append(SentenceTuple(tid, r["s_prev"], r["s_curr"], r["s_next"], r["s1"], r["s2"], r.get("topic", "")))
-    return out
-
-
-def load_triples(source) -> list[SentenceTuple]:
-    """Read consecutive-sentence triples (s_prev, s_curr, s_next; s1/s2 optional) — the input of fusion."""
-    rows, name = _rows_of(source, ("s_prev", "s_curr", "s_next"), ("id", "topic", "s1", "s2"))
+def _tuples_of(rows: list[dict], name: str) -> list[SentenceTuple]:
     seen: set[str] = set()
     out = []
     for k, r in enumerate(rows, start=1):
@@ -224,6 +208,16 @@ def load_triples(source) -> list[SentenceTuple]:
         out.append(SentenceTuple(tid, r["s_prev"], r["s_curr"], r["s_next"], r.get("s1", ""), r.get("s2", ""),
                                  r.get("topic", "")))
     return out
+
+
+def load_tuples(source) -> list[SentenceTuple]:
+    """Read sentence tuples from a CSV (path, bytes or file object). Ids default to t001, t002, …"""
+    return _tuples_of(*_rows_of(source, TUPLE_FIELDS, ("id", "topic")))
+
+
+def load_triples(source) -> list[SentenceTuple]:
+    """Read consecutive-sentence triples (s_prev, s_curr, s_next; s1/s2 optional) — the input of fusion."""
+    return _tuples_of(*_rows_of(source, ("s_prev", "s_curr", "s_next"), ("id", "topic", "s1", "s2")))
 
 
 def load_samples(source) -> list[Sample]:
