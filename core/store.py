@@ -385,6 +385,28 @@ def get_run(db_path, run_id: str) -> dict | None:
         return dict(zip([d[0] for d in cur.description], rows[0]))
 
 
+def _json_dict(text) -> dict:
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def run_record(db_path, run_id: str) -> dict | None:
+    """A run's row plus what is parsed from it: ``config`` and ``params`` (dicts; {} where absent, e.g. imported
+    runs whose file carried none) and ``imported`` (bool). Missing values are None, never NaN."""
+    row = get_run(db_path, run_id)
+    if row is None:
+        return None
+    row["config"] = _json_dict(row.get("config_json"))
+    row["params"] = _json_dict(row.get("params_json"))
+    row["imported"] = str(row.get("source") or "").startswith("import")
+    return row
+
+
 def resolve_run_id(con, run: str) -> str:
     """'latest' → newest run id; otherwise check the id exists. Raises UserError."""
     if run == "latest":

@@ -3,7 +3,6 @@ configuration as YAML or upload one to open it on the Set operations page."""
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 
@@ -56,7 +55,10 @@ if wanted not in ids:
 run_id = st.selectbox("Run", ids, index=ids.index(wanted), format_func=lambda r: _ui.run_label(
     runs[runs["run_id"] == r].iloc[0]), key=f"runs_pick_{wanted}")
 _ui.qp_set(run=run_id)
-row = runs[runs["run_id"] == run_id].iloc[0].to_dict()
+row = store.run_record(_ui.db_path(), run_id)
+if row is None:   # deleted by another session since the table was read
+    st.warning(f"Run {run_id} is no longer in the database.")
+    st.stop()
 
 st.subheader(f"Run {run_id}")
 c1, c2, c3 = st.columns(3)
@@ -68,15 +70,7 @@ c3.page_link(_ui.PAGE_FILES["results"], label="Open in Results →", query_param
 if row.get("status") in ("running", "pending"):
     _ui.run_progress(run_id, key="runs", results_link=False)
 
-try:
-    config = json.loads(row.get("config_json") or "{}")
-except ValueError:
-    config = {}
-try:
-    params = json.loads(row.get("params_json") or "{}") or {}
-except ValueError:
-    params = {}
-imported = str(row.get("source") or "").startswith("import")
+config, params, imported = row["config"], row["params"], row["imported"]
 
 a1, a2, a3 = st.columns(3)
 # resume

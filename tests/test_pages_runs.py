@@ -90,3 +90,20 @@ def test_delete_a_run(db):
     at.button(key="runs_delete").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert store.get_run(db, p.run_id) is None
+
+
+@pytest.mark.slow
+def test_imported_run_opens_without_stored_parameters(db, tmp_path):
+    """An imported run has no sampling parameters (NULL in the DB): its page shows it and offers no resume."""
+    from core.store_io import export_run, import_results
+
+    p = runner.run(SMALL, "reference/solver", db_path=db)
+    out = tmp_path / "exported.csv"
+    export_run(db, p.run_id, out)
+    imported_id = import_results(db, str(out))[0]
+    row = store.run_record(db, imported_id)
+    assert row["imported"] and row["params"] == {} and row["params_json"] is None
+    at = open_runs(imported_id)
+    assert at.subheader[0].value == f"Run {imported_id}"
+    assert any("Imported results cannot be resumed" in c.value for c in at.caption)
+    assert "runs_resume" not in [b.key for b in at.button]
