@@ -29,6 +29,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from core import store
@@ -76,6 +77,11 @@ def _sql_literal(text: str) -> str:
 
 def export_run(db_path, run: str, out_path: str | os.PathLike) -> tuple[str, int]:
     """Write one row per item of ``run`` ('latest' or a run id) to CSV / Parquet / JSONL (by extension)."""
+    _check_output_path(out_path)
+    path = store.resolve_db_path(db_path)
+    if not path.exists() and not store.journal_dir(db_path).exists():
+        # reading must not leave an empty database behind (a mistyped --db would otherwise create one)
+        raise UserError(f"no runs yet: no database at {path} (run or import something first, or pass --db PATH)")
     store.recover_journals(db_path)
     with store.connect(db_path) as con:
         run_id = store.resolve_run_id(con, run)
@@ -87,13 +93,8 @@ def export_view(db_path, out_path: str | os.PathLike, *, run_ids: list[str] | No
     """Export a filtered view of v_results (R4): rows of ``run_ids`` whose column values are in ``filters``
     (``{"operation": ["union"], "size_a": [2, 4]}``; columns must be export columns; values are SQL parameters).
     Returns the number of rows written."""
-    out = Path(out_path)
-    fmt = FORMATS.get(out.suffix.lower())
-    if fmt is None:
-        raise UserError(f"cannot export to {out.name}: use a .csv, .parquet or .jsonl file name")
-    if out.is_dir():
-        raise UserError(f"{out} is a directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = _check_output_path(out_path)
+    fmt = FORMATS[out.suffix.lower()]
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     options = {"csv": "(FORMAT CSV, HEADER TRUE)", "parquet": "(FORMAT PARQUET)", "jsonl": "(FORMAT JSON)"}[fmt]
     cols = ", ".join(f'"{c}"' for c in EXPORT_COLUMNS)
@@ -116,16 +117,43 @@ def export_view(db_path, out_path: str | os.PathLike, *, run_ids: list[str] | No
         where.append("(" + " OR ".join(parts) + ")")
         params += values
     sql_where = ("WHERE " + " AND ".join(where)) if where else ""
+    try:   # fail on an unwritable place before querying (and with the OS's words, not DuckDB's)
+        open(tmp, "wb").close()
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        return _copy_export(db_path, out, tmp, cols, sql_where, params, options)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _copy_export(db_path, out: Path, tmp: Path, cols: str, sql_where: str, params: list, options: str) -> int:
     with store.connect(db_path) as con:
         con.execute(f"CREATE OR REPLACE TEMP TABLE _export AS SELECT {cols} FROM v_results {sql_where} "
                     "ORDER BY run_id, idx", params)
         n = con.execute("SELECT count(*) FROM _export").fetchall()[0][0]
         try:
             con.execute(f"COPY _export TO {_sql_literal(str(tmp))} {options}")
+            os.replace(tmp, out)
+        except (duckdb.Error, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+            raise UserError(f"cannot write {out}: {reason}") from None
         finally:
             con.execute("DROP TABLE IF EXISTS _export")
-    os.replace(tmp, out)
     return int(n)
+
+
+def _check_output_path(out_path: str | os.PathLike) -> Path:
+    """The export target: a .csv/.parquet/.jsonl name in an existing directory (checked before any work)."""
+    out = Path(out_path).expanduser()
+    if FORMATS.get(out.suffix.lower()) is None:
+        raise UserError(f"cannot export to {out.name}: use a .csv, .parquet or .jsonl file name")
+    if out.is_dir():
+        raise UserError(f"{out} is a directory")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"output directory does not exist: {parent}")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------------ reading
