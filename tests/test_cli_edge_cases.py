@@ -99,3 +99,23 @@ def test_export_bad_run_and_bad_extension_leave_no_file(tmp_path, db, cli):
     one_error_line(cli("export", "--db", db, "--run", "nope", "--out", tmp_path / "o.csv"), "no run 'nope'")
     one_error_line(cli("export", "--db", db, "--out", tmp_path / "o.txt"), ".csv, .parquet or .jsonl")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("o.", ".o."))) == []
+
+
+# ----------------------------------------------------------------------------------------------------- generate
+
+
+def test_generate_to_an_unwritable_place_is_one_line(tmp_path, cfg, cli):
+    r = cli("generate", "setops", "--config", cfg, "--out", "/proc/items.jsonl")
+    one_error_line(r, "cannot write /proc/items.jsonl")
+
+
+def test_generate_onto_a_directory_is_one_line(tmp_path, cfg, cli):
+    (tmp_path / "items.jsonl").mkdir()
+    one_error_line(cli("generate", "setops", "--config", cfg, "--out", tmp_path / "items.jsonl"), "is a directory")
+
+
+@pytest.mark.parametrize("limit", ["0", "-2"])
+def test_generate_limit_below_one_is_refused(tmp_path, cfg, cli, limit):
+    out = tmp_path / "items.jsonl"
+    one_error_line(cli("generate", "setops", "--config", cfg, "--out", out, "--limit", limit), "--limit must be at least 1")
+    assert not out.exists()

@@ -172,9 +172,14 @@ def write_items(make_rows: Callable[[], Iterator[dict]], path: str, fmt: str | N
     out = Path(path)
     if out.parent and not out.parent.exists():
         raise UserError(f"output directory does not exist: {out.parent}")
+    if out.is_dir():
+        raise UserError(f"{out} is a directory")
     # a unique temporary name next to the target (created with the usual permissions, unlike mkstemp's 0600)
     tmp = str(out.parent / f".{out.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    open(tmp, "xb").close()
+    try:
+        open(tmp, "xb").close()
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         if fmt == "parquet":
             n = write_parquet(make_rows, tmp)
@@ -183,11 +188,13 @@ def write_items(make_rows: Callable[[], Iterator[dict]], path: str, fmt: str | N
                 writer = write_jsonl if fmt == "jsonl" else write_csv
                 n = writer(make_rows(), fh)
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):   # disk full, target vanished or turned read-only …
+            raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
     return n
 
@@ -203,8 +210,8 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if not args.out:
         raise UserError("--out FILE is required (a .jsonl, .csv or .parquet name)")
-    if args.limit is not None and args.limit < 0:
-        raise UserError("--limit must be zero or positive")
+    if args.limit is not None and args.limit < 1:
+        raise UserError(f"--limit must be at least 1, got {args.limit}")
     fmt = format_of(args.out, args.format)
     cfg = config_of(args.task, task, args.config, args.preset)
     total = task.count(cfg)
