@@ -26,6 +26,7 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     mcnemar(paired)                                exact McNemar test on paired correctness
     agreement_map(paired, max_configs)             per-config × sample agreement categories
     drilldown(con, run_ids, filters, …)            the individual prompts, raw responses and parsed answers
+    item_detail(row)                               one drill-down row as display text (no "nan" for NULLs)
     reference_tables() / reference_table(id)       the papers' published aggregates (data/reference_figures.json)
     change_token(con)                              cheap fingerprint of the results, for cache keys
 """
@@ -672,6 +673,40 @@ def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence
     sel = ", ".join(_quote(c) for c in cols)
     sql = f"SELECT {sel} FROM {view} {where} ORDER BY run_id, idx LIMIT ? OFFSET ?"
     return con.execute(sql, params + [int(limit), int(offset)]).df()
+
+
+def item_detail(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One drill-down row (a dict or a DataFrame row) as display text for the prompt / response / answer panel.
+
+    Missing values (None, NaN, pd.NA — what a DataFrame row holds for NULL columns, and NaN is truthy) are never
+    shown as "nan": a failed call says so with its error, an answer with no set says the instruction was not
+    followed, and an unanswered item is "not scored"."""
+    def get(key):
+        v = row.get(key) if hasattr(row, "get") else None
+        return None if _isnan(v) else v
+
+    error, response, parsed, correct = get("error"), get("response"), get("parsed"), get("correct")
+    followed = get("followed")
+    if response is not None:
+        response_text = str(response)
+    elif error is not None:
+        response_text = f"(no response: the call failed — {error})"
+    else:
+        response_text = "(no response yet)"
+    if parsed is not None:
+        parsed_text = str(parsed)
+    elif response is not None and followed is not None and not bool(followed):
+        parsed_text = "(no answer found: did not follow the instruction)"
+    else:
+        parsed_text = "(none)"
+    if correct is None:
+        correct_text = "not scored (the call failed)" if error is not None else "not scored (not answered yet)"
+    else:
+        correct_text = "yes" if bool(correct) else "no"
+    idx = get("idx")
+    return {"run_id": get("run_id"), "idx": None if idx is None else int(idx), "prompt": str(get("prompt") or ""),
+            "response": response_text, "parsed": parsed_text, "truth": "(none)" if get("truth") is None
+            else str(get("truth")), "correct": correct_text, "error": None if error is None else str(error)}
 
 
 def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW) -> pd.DataFrame:

@@ -172,11 +172,11 @@ with tab_d:
                            selection_mode="single-row", key="res_items")
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
-            it = items.iloc[rows[0]]
+            it = analysis.item_detail(items.iloc[rows[0]])
             l, r = st.columns(2)
             l.markdown(f"**Prompt** (run `{it['run_id']}`, item {it['idx']})")
-            l.code(str(it.get("prompt", "")), language=None, wrap_lines=True)
+            l.code(it["prompt"], language=None, wrap_lines=True)
             r.markdown("**Raw response**")
-            r.code(str(it.get("response", "") or "(no response)"), language=None, wrap_lines=True)
-            r.markdown(f"**Parsed answer**: `{it.get('parsed')}` · **Truth**: `{it.get('truth')}` · "
-                       f"**Correct**: {it.get('correct')}")
+            r.code(it["response"], language=None, wrap_lines=True)
+            r.markdown(f"**Parsed answer**: `{it['parsed']}` · **Truth**: `{it['truth']}` · "
+                       f"**Correct**: {it['correct']}")

@@ -1,0 +1,148 @@
+"""Dashboard pages against realistic but unusual data: a DB holding only an imported SetLexSem reference CSV, runs
+with failed calls and unparseable answers, a one-item run, quantifier and set-operation runs selected together,
+and URLs naming unknown or deleted runs. Each test pins one fix (the page showed a crash or misleading output).
+
+Only the model is scripted (in-process, like tests/test_runner_mechanics.py): the runner, the DuckDB file, the
+importer, the analysis and the pages under Streamlit's AppTest are real."""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from core import analysis, runner, store  # noqa: E402
+from core.models.base import Completion, ModelError  # noqa: E402
+from core.store_io import import_results  # noqa: E402
+from core.tasks import get_task  # noqa: E402
+
+SETOPS = {"task": "setops", "seed": 1, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
+          "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+QUANT = {"task": "quantifiers", "seed": 0, "quantifiers": ["at least half", "none"], "noun_groups": ["common"],
+         "samples": 3, "nouns_per_group": 2}
+REF_NAME = "numbers/union/baseline/formal_language_K-0_N-None_MA-4_MB-4_L-4_S-292.csv"
+REF_HEADER = ("op_name,prompt,ground_truth,result_obj,llm_vs_gt,set_A,set_B,context_length_in,context_length_out,"
+              "log_context\n")
+
+
+class ScriptedModel:
+    """Item idx % 4 == 0: the call fails; idx % 4 == 1: an answer with no set in it; otherwise the right answer."""
+
+    provider = "fake"
+    supported_params = ()
+    default_concurrency = 4
+
+    def __init__(self, spec: str = "fake/mixed", fail_all: bool = False):
+        self.spec, self.fail_all = spec, fail_all
+
+    async def complete(self, request):
+        idx = request.item["idx"]
+        if self.fail_all or idx % 4 == 0:
+            raise ModelError("scripted failure: server said no")
+        text = "I cannot tell you that." if idx % 4 == 1 else get_task(request.task).solve(request.item)
+        return Completion(text, 10, 5, 1.0, None, "stop")
+
+
+def reference_csv(n: int = 12, seed: int = 0) -> bytes:
+    """A SetLexSem reference result CSV (union of 4-digit numbers): {-1} = did not follow, some made-up members."""
+    rnd = random.Random(seed)
+    lines = [REF_HEADER]
+    for i in range(n):
+        a, b = set(rnd.sample(range(1000, 9999), 4)), set(rnd.sample(range(1000, 9999), 4))
+        truth = a | b
+        if i % 5 == 0:
+            result = "{-1}"
+        elif i % 3 == 0:
+            result = repr(set(sorted(truth)[:-1]) | {42})
+        else:
+            result = repr(truth)
+        prompt = f"You are given two sets. Set A is {sorted(a)}. Set B is {sorted(b)}. Print the set union."
+        lines.append(f'union,"{prompt}","{truth}","{result}",{result == repr(truth)},"{a}","{b}",{120 + i},{20 + i},'
+                     '"{}"\n')
+    return "".join(lines).encode()
+
+
+def open_page(page: str, query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(page)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, f"{page}: {[e.value for e in at.exception]}"
+    return at
+
+
+def select_row(at: AppTest, key: str, row: int = 0) -> AppTest:
+    """Select a row of an st.dataframe(on_select=...) the way a click would."""
+    at.session_state[key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.fixture(scope="module")
+def edge_db(tmp_path_factory) -> tuple[str, dict]:
+    """One DB with every unusual case (read-only for the tests that share it)."""
+    db = str(tmp_path_factory.mktemp("edge") / "studio.duckdb")
+    ids = {
+        "solver": runner.run(SETOPS, "reference/solver", db_path=db).run_id,
+        "mixed": runner.run(SETOPS, ScriptedModel(), db_path=db, max_attempts=1).run_id,
+        "all_failed": runner.run(dict(SETOPS, seed=7), ScriptedModel("fake/down", fail_all=True), db_path=db,
+                                 max_attempts=1).run_id,
+        "one": runner.run(SETOPS, "reference/solver", db_path=db, limit=1, fresh=True).run_id,
+        "quant": runner.run(QUANT, "reference/solver", db_path=db).run_id,
+        "ref": import_results(db, reference_csv(), REF_NAME)[0],
+    }
+    return db, ids
+
+
+@pytest.fixture()
+def edge(edge_db, monkeypatch):
+    db, ids = edge_db
+    monkeypatch.setenv("STUDIO_DB", db)
+    return db, ids
+
+
+# ------------------------------------------------------------------------------------------------ drill-down
+
+def test_item_detail_never_shows_nan():
+    """A DataFrame row holds NaN / pd.NA for NULL columns; NaN is truthy, so `row.get(x) or default` printed 'nan'."""
+    row = pd.DataFrame([{"run_id": "r", "idx": 3, "prompt": "p", "response": None, "parsed": None, "followed": None,
+                         "correct": None, "truth": "[1]", "error": "HTTP 500"}]).astype(
+        {"correct": "boolean", "followed": "boolean"}).iloc[0]
+    assert isinstance(row["response"], float) or row["response"] is None  # what pandas gives for a NULL column
+    d = analysis.item_detail(row)
+    assert d["response"] == "(no response: the call failed — HTTP 500)"
+    assert d["correct"] == "not scored (the call failed)" and d["parsed"] == "(none)" and d["idx"] == 3
+    assert "nan" not in " ".join(str(v) for v in d.values()).lower()
+    unparsed = analysis.item_detail({"response": "no idea", "parsed": float("nan"), "followed": False,
+                                     "correct": False, "error": math.nan})
+    assert unparsed["parsed"] == "(no answer found: did not follow the instruction)" and unparsed["correct"] == "no"
+    assert unparsed["error"] is None
+
+
+@pytest.mark.slow
+def test_drilldown_of_a_failed_call_shows_the_error_not_nan(edge):
+    _db, ids = edge
+    at = open_page("pages/results.py", {"runs": ids["mixed"]})
+    select_row(at, "res_items", 0)  # item 0 of the scripted model: a failed call
+    codes = [c.value for c in at.code]
+    assert "(no response: the call failed — scripted failure: server said no)" in codes, codes
+    detail = [m.value for m in at.markdown if m.value.startswith("**Parsed answer**")]
+    assert detail and "nan" not in detail[0].lower() and "<NA>" not in detail[0], detail
+    assert "not scored (the call failed)" in detail[0]
+    select_row(at, "res_items", 1)  # item 1: answered without a set
+    detail = [m.value for m in at.markdown if m.value.startswith("**Parsed answer**")]
+    assert "did not follow the instruction" in detail[0] and "**Correct**: no" in detail[0], detail
