@@ -66,6 +66,11 @@ _MEMBER_FOLDERS = {"numbers": "numbers", "basicnumbersampler": "numbers", "words
                    "overlapping_basicnumbersampler": "numbers", "overlapping_basicwordsampler": "words"}
 _PHRASINGS = ("formal_language", "plain_language", "functional_language", "pythonic_language",
               "iterative_accumulation")
+# The reference code's prompt types / approaches under this tool's names (core/prompts/templates.yaml), so an
+# imported reference file lines up with our runs (Compare's alignment) and with the published tables.
+_REFERENCE_PHRASINGS = {"formal_language": "formal", "plain_language": "plain", "functional_language": "functional",
+                        "pythonic_language": "pythonic", "iterative_accumulation": "iterative"}
+_REFERENCE_APPROACHES = {"chain_of_thought": "cot"}
 
 
 # ------------------------------------------------------------------------------------------------------------ export
@@ -387,10 +392,13 @@ def _from_reference(df: pd.DataFrame, name: str, where: str) -> tuple[pd.DataFra
             "size_b": _int_or_none(meta.get("MB") or meta.get("M")) or len(set_b),
             "length": _int_or_none(meta.get("L")), "decile": _int_or_none(meta.get("Decile")),
             "overlap": _float_or_none(meta.get("O")), "condition": meta.get("condition"),
-            "phrasing": meta.get("phrasing"), "approach": meta.get("approach"),
+            "phrasing": _REFERENCE_PHRASINGS.get(meta.get("phrasing"), meta.get("phrasing")),
+            "approach": _REFERENCE_APPROACHES.get(meta.get("approach"), meta.get("approach")),
             "shots": _int_or_none(meta.get("K")) or 0,
         }
         extra = {k: rec.get(k) for k in REFERENCE_OPTIONAL if rec.get(k) is not None}
+        extra.update({f"reference_{k}": meta[k] for k in ("phrasing", "approach")
+                      if meta.get(k) is not None and meta[k] != factors[k]})
         extra["llm_vs_gt"] = llm_vs_gt
         if meta.get("N") is not None:
             extra["number_max"] = meta.get("N")

@@ -59,7 +59,7 @@ def test_reference_csv_import(tmp_path):
         rows = con.execute(
             "SELECT operation, members, size_a, size_b, length, shots, seed, phrasing, approach, truth, set_a, "
             "parsed, correct, followed, tokens_in, source FROM v_results ORDER BY idx").fetchall()
-    assert rows[0] == ("union", "numbers", 4, 4, 2, 0, 292, "formal_language", "baseline",
+    assert rows[0] == ("union", "numbers", 4, 4, 2, 0, 292, "formal", "baseline",   # the reference's formal_language
                        "[3,12,40,51,77,88,90]", "[12,40,51,77]", "[3, 12, 40, 51, 77, 88, 90]", True, True, 120,
                        "import:formal_language_K-0_N-None_MA-4_MB-4_L-2_S-292.csv")
     assert rows[2][11] is None and rows[2][12] is False and rows[2][13] is False     # {-1} = did not follow
@@ -73,7 +73,7 @@ def test_reference_words_and_empty_sets(tmp_path):
     path = ref_csv(tmp_path, rows, rel="words/intersection/baseline/plain_language_K-4_N-None_MA-2_MB-2_L-None_S-1.csv")
     df, meta = read_results_file(path)
     assert df["correct"].tolist() == [True, True] and df["members"].tolist() == ["words", "words"]
-    assert df["shots"].tolist() == [4, 4] and df["phrasing"].tolist() == ["plain_language"] * 2
+    assert df["shots"].tolist() == [4, 4] and df["phrasing"].tolist() == ["plain"] * 2  # plain_language
     assert df["empty_truth"].tolist() == [True, False]
 
 

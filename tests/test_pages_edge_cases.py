@@ -146,3 +146,30 @@ def test_drilldown_of_a_failed_call_shows_the_error_not_nan(edge):
     select_row(at, "res_items", 1)  # item 1: answered without a set
     detail = [m.value for m in at.markdown if m.value.startswith("**Parsed answer**")]
     assert "did not follow the instruction" in detail[0] and "**Correct**: no" in detail[0], detail
+
+
+# ------------------------------------------------------------------------------------------------ reference CSV import
+
+def test_reference_import_uses_our_phrasing_and_approach_names(tmp_path):
+    """The reference code names prompt types formal_language / plain_language … and an approach chain_of_thought;
+    stored under those names, an imported file never aligned with our runs (phrasing 'formal', approach 'cot')."""
+    db = str(tmp_path / "s.duckdb")
+    run_id = import_results(db, reference_csv(4), "words/union/chain_of_thought/plain_language_K-1_N-None_M-4_L-None_"
+                                                  "S-7.csv")[0]
+    with store.connect(db) as con:
+        rows = con.execute("SELECT phrasing, approach, extra_json FROM items WHERE run_id = ?", [run_id]).fetchall()
+    assert {(r[0], r[1]) for r in rows} == {("plain", "cot")}
+    assert all('"reference_phrasing":"plain_language"' in r[2] and '"reference_approach":"chain_of_thought"' in r[2]
+               for r in rows)
+
+
+@pytest.mark.slow
+def test_compare_aligns_a_reference_import_with_our_run(edge):
+    """Our solver run and an imported reference file share union · |A|=|B|=4 · numbers · formal · baseline · k=0."""
+    _db, ids = edge
+    at = open_page("pages/compare.py", {"runs": f"{ids['solver']},{ids['ref']}"})
+    assert any("Aligned on:" in c.value and "Phrasing" in c.value for c in at.caption)
+    summary = at.dataframe[0].value
+    assert sorted(summary["Operation"].tolist()) == ["union", "union"], summary
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Mean A"] == "100.0 %" and metrics["Mean B"] == "50.0 %", metrics
