@@ -21,6 +21,7 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     error_table(con, run_ids, by, filters)         SPEC A4 / paper Tables 15–18 per group
     robustness(con, run_ids, factors, filters)     -> (per-factor spread + eta², per-model score)
     compare_runs(con, series, x, filters)          aligned per-config accuracies of several series
+    series_without_points(points, series)          series a comparison has nothing for
     difference_of_means(a, b, …)                   bootstrap CI + Welch t + Mann–Whitney U
     paired_items(con, run_a, run_b, filters)       items both runs answered, aligned by (config_id, sample, prompt)
     mcnemar(paired)                                exact McNemar test on paired correctness
@@ -533,6 +534,13 @@ def compare_runs(con, series: Sequence[Series], x: str = "operation", align: boo
         common = set.intersection(*per_series.tolist())
         points = points[key.isin(common)].reset_index(drop=True)
     return points, shared
+
+
+def series_without_points(points: pd.DataFrame, series: Sequence[Series]) -> list[str]:
+    """Names of the series that have no per-config accuracy in ``points`` (no answered item in the selection, or
+    none left after alignment) — a comparison must say so rather than show 'nan'."""
+    have = set(points["series"]) if "series" in points.columns else set()
+    return [s.name for s in series if s.name not in have]
 
 
 def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: float = 0.95,

@@ -59,12 +59,13 @@ def empty_figure(message: str, height: int = 320) -> go.Figure:
 
 def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
            summary: pd.DataFrame | None = None, title: str | None = None, height: int = 520,
-           reference: pd.DataFrame | None = None, reference_name: str | None = None) -> go.Figure:
+           reference: pd.DataFrame | None = None, reference_name: str | None = None,
+           empty_message: str = "No answered items for this selection yet") -> go.Figure:
     """Violins of per-config accuracy (column ``accuracy``) by ``x``, one violin per ``color`` level side by side.
     ``summary`` (from analysis.group_summary) adds mean/std/N above the violins; ``reference`` (columns x, mean,
-    std) overlays published means ± std as black diamonds."""
+    std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points."""
     if points is None or points.empty:
-        return empty_figure("No answered items for this selection yet")
+        return empty_figure(empty_message)
     fig = go.Figure()
     xs = _order(x, points[x].tolist()) if x else [None]
     tick = {level_text(x, v): v for v in xs} if x else {}

@@ -89,10 +89,23 @@ points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, li
                           x, align, json.dumps(filters, default=str))
 if shared:
     st.caption("Aligned on: " + ", ".join(analysis.label(f) for f in shared))
+empty_message = "No answered items for this selection yet"
+if points.empty and align and len(series) > 1 and not _compare(
+        _ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, False,
+        json.dumps(filters, default=str))[0].empty:
+    empty_message = "No combination of the shared factors is in every series"
+    st.info("No combination of the shared factors (" + ", ".join(analysis.label(f) for f in shared) + ") is in "
+            "every series. Turn off “Align on shared factors” to see each series over its own configurations.")
+else:
+    missing = analysis.series_without_points(points, series)
+    if missing and not points.empty:
+        st.warning("No answered items in this selection for " + ", ".join(missing) + " — left out of the figures "
+                   "and tests below.")
 ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
 st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
                                analysis.group_summary(points, [x]) if len(series) == 1 else None,
-                               reference=ref_df, reference_name=ref_titles.get(ref_id)),
+                               reference=ref_df, reference_name=ref_titles.get(ref_id),
+                               empty_message=empty_message),
                 width="stretch", key="cmp_violin")
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
@@ -122,6 +135,10 @@ if len(series) >= 2 and not points.empty:
     a = points.loc[points["series"] == a_name, "accuracy"].tolist()
     b = points.loc[points["series"] == b_name, "accuracy"].tolist()
     res = analysis.difference_of_means(a, b)
+    if not res["n_a"] or not res["n_b"]:
+        st.info(f"No configurations of {a_name if not res['n_a'] else b_name} in this selection: pick two series "
+                "that both have answered items.")
+        st.stop()
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Mean A", f"{res['mean_a']:.1f} %")
     m2.metric("Mean B", f"{res['mean_b']:.1f} %")

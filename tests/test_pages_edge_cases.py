@@ -173,3 +173,30 @@ def test_compare_aligns_a_reference_import_with_our_run(edge):
     assert sorted(summary["Operation"].tolist()) == ["union", "union"], summary
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Mean A"] == "100.0 %" and metrics["Mean B"] == "50.0 %", metrics
+
+
+# ------------------------------------------------------------------------------------------------ compare
+
+@pytest.mark.slow
+def test_compare_says_when_alignment_leaves_nothing(edge):
+    """A one-item run (union, |A| = 2) and the reference file (union, |A| = 4) share factors but no combination of
+    them: the page said 'No answered items for this selection yet' — wrong, both have answers."""
+    _db, ids = edge
+    at = open_page("pages/compare.py", {"runs": f"{ids['one']},{ids['ref']}"})
+    assert any("No combination of the shared factors" in i.value and "Align on shared factors" in i.value
+               for i in at.info), [i.value for i in at.info]
+    at.toggle(key="cmp_align").set_value(False).run()
+    assert not at.exception
+    assert not [i.value for i in at.info if "No combination" in i.value]
+    assert {m.label: m.value for m in at.metric}["Mean B"] == "50.0 %"
+
+
+@pytest.mark.slow
+def test_compare_with_a_run_whose_calls_all_failed_shows_no_nan(edge):
+    _db, ids = edge
+    at = open_page("pages/compare.py", {"runs": f"{ids['all_failed']},{ids['solver']}"})
+    assert any("No answered items in this selection for fake/down" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+    assert any("No configurations of fake/down" in i.value for i in at.info), [i.value for i in at.info]
+    shown = [m.value for m in at.metric] + [m.value for m in at.markdown]
+    assert not [v for v in shown if "nan" in v.lower()], shown
