@@ -491,6 +491,10 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
         else:
             p.append(float(fdtrc(a, b, fv)))
     res["p_value"] = p
+    # every level has the same mean: no best or worst level (arg_max / arg_min would name an arbitrary one for both)
+    tie = res["spread"].abs() <= 1e-9
+    res["best_level"] = res["best_level"].astype(object).where(~tie, "(all equal)")
+    res["worst_level"] = res["worst_level"].astype(object).where(~tie, "(all equal)")
     return res[["model", "factor", "levels", "spread", "eta_squared", "p_value", "best_level", "worst_level"]], \
         per_model
 

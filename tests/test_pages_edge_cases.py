@@ -200,3 +200,18 @@ def test_compare_with_a_run_whose_calls_all_failed_shows_no_nan(edge):
     assert any("No configurations of fake/down" in i.value for i in at.info), [i.value for i in at.info]
     shown = [m.value for m in at.metric] + [m.value for m in at.markdown]
     assert not [v for v in shown if "nan" in v.lower()], shown
+
+
+# ------------------------------------------------------------------------------------------------ robustness
+
+def test_robustness_names_no_best_or_worst_level_when_all_levels_tie(edge_db):
+    """The solver is right everywhere: every factor has spread 0, and the table said e.g. best 'union', worst
+    'union' (an arbitrary level named both best and worst)."""
+    db, ids = edge_db
+    with store.connect(db) as con:
+        rob, _per_model = analysis.robustness(con, [ids["solver"], ids["mixed"]])
+    solver = rob[rob["model"] == "reference/solver"]
+    assert len(solver) and (solver["spread"] == 0).all()
+    assert (solver["best_level"] == "(all equal)").all() and (solver["worst_level"] == "(all equal)").all()
+    mixed = rob[(rob["model"] == "fake/mixed") & (rob["spread"] > 0)]
+    assert len(mixed) and (mixed["best_level"] != mixed["worst_level"]).all()
