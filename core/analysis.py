@@ -319,11 +319,19 @@ vs. L<answer length>") pair among wrong / correct answers, with its share of the
 (L? = no set found in the answer)."""
 
 
+ERROR_TABLE_TASK = "setops"
+
+
 def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("members", "operation"),
                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW) -> pd.DataFrame:
-    """One row per group of ``by`` with the columns of ERROR_ROWS (keys), ordered by the group columns."""
+    """One row per group of ``by`` with the columns of ERROR_ROWS (keys), ordered by the group columns.
+
+    Set-operation items only: its rows (empty-set answers, made-up members, "G vs L" set lengths) mean nothing for
+    a quantifier's true/false answer, so items of other tasks are left out (see quantifier_metrics for those)."""
     by = [c for c in dict.fromkeys(by) if c]
     cols = [_check_column(con, c, view) for c in by]
+    if "task" in view_columns(con, view):
+        filters = {**(filters or {}), "task": [ERROR_TABLE_TASK]}
     where, params = _where(con, run_ids, filters, view=view)
     sel = ", ".join(cols)
     grp = f"GROUP BY {sel} ORDER BY {sel}" if by else ""

@@ -125,8 +125,13 @@ with tab_e:
     by = st.multiselect("Group by", factors, default=default_by, format_func=analysis.label, key="res_by")
     _ui.qp_set(by=by)
     table = _ui.cached_analysis("error_table", run_ids, by=by, filters=filters)
+    other_tasks = sorted(set(overview["task"].dropna()) - {analysis.ERROR_TABLE_TASK}) if not overview.empty else []
+    if other_tasks:
+        st.caption(f"This table is for set-operation items; {', '.join(other_tasks)} runs are left out "
+                   "(their metrics are on their own page).")
     if table.empty:
-        st.info("No answered items in this slice.")
+        st.info("No answered set-operation items in this slice." if other_tasks else
+                "No answered items in this slice.")
     else:
         paper = analysis.error_table_paper_layout(table, by)
         st.dataframe(paper, width="stretch", height=min(760, 36 * (len(paper) + 1)))

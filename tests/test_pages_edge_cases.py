@@ -215,3 +215,22 @@ def test_robustness_names_no_best_or_worst_level_when_all_levels_tie(edge_db):
     assert (solver["best_level"] == "(all equal)").all() and (solver["worst_level"] == "(all equal)").all()
     mixed = rob[(rob["model"] == "fake/mixed") & (rob["spread"] > 0)]
     assert len(mixed) and (mixed["best_level"] != mixed["worst_level"]).all()
+
+
+# ------------------------------------------------------------------------------------------------ error table
+
+@pytest.mark.slow
+def test_error_table_leaves_quantifier_items_out(edge):
+    """The set-operation error table over a quantifier run showed 'Accuracy Non Empty', 'G? vs. L? (100.00%)' … —
+    numbers that mean nothing for true/false answers. Selected together with a set-operation run, the quantifier
+    items also swelled the set-operation columns."""
+    db, ids = edge
+    with store.connect(db) as con:
+        assert analysis.error_table(con, [ids["quant"]], by=["model"]).empty
+        both = analysis.error_table(con, [ids["quant"], ids["mixed"]], by=["model"])
+        alone = analysis.error_table(con, [ids["mixed"]], by=["model"])
+    assert both["model"].tolist() == ["fake/mixed"] and both["n"].tolist() == alone["n"].tolist()
+    at = open_page("pages/results.py", {"runs": ids["quant"]})
+    assert any("No answered set-operation items" in i.value for i in at.info), [i.value for i in at.info]
+    assert any("quantifiers runs are left out" in c.value for c in at.caption)
+    assert not any("G? vs. L?" in str(d.value) for d in at.dataframe)
