@@ -29,6 +29,7 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     drilldown(con, run_ids, filters, …)            the individual prompts, raw responses and parsed answers
     item_detail(row)                               one drill-down row as display text (no "nan" for NULLs)
     reference_tables() / reference_table(id)       the papers' published aggregates (data/reference_figures.json)
+    reference_for(factor, tasks) / reference_task(id)   the published tables for a factor and task
     change_token(con)                              cheap fingerprint of the results, for cache keys
 """
 
@@ -767,9 +768,17 @@ def reference_table(table_id: str) -> pd.DataFrame:
     raise UserError(f"no reference table {table_id!r}")
 
 
-def reference_for(factor: str) -> list[dict]:
-    """Reference tables grouped by exactly this one factor (to overlay on a violin split by it)."""
-    return [t for t in reference_tables() if t["factors"] == [factor]]
+def reference_task(table_id: str) -> str:
+    """The task a published table belongs to: GQG tables are quantifier results, the others set operations."""
+    return "quantifiers" if table_id.startswith("gqg") else "setops"
+
+
+def reference_for(factor: str, tasks: Iterable[str] | None = None) -> list[dict]:
+    """Reference tables grouped by exactly this one factor (to overlay on a violin split by it); with ``tasks``,
+    only the tables of those tasks (a set-operation paper's figures never beside quantifier runs, and back)."""
+    keep = None if tasks is None else set(tasks)
+    return [t for t in reference_tables() if t["factors"] == [factor]
+            and (keep is None or reference_task(t["id"]) in keep)]
 
 
 def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:

@@ -70,7 +70,8 @@ x = c1.selectbox("Split by", x_opts, index=x_opts.index(x_q) if x_q in x_opts el
                  key="cmp_x")
 align = c2.toggle("Align on shared factors", value=True, key="cmp_align",
                   help="Keep only the factor combinations that every series has.")
-refs = analysis.reference_for(x)
+tasks = set(_ui.cached_analysis("run_overview", run_ids)["task"].dropna())
+refs = analysis.reference_for(x, tasks=tasks)
 ref_titles = {t["id"]: t["title"] for t in refs}
 ref_id = c3.selectbox("Published reference series", ["(none)", *ref_titles], key="cmp_ref",
                       format_func=lambda r: r if r == "(none)" else ref_titles[r])
@@ -110,14 +111,16 @@ st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not points.empty:
-    with st.expander("Beside the paper's seven LLMs (overall mean ± std of per-configuration accuracy)"):
-        mine = analysis.group_summary(points, ["series"]).rename(columns={"series": "model"})
-        paper = analysis.reference_table("setlexsem_by_model")
-        both = pd.concat([paper[["model", "mean", "std"]], mine[["model", "mean", "std"]]], ignore_index=True)
-        st.plotly_chart(figures.reference_bars(both, "model", highlight=mine["model"].tolist()), width="stretch",
-                        key="cmp_paper_models")
-        st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper). Coloured: your series over "
-                   "the configurations shown above — a different grid, so compare with care.")
+    if tasks == {"setops"}:   # the SetLexSem LLMs did set operations, not quantifiers
+        with st.expander("Beside the paper's seven LLMs (overall mean ± std of per-configuration accuracy)"):
+            mine = analysis.group_summary(points, ["series"]).rename(columns={"series": "model"})
+            paper = analysis.reference_table("setlexsem_by_model")
+            both = pd.concat([paper[["model", "mean", "std"]], mine[["model", "mean", "std"]]],
+                             ignore_index=True)
+            st.plotly_chart(figures.reference_bars(both, "model", highlight=mine["model"].tolist()),
+                            width="stretch", key="cmp_paper_models")
+            st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper). Coloured: your series "
+                       "over the configurations shown above — a different grid, so compare with care.")
     summ = analysis.group_summary(points, ["series", x]).rename(columns={
         "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})

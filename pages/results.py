@@ -61,7 +61,7 @@ with tab_v:
     color = c2.selectbox("Colour by", color_opts, index=color_opts.index(default_c) if default_c in color_opts
                          else 0, format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
     color = None if color == "(none)" else color
-    refs = analysis.reference_for(x)
+    refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
     ref_opts = ["(none)"] + [t["id"] for t in refs]
     ref_titles = {t["id"]: t["title"] for t in refs}
     ref_id = c3.selectbox("Published reference", ref_opts, key="res_ref",

@@ -165,7 +165,8 @@ def test_reference_import_uses_our_phrasing_and_approach_names(tmp_path):
 
 @pytest.mark.slow
 def test_compare_aligns_a_reference_import_with_our_run(edge):
-    """Our solver run and an imported reference file share union · |A|=|B|=4 · numbers · formal · baseline · k=0."""
+    """Our solver run and an imported reference file share union · |A| = |B| = 4 · numbers · formal · baseline ·
+    k = 0: one aligned configuration each."""
     _db, ids = edge
     at = open_page("pages/compare.py", {"runs": f"{ids['solver']},{ids['ref']}"})
     assert any("Aligned on:" in c.value and "Phrasing" in c.value for c in at.caption)
@@ -234,3 +235,28 @@ def test_error_table_leaves_quantifier_items_out(edge):
     assert any("No answered set-operation items" in i.value for i in at.info), [i.value for i in at.info]
     assert any("quantifiers runs are left out" in c.value for c in at.caption)
     assert not any("G? vs. L?" in str(d.value) for d in at.dataframe)
+
+
+# ------------------------------------------------------------------------------------------------ published figures
+
+def test_published_tables_are_offered_for_their_own_task_only():
+    assert {t["id"] for t in analysis.reference_for("model")} == {"setlexsem_by_model", "gqg_pythia"}
+    assert [t["id"] for t in analysis.reference_for("model", tasks=["setops"])] == ["setlexsem_by_model"]
+    assert [t["id"] for t in analysis.reference_for("model", tasks=["quantifiers"])] == ["gqg_pythia"]
+    assert analysis.reference_for("operation", tasks=["quantifiers"]) == []
+
+
+@pytest.mark.slow
+def test_quantifier_runs_are_not_set_beside_the_setlexsem_llms(edge):
+    """Compare put quantifier accuracy beside the SetLexSem paper's set-operation LLMs ('Beside the paper's seven
+    LLMs'), and Results offered the set-operation per-LLM table as a reference for quantifier runs."""
+    _db, ids = edge
+    at = open_page("pages/compare.py", {"runs": ids["quant"]})
+    assert not [e for e in at.expander if "seven LLMs" in e.label]
+    assert len(at.dataframe) >= 1  # the per-series summary is still there
+    at = open_page("pages/compare.py", {"runs": f"{ids['solver']},{ids['mixed']}"})
+    assert [e for e in at.expander if "seven LLMs" in e.label]
+    res = open_page("pages/results.py", {"runs": ids["quant"]})
+    assert res.selectbox(key="res_x").value == "model"
+    assert res.selectbox(key="res_ref").options == [
+        "(none)", "GQG: Pythia 410M-6.9B accuracy on the vanilla quantifier set"]
