@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import sys
 
 from core.errors import UserError
@@ -44,18 +46,49 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     return parser
 
 
+_STDERR = None   # stderr as it was when the command started (see error_line)
+
+
+def error_line(text: str) -> None:
+    """Print one line to the stderr the command started with.
+
+    llama-cpp-python silences fds 1 and 2 (and swaps ``sys.stderr``) while it loads a model, in whatever thread
+    loads it; an error or "interrupted" line printed by the main thread at that moment would vanish. A duplicate of
+    the original descriptor keeps such lines visible."""
+    stream = _STDERR or sys.stderr
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _open_stderr():
+    stream = sys.stderr
+    try:
+        fd = os.dup(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):   # e.g. a test's capture object
+        return stream, False
+    return os.fdopen(fd, "w", encoding=getattr(stream, "encoding", None) or "utf-8", errors="replace"), True
+
+
 def main(argv: list[str] | None = None) -> int:
+    global _STDERR
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    _STDERR, owned = _open_stderr()
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        error_line(f"error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        error_line("interrupted")
         return 130
+    finally:
+        if owned:
+            _STDERR.close()
+        _STDERR = None

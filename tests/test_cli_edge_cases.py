@@ -119,3 +119,133 @@ def test_generate_limit_below_one_is_refused(tmp_path, cfg, cli, limit):
     out = tmp_path / "items.jsonl"
     one_error_line(cli("generate", "setops", "--config", cfg, "--out", out, "--limit", limit), "--limit must be at least 1")
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------------------- run
+
+
+@pytest.mark.parametrize("flag,value", [("--rpm", "-5"), ("--rpm", "0"), ("--tpm", "-1"), ("--timeout", "0"),
+                                        ("--timeout", "nan")])
+def test_run_bad_limits_are_refused_before_anything_is_stored(tmp_path, db, cli, flag, value):
+    before = db_state(db)
+    r = cli("run", "--config", tmp_path / "cfg.yaml", "--model", "reference/solver", "--db", db, "--fresh", flag, value)
+    one_error_line(r, f"{flag} must be a positive number")
+    assert db_state(db) == before          # no run left behind in status 'running' (was: a ValueError traceback)
+
+
+@pytest.mark.parametrize("model", ["reference/solver", "local/smollm2"])
+def test_run_base_url_for_an_in_process_model_is_refused(tmp_path, cfg, cli, model):
+    r = cli("run", "--config", cfg, "--model", model, "--base-url", "http://127.0.0.1:8080/v1",
+            "--db", tmp_path / "x.duckdb")
+    one_error_line(r, "--base-url does not apply to " + model)
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_run_unreachable_base_url_is_one_line_and_stores_nothing(tmp_path, db, cli):
+    before = db_state(db)
+    url = f"http://127.0.0.1:{free_port()}/v1"            # nothing listens there
+    r = cli("run", "--config", tmp_path / "cfg.yaml", "--model", "openai-compatible/m", "--base-url", url,
+            "--db", db, "--no-progress")
+    one_error_line(r, f"cannot reach {url}", "connection refused")
+    assert db_state(db) == before
+    one_error_line(cli("run", "--config", tmp_path / "cfg.yaml", "--model", "openai-compatible/m", "--base-url",
+                       "http://127.0.0.1:99999/v1", "--db", db), "invalid port")
+    assert db_state(db) == before
+
+
+class _Server:
+    """A loopback OpenAI-compatible endpoint: answers the first ``fast`` chat calls at once, then ``mode``:
+    'hang' (never answers until closed) or 'missing' (HTTP 404 for every call)."""
+
+    def __init__(self, mode: str, fast: int = 0):
+        import http.server
+        import json
+        import threading
+
+        self.mode, self.fast, self.calls = mode, fast, 0
+        self.release = threading.Event()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                server.calls += 1
+                if server.calls > server.fast:
+                    if server.mode == "hang":
+                        server.release.wait(60)
+                        return
+                    self.send_response(404)
+                    self.send_header("Content-Type", "application/json")
+                    body = b'{"error": {"message": "model m not found"}}'
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                   "choices": [{"index": 0, "finish_reason": "stop",
+                                                "message": {"role": "assistant", "content": "<answer>{1}</answer>"}}],
+                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_run_failed_items_say_why(tmp_path, cfg, cli):
+    server = _Server("missing")
+    try:
+        r = cli("run", "--config", cfg, "--model", "openai-compatible/m", "--base-url", server.url,
+                "--db", tmp_path / "f.duckdb", "--no-progress", "--max-attempts", "1")
+    finally:
+        server.close()
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "2 item(s) failed (e.g. openai-compatible/m at " in r.stderr and "404" in r.stderr, r.stderr
+    assert "run the same command again to retry them" in r.stderr
+
+
+def test_run_ctrl_c_keeps_answers_and_says_how_to_continue(tmp_path, cfg):
+    server = _Server("hang", fast=1)
+    db = tmp_path / "i.duckdb"
+    cmd = [sys.executable, "-m", "core", "run", "--config", str(cfg), "--model", "openai-compatible/m",
+           "--base-url", server.url, "--db", str(db), "--concurrency", "1", "--no-progress"]
+    try:
+        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.monotonic() + 60
+        while server.calls < 2 and time.monotonic() < deadline:   # item 1 answered, item 2 hanging at the server
+            time.sleep(0.05)
+        assert server.calls >= 2
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        server.close()
+    assert p.returncode == 130 and "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: run setops-"), err
+    assert "stopped at 1/2 answered, every answer kept; the same command again continues it" in lines[0]
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT status, n_done FROM runs").fetchall() == [("cancelled", 1)]
+    finally:
+        con.close()

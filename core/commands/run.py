@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
+import socket
 import sys
+import urllib.request
+from urllib.parse import urlsplit
 
 from core.config_files import read_yaml_file
 from core.errors import ConfigError, UserError
@@ -47,10 +51,62 @@ def _params(args, config: dict) -> dict:
     return params
 
 
+def _check_numbers(args) -> None:
+    """Limits the runner would only trip over after registering the run (or not at all): refuse them up front."""
+    for flag, value in (("--rpm", args.rpm), ("--tpm", args.tpm), ("--timeout", args.timeout)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UserError(f"{flag} must be a positive number, got {value:g}")
+
+
+def _check_base_url(base_url: str) -> None:
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"--base-url must look like http://host:port/v1, got {base_url!r}")
+    try:
+        parts.port
+    except ValueError:
+        raise UserError(f"--base-url has an invalid port (0–65535): {base_url!r}") from None
+
+
+def _unreachable(base_url: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at ``base_url`` (DNS or TCP connect), or None when something listens (or a proxy is
+    in the way: then only a real request can tell)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname
+    if not host or urllib.request.getproxies().get(parts.scheme) and not urllib.request.proxy_bypass(host):
+        return None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except socket.gaierror:
+        return f"unknown host {host!r}"
+    except TimeoutError:
+        return f"no answer from {host}:{port} within {timeout:g} s"
+    except OSError as exc:
+        return f"{host}:{port}: {(exc.strerror or str(exc)).lower()}"
+
+
+def _first_error(db_path, run_id: str) -> str | None:
+    """The commonest error among a run's failed items (what to fix before retrying)."""
+    from core import store
+
+    try:
+        with store.connect(db_path) as con:
+            row = con.execute("SELECT error, count(*) AS n FROM results WHERE run_id = ? AND error IS NOT NULL "
+                              "GROUP BY error ORDER BY n DESC, error LIMIT 1", [run_id]).fetchall()
+    except UserError:
+        return None
+    return row[0][0] if row else None
+
+
 def main(args: argparse.Namespace) -> int:
     from core import runner
+    from core.cli import error_line
     from core.models import DEFAULT_MODEL
+    from core.models.registry import parse_spec
 
+    _check_numbers(args)
     config = read_yaml_file(args.config)
     if "params" in config and not isinstance(config["params"], dict):
         raise ConfigError("'params' in the config must be a mapping of sampling parameters")
@@ -59,6 +115,12 @@ def main(args: argparse.Namespace) -> int:
     config.pop("model", None)
     base_url = args.base_url or config.pop("base_url", None)
     config.pop("base_url", None)
+    provider = parse_spec(model)[0]
+    if base_url and provider in ("local", "reference"):
+        raise UserError(f"--base-url does not apply to {model} (it runs in this process); it is for "
+                        "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
+    if base_url:
+        _check_base_url(base_url)
 
     if args.estimate:
         est = runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db, fresh=args.fresh,
@@ -85,14 +147,35 @@ def main(args: argparse.Namespace) -> int:
         bar.set_postfix_str(f"cached={p.cached} failed={p.failed} acc={acc} cost=${p.cost_usd:.4f}", refresh=False)
         bar.refresh()
 
-    try:
-        progress = runner.run(config, model, params=params, base_url=base_url, db_path=args.db,
+    if base_url:
+        why = _unreachable(base_url)
+        # a down server only matters when there is something to ask it (cached / finished runs need no call)
+        if why and runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db,
+                                   fresh=args.fresh, limit=args.limit).n_calls:
+            raise UserError(f"cannot reach {base_url}: {why} (is the server running? the embedded model serves "
+                            "with: python -m core serve-local --port 8080)")
+
+    handle = runner.start_run(config, model, params=params, base_url=base_url, db_path=args.db,
                               concurrency=args.concurrency, fresh=args.fresh, name=args.name, limit=args.limit,
                               rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts, call_timeout=args.timeout,
-                              on_progress=on_progress)
+                              on_progress=on_progress, source="cli")
+    try:
+        while not handle.done:
+            handle.wait(0.2)
+    except KeyboardInterrupt:   # Ctrl-C: no new calls; finished ones are durable and kept
+        handle.cancel()
+        handle.wait()
+        if bar is not None:
+            bar.close()
+        p = handle.progress()
+        again = "the same command without --fresh" if args.fresh else "the same command again"
+        error_line(f"interrupted: run {p.run_id} stopped at {p.done}/{p.total} answered, every answer kept; {again} "
+                   "continues it")
+        return 130
     finally:
         if bar is not None:
             bar.close()
+    progress = handle.progress()
     acc = "-" if progress.accuracy is None else f"{progress.accuracy:.3f}"
     print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
           f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
@@ -100,6 +183,8 @@ def main(args: argparse.Namespace) -> int:
     if progress.status == "error":
         raise UserError(progress.error or "the run failed")
     if progress.failed:
-        print(f"{progress.failed} item(s) failed; run the same command again to retry them", file=sys.stderr)
+        error = _first_error(args.db, progress.run_id)
+        because = f" (e.g. {error})" if error else ""
+        print(f"{progress.failed} item(s) failed{because}; run the same command again to retry them", file=sys.stderr)
         return 1
     return 0
