@@ -135,11 +135,12 @@ def run_label(row: Any) -> str:
 def run_picker(label: str, key: str, default: Sequence[str] | None = None, task: str | None = None,
                max_selections: int | None = None, help: str | None = None) -> list[str]:
     """Multiselect of stored runs (labelled), synced with the query parameter ``key``."""
-    runs = runs_df()
+    all_runs = runs = runs_df()
     if task is not None and not runs.empty:
         runs = runs[runs["task"] == task]
     ids = runs["run_id"].tolist() if not runs.empty else []
     labels = {r["run_id"]: run_label(r) for _, r in runs.iterrows()} if not runs.empty else {}
+    warn_unknown_runs(qp_list(key), ids, all_runs["run_id"].tolist() if not all_runs.empty else [], task)
     wanted = [r for r in qp_list(key) if r in ids] or [r for r in (default or []) if r in ids]
     if max_selections:
         wanted = wanted[:max_selections]
@@ -151,6 +152,17 @@ def run_picker(label: str, key: str, default: Sequence[str] | None = None, task:
                             help=help, placeholder="Choose one or more runs")
     qp_set(**{key: chosen})
     return chosen
+
+
+def warn_unknown_runs(requested: Sequence[str], shown: Sequence[str], stored: Sequence[str],
+                      task: str | None = None) -> None:
+    """A shared link may name runs deleted since (or mistyped): say so instead of silently showing other runs."""
+    gone = [r for r in requested if r not in stored]
+    other = [r for r in requested if r in stored and r not in shown]
+    if gone:
+        st.warning(f"Not in the database (deleted, or a mistyped link): {', '.join(gone)}.")
+    if other:
+        st.warning(f"Not {task or 'selectable'} runs here: {', '.join(other)}.")
 
 
 # ------------------------------------------------------------------------------------------------------ URL state

@@ -52,14 +52,18 @@ tab_v, tab_e, tab_r, tab_d = st.tabs(["Violins", "Error analysis", "Robustness",
 # ---------------------------------------------------------------------------------------------------- violins
 with tab_v:
     split_opts = [f for f in factors if f not in ("run_id",)] or ["operation"]
-    default_x = _ui.qp_get("x") or ("operation" if "operation" in split_opts else split_opts[0])
+    default_x = _ui.qp_get("x")  # a factor these runs lack (an old or mistyped link) falls back to the default
+    if default_x not in split_opts:
+        default_x = "operation" if "operation" in split_opts else split_opts[0]
     c1, c2, c3 = st.columns([2, 2, 2])
-    x = c1.selectbox("Split by (x axis)", split_opts, index=split_opts.index(default_x) if default_x in split_opts
-                     else 0, format_func=analysis.label, key="res_x")
+    x = c1.selectbox("Split by (x axis)", split_opts, index=split_opts.index(default_x), format_func=analysis.label,
+                     key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f != x]
-    default_c = _ui.qp_get("color") or ("model" if "model" in varying and x != "model" else "(none)")
-    color = c2.selectbox("Colour by", color_opts, index=color_opts.index(default_c) if default_c in color_opts
-                         else 0, format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
+    default_c = _ui.qp_get("color")
+    if default_c not in color_opts:
+        default_c = "model" if "model" in varying and x != "model" else "(none)"
+    color = c2.selectbox("Colour by", color_opts, index=color_opts.index(default_c),
+                         format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
     color = None if color == "(none)" else color
     refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
     ref_opts = ["(none)"] + [t["id"] for t in refs]

@@ -51,6 +51,8 @@ ids = table["run_id"].tolist()
 rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
 wanted = ids[rows[0]] if rows else _ui.qp_get("run")
 if wanted not in ids:
+    if wanted:
+        _ui.warn_unknown_runs([wanted], ids, ids)
     wanted = ids[0]
 run_id = st.selectbox("Run", ids, index=ids.index(wanted), format_func=lambda r: _ui.run_label(
     runs[runs["run_id"] == r].iloc[0]), key=f"runs_pick_{wanted}")

@@ -260,3 +260,36 @@ def test_quantifier_runs_are_not_set_beside_the_setlexsem_llms(edge):
     assert res.selectbox(key="res_x").value == "model"
     assert res.selectbox(key="res_ref").options == [
         "(none)", "GQG: Pythia 410M-6.9B accuracy on the vanilla quantifier set"]
+
+
+# ------------------------------------------------------------------------------------------------ links
+
+@pytest.mark.slow
+def test_links_to_deleted_or_unknown_runs_say_so(tmp_path, monkeypatch):
+    """A shared link to a run deleted since silently showed another run (the newest) on Results and Runs."""
+    db = str(tmp_path / "s.duckdb")
+    monkeypatch.setenv("STUDIO_DB", db)
+    keep = runner.run(SETOPS, "reference/solver", db_path=db).run_id
+    gone = runner.run(dict(SETOPS, seed=9), "reference/solver", db_path=db).run_id
+    quant = runner.run(QUANT, "reference/solver", db_path=db).run_id
+    store.delete_run(db, gone)
+
+    res = open_page("pages/results.py", {"runs": f"{gone},{keep}", "x": "no_such_factor", "color": "zzz",
+                                         "by": "bogus,operation", "slice": "bogus=1;operation=union,xx"})
+    assert any(gone in w.value and "Not in the database" in w.value for w in res.warning), \
+        [w.value for w in res.warning]
+    assert res.multiselect(key="_pick_runs").value == [keep]
+    # a garbage factor in the URL falls back to the default split (it gave the first option, "model")
+    assert res.selectbox(key="res_x").value == "operation" and res.selectbox(key="res_color").value == "(none)"
+    assert res.multiselect(key="res_by").value == ["operation"]
+
+    runs = open_page("pages/runs.py", {"run": gone})
+    assert any(gone in w.value for w in runs.warning), [w.value for w in runs.warning]
+
+    q = open_page("pages/quantifiers.py", {"qruns": f"{keep},{quant}"})
+    assert any(keep in w.value and "Not quantifiers runs" in w.value for w in q.warning), \
+        [w.value for w in q.warning]
+    assert q.multiselect(key="_pick_qruns").value == [quant]
+
+    ok = open_page("pages/results.py", {"runs": keep})
+    assert not [w.value for w in ok.warning if "Not in the database" in w.value]
