@@ -249,3 +249,34 @@ def test_run_ctrl_c_keeps_answers_and_says_how_to_continue(tmp_path, cfg):
         assert con.execute("SELECT status, n_done FROM runs").fetchall() == [("cancelled", 1)]
     finally:
         con.close()
+
+
+# --------------------------------------------------------------------------------------------------- embeddings
+
+
+@pytest.mark.parametrize("args,text", [
+    (["--out", "/proc/report.json"], "cannot write /proc/report.json"),       # was a traceback after embedding
+    (["--out", "{tmp}/missing/report.json"], "output directory does not exist"),  # was created silently
+    (["--out", "{tmp}/report.txt"], "use a .json file name"),
+    (["--out", "{tmp}/r.json", "--samples-out", "/proc/s.csv"], "cannot write /proc/s.csv"),
+    (["--out", "{tmp}/r.json", "--samples-out", "{tmp}/s.json"], "use a .csv file name"),
+    (["--out", "{tmp}/r.json", "--data", "{tmp}/items.jsonl"], "--data expects a CSV file"),
+])
+def test_embeddings_score_bad_paths_fail_before_any_work(tmp_path, cli, monkeypatch, args, text):
+    import core.embeddings.pipeline as pipeline
+
+    monkeypatch.setenv("STUDIO_DB", str(tmp_path / "e.duckdb"))
+    monkeypatch.setattr(pipeline, "score", lambda *a, **k: pytest.fail("embedded before checking the outputs"))
+    (tmp_path / "items.jsonl").write_text('{"a": 1}\n')
+    r = cli("embeddings", "score", "--encoder", "minilm", *[a.format(tmp=tmp_path) for a in args])
+    one_error_line(r, text)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["items.jsonl"]
+
+
+def test_embeddings_fuse_bad_limit_and_out(tmp_path, cli):
+    data = tmp_path / "t.csv"
+    data.write_text("s_prev,s_curr,s_next\na,b,c\n")
+    one_error_line(cli("embeddings", "fuse", "--data", data, "--out", tmp_path / "o.csv", "--limit", "0"),
+                   "--limit must be at least 1")
+    one_error_line(cli("embeddings", "fuse", "--data", data, "--out", tmp_path / "no" / "o.csv"),
+                   "output directory does not exist")

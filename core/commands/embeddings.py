@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from core.errors import UserError
 
@@ -20,6 +21,41 @@ def _floats(text: str) -> tuple[float, ...]:
     if not vals:
         raise UserError("--eps needs at least one value")
     return vals
+
+
+DATA_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def _check_data(path: str) -> None:
+    if Path(path).suffix.lower() not in DATA_SUFFIXES:
+        raise UserError(f"--data expects a CSV file (columns s_prev,s_curr,s_next,s1,s2 or operator,a,b,target), "
+                        f"got {path!r}")
+
+
+def _check_out(path: str, flag: str, suffix: str) -> None:
+    """Refuse an output path before the (slow) embedding: wrong extension, a directory, a missing directory, or a
+    place that cannot be written (probed by creating the file, removed again if it did not exist)."""
+    p = Path(path).expanduser()
+    if p.suffix.lower() != suffix:
+        raise UserError(f"{flag} {path!r}: use a {suffix} file name")
+    if p.is_dir():
+        raise UserError(f"{flag} {path} is a directory")
+    if not p.parent.is_dir():
+        raise UserError(f"output directory does not exist: {p.parent}")
+    existed = p.exists()
+    try:
+        open(p, "a").close()
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if not existed:
+        p.unlink(missing_ok=True)
+
+
+def _write(writer, data, path: str) -> None:
+    try:
+        writer(data, path)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _progress(label: str):
@@ -38,22 +74,26 @@ def cmd_score(args) -> int:
     from core.embeddings.report import write_report, write_samples_csv
     from core.embeddings.samples import load_any, load_demo, build_samples, demo_path
 
+    if args.grid < 2:
+        raise UserError("--grid must be at least 2")
+    eps = tuple(sorted({0.0, *_floats(args.eps)}))      # ε = 0 always reported (the headline keys)
+    _check_out(args.out, "--out", ".json")
+    if args.samples_out:
+        _check_out(args.samples_out, "--samples-out", ".csv")
     if args.data:
+        _check_data(args.data)
         kind, samples, tuples = load_any(args.data)
         source = str(args.data)
     else:
         tuples = load_demo()
         samples, kind, source = build_samples(tuples), "tuples", f"demo ({demo_path().name})"
-    if args.grid < 2:
-        raise UserError("--grid must be at least 2")
-    eps = tuple(sorted({0.0, *_floats(args.eps)}))      # ε = 0 always reported (the headline keys)
     result = score(samples, args.encoder, tuples=tuples, source=source, db_path=args.db,
                    use_cache=not args.no_cache, diff_max_cos=args.diff_max_cos, eps=eps,
                    grid_size=args.grid, progress=_progress(f"embedding ({args.encoder})"))
     r = result.report
-    write_report(r, args.out)
+    _write(write_report, r, args.out)
     if args.samples_out:
-        write_samples_csv(result.rows, args.samples_out)
+        _write(write_samples_csv, result.rows, args.samples_out)
     counts = r["data"]["counts"]
     print(f"encoder {r['encoder']} ({r['encoder_label']}, dim {r['dim']}); data {source}: {kind}, "
           f"{counts['overlap']} overlap / {counts['difference']} difference / {counts['union']} union samples; "
@@ -80,6 +120,10 @@ def cmd_fuse(args) -> int:
     from core.embeddings.fusion import fuse_tuples, max_words
     from core.embeddings.samples import load_triples, write_tuples
 
+    if args.limit is not None and args.limit < 1:
+        raise UserError(f"--limit must be at least 1, got {args.limit}")
+    _check_out(args.out, "--out", ".csv")
+    _check_data(args.data)
     triples = load_triples(args.data)
     if args.limit:
         triples = triples[: args.limit]
@@ -88,7 +132,7 @@ def cmd_fuse(args) -> int:
     empty = sum(1 for t in out for s in (t.s1, t.s2) if not s)
     over = sum(1 for t in out for s, x, y in ((t.s1, t.s_prev, t.s_curr), (t.s2, t.s_curr, t.s_next))
                if s and len(s.split()) > max_words(x, y))
-    write_tuples(out, args.out)
+    _write(write_tuples, out, args.out)
     print(f"fused {2 * len(out)} pairs with {args.model}: {empty} empty replies, {over} over the word budget; "
           f"wrote {args.out}")
     return 0
