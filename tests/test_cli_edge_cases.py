@@ -280,3 +280,19 @@ def test_embeddings_fuse_bad_limit_and_out(tmp_path, cli):
                    "--limit must be at least 1")
     one_error_line(cli("embeddings", "fuse", "--data", data, "--out", tmp_path / "no" / "o.csv"),
                    "output directory does not exist")
+
+
+# ----------------------------------------------------------------------------------------------- build-hyponyms
+
+
+@pytest.mark.parametrize("args,text", [
+    (["--out", "/proc/groups.json.gz"], "cannot write /proc/groups.json.gz"),    # was found only after the build
+    (["--out", "{tmp}/missing/groups.json.gz"], "output directory does not exist"),   # was created silently
+    (["--out", "{tmp}/groups.txt"], "use a .json.gz file name"),                # was gzip written into a .txt
+    (["--out", "{tmp}/g.json.gz", "--pos-out", "/proc/pos.json.gz"], "cannot write /proc/pos.json.gz"),
+])
+def test_build_hyponyms_bad_out_fails_before_reading_wordnet(tmp_path, cli, args, text):
+    # a WordNet directory that does not exist: the output check must come first, so its error is the one shown
+    r = cli("build-hyponyms", "--wordnet-dir", tmp_path / "no-wordnet", *[a.format(tmp=tmp_path) for a in args])
+    one_error_line(r, text)
+    assert list(tmp_path.iterdir()) == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from core.errors import UserError
 from core.lexicon import wordnet_build as wb
@@ -40,6 +41,12 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _shown(path: str) -> str:
+    """The path as the user knows it: relative to here when it is below here, else as given."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return path if rel.startswith("..") else rel
+
+
 def write_pos_table(reader, source: dict, path: str) -> None:
     started = time.perf_counter()
     table = wb.build_pos_table(reader, word_list())
@@ -52,7 +59,26 @@ def write_pos_table(reader, source: dict, path: str) -> None:
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
     print(f"wrote the part-of-speech table ({', '.join(f'{p}: {len(w)}' for p, w in table.items())}) to "
-          f"{os.path.relpath(path)} in {time.perf_counter() - started:.1f} s")
+          f"{_shown(path)} in {time.perf_counter() - started:.1f} s")
+
+
+def check_out(path: str, flag: str) -> None:
+    """Refuse an output path before the build (~15 s): not .json.gz, a directory, a missing directory, or a place
+    that cannot be written (probed by creating the file, removed again if it did not exist)."""
+    p = Path(path).expanduser()
+    if not p.name.lower().endswith(".json.gz"):
+        raise UserError(f"{flag} {path!r}: use a .json.gz file name")
+    if p.is_dir():
+        raise UserError(f"{flag} {path} is a directory")
+    if not p.parent.is_dir():
+        raise UserError(f"output directory does not exist: {p.parent}")
+    existed = p.exists()
+    try:
+        open(p, "ab").close()
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if not existed:
+        p.unlink(missing_ok=True)
 
 
 def run(args) -> int:
@@ -60,6 +86,9 @@ def run(args) -> int:
         raise UserError("--min-edit-distance must be at least 1")
     if args.pos_out and args.backend != "nltk":
         raise UserError("--pos-out needs --backend nltk")
+    check_out(args.out, "--out")
+    if args.pos_out:
+        check_out(args.pos_out, "--pos-out")
     started = time.perf_counter()
     if args.backend == "nltk":
         # the POS table needs every part of speech; the groups only the hypernyms' one
@@ -95,5 +124,5 @@ def run(args) -> int:
     seconds = time.perf_counter() - started
     print(f"wrote {counts['groups']} groups ({counts['vocabulary']} distinct members; "
           f"{counts['groups_by_min_size']['8']} with >= 8, {counts['groups_by_min_size']['16']} with >= 16 members) "
-          f"from {counts['synsets']} synsets to {os.path.relpath(args.out)} in {seconds:.1f} s")
+          f"from {counts['synsets']} synsets to {_shown(args.out)} in {seconds:.1f} s")
     return 0
