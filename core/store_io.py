@@ -175,11 +175,15 @@ def _load_bytes(path_or_bytes, filename: str | None) -> tuple[bytes, str]:
             raise ImportFileError(f"{name}: file not found")
         if p.is_dir():
             raise ImportFileError(f"{name}: is a directory, not a file")
-        size = p.stat().st_size
-        if size > MAX_IMPORT_BYTES:
-            raise ImportFileError(f"{name}: file is too large ({size / 1e6:.0f} MB; the limit is "
-                                  f"{MAX_IMPORT_BYTES // 1024 // 1024} MB)")
-        data = p.read_bytes()
+        try:
+            size = p.stat().st_size
+            if size > MAX_IMPORT_BYTES:
+                raise ImportFileError(f"{name}: file is too large ({size / 1e6:.0f} MB; the limit is "
+                                      f"{MAX_IMPORT_BYTES // 1024 // 1024} MB)")
+            with open(p, "rb") as fh:          # bounded: a device or a growing file cannot exhaust memory
+                data = fh.read(MAX_IMPORT_BYTES + 1)
+        except OSError as exc:
+            raise ImportFileError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
     if len(data) > MAX_IMPORT_BYTES:
         raise ImportFileError(f"{name}: file is too large ({len(data) / 1e6:.0f} MB; the limit is "
                               f"{MAX_IMPORT_BYTES // 1024 // 1024} MB)")

@@ -296,3 +296,14 @@ def test_build_hyponyms_bad_out_fails_before_reading_wordnet(tmp_path, cli, args
     r = cli("build-hyponyms", "--wordnet-dir", tmp_path / "no-wordnet", *[a.format(tmp=tmp_path) for a in args])
     one_error_line(r, text)
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------------------- import
+
+
+def test_import_of_an_unreadable_file_is_one_line_and_stores_nothing(tmp_path, db, cli):
+    before = db_state(db)
+    unreadable = tmp_path / "results.csv"
+    unreadable.symlink_to("/proc/self/mem")      # exists, but reading it fails with EIO (even for root)
+    one_error_line(cli("import", "--db", db, unreadable), "results.csv: cannot read the file")
+    assert db_state(db) == before
