@@ -1,6 +1,7 @@
 """Export runs and import result files (our own exports, and result CSVs of the SetLexSem reference code).
 
     export_run(db_path, run, out_path) -> (run_id, n_rows)       # .csv | .parquet | .jsonl, via DuckDB COPY
+                                  # (sets, truths and parsed answers: JSON text in CSV/Parquet, nested in JSONL)
     export_view(db_path, out_path, run_ids=None, filters=None) -> n_rows   # a filtered view of v_results
     read_results_file(path_or_bytes, filename) -> (DataFrame, meta)   # also used by the dashboard's Compare page
     import_results(db_path, path_or_bytes, filename=None, name=None) -> (run_id, n_rows)
@@ -46,6 +47,9 @@ EXPORT_COLUMNS = (
        "answer_len", "made_up", "empty_truth", "pred", "correct_gqg", "latency_ms", "tokens_in", "tokens_out",
        "cost_usd", "error", "cached", "attempts", "model", "task", "name", "extra_json"]
 )
+# stored as JSON text; CSV and Parquet keep the text, JSONL nests the value (like `generate`'s JSONL does)
+JSON_TEXT_COLUMNS = ("member_hypernyms", "set_a", "set_b", "truth", "parsed")
+_JSONL_NESTED = 'CASE WHEN json_valid("{c}") THEN CAST("{c}" AS JSON) ELSE to_json("{c}") END AS "{c}"'
 REFERENCE_COLUMNS = ("op_name", "prompt", "ground_truth", "result_obj", "llm_vs_gt", "set_A", "set_B")
 REFERENCE_OPTIONAL = ("context_length_in", "context_length_out", "log_context")
 STUDIO_REQUIRED = ("idx", "prompt", "correct")
@@ -102,7 +106,8 @@ def export_view(db_path, out_path: str | os.PathLike, *, run_ids: list[str] | No
     fmt = FORMATS[out.suffix.lower()]
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     options = {"csv": "(FORMAT CSV, HEADER TRUE)", "parquet": "(FORMAT PARQUET)", "jsonl": "(FORMAT JSON)"}[fmt]
-    cols = ", ".join(f'"{c}"' for c in EXPORT_COLUMNS)
+    cols = ", ".join(_JSONL_NESTED.format(c=c) if fmt == "jsonl" and c in JSON_TEXT_COLUMNS else f'"{c}"'
+                     for c in EXPORT_COLUMNS)
     where, params = [], []
     if run_ids is not None:
         where.append(f"run_id IN ({', '.join('?' * len(run_ids))})" if run_ids else "FALSE")
@@ -447,6 +452,8 @@ def _from_studio(df: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict]:
                 value = _bool(value, name, r, col)
             elif col in ("truth", "set_a", "set_b", "member_hypernyms"):
                 value = _json_list(value, name, r, col)
+            elif col == "parsed" and value is not None and not isinstance(value, str):   # nested (our JSONL)
+                value = json.dumps(value, ensure_ascii=False)
             elif value is not None and not isinstance(value, str):
                 value = value if isinstance(value, (int, float)) else str(value)
             row[col] = value

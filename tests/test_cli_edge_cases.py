@@ -307,3 +307,41 @@ def test_import_of_an_unreadable_file_is_one_line_and_stores_nothing(tmp_path, d
     unreadable.symlink_to("/proc/self/mem")      # exists, but reading it fails with EIO (even for root)
     one_error_line(cli("import", "--db", db, unreadable), "results.csv: cannot read the file")
     assert db_state(db) == before
+
+
+# ------------------------------------------------------------------------------------------------- export JSONL
+
+
+def _jsonl(path: Path) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("config", [
+    "task: setops\nsamples: 2\nsizes: [3]\nmembers: [words]\nseed: 1\noperations: [difference]\n",
+    "task: quantifiers\nseed: 0\nquantifiers: [\"at least half\"]\nnoun_groups: [common]\nsamples: 2\n"
+    "nouns_per_group: 1\n",
+])
+def test_export_jsonl_nests_sets_and_truths_and_round_trips(tmp_path, cli, config):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(config)
+    db = tmp_path / "j.duckdb"
+    assert cli("run", "--config", cfg, "--model", "reference/solver", "--db", db, "--no-progress").returncode == 0
+    first = tmp_path / "first.jsonl"
+    assert cli("export", "--db", db, "--out", first).returncode == 0
+    rows = _jsonl(first)
+    for row in rows:
+        if row["task"] == "setops":    # real arrays, as `generate` writes them (was JSON text inside JSON)
+            assert isinstance(row["set_a"], list) and isinstance(row["truth"], list)
+            assert isinstance(row["parsed"], list) and sorted(row["parsed"]) == sorted(row["truth"])
+        else:
+            assert isinstance(row["truth"], bool) and row["parsed"] == row["truth"]
+    # our own JSONL imports back to the same rows
+    r = cli("import", "--db", db, first)
+    assert r.returncode == 0, r.stderr
+    imported = r.stdout.split(" as run ")[1].strip()
+    second = tmp_path / "second.jsonl"
+    assert cli("export", "--db", db, "--run", imported, "--out", second).returncode == 0
+    strip = lambda rs: [{k: v for k, v in x.items() if k not in ("run_id", "name")} for x in rs]  # noqa: E731
+    assert strip(_jsonl(second)) == strip(rows)
