@@ -23,7 +23,10 @@ DEFAULT_WORDNET_DIR = "/usr/share/wordnet"
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("build-hyponyms", help="build the WordNet hyponym groups file (deceptive sets)",
-                              description=__doc__.split("\n\n")[0])
+                              description="Build the WordNet hyponym groups behind deceptive sets (shipped in "
+                                          "data/hyponyms/, so the app never needs WordNet) from Debian's WordNet 3.0 "
+                                          "via NLTK, any WNDB directory, or a WN-LMF lexicon via the wn package. "
+                                          "Output is byte-identical across runs.")
     p.add_argument("--backend", choices=("nltk", "wn"), default="nltk",
                    help="nltk: NLTK's WordNet reader over WNDB files (default); wn: the `wn` package over WN-LMF")
     p.add_argument("--wordnet-dir", default=DEFAULT_WORDNET_DIR,

@@ -147,10 +147,17 @@ def cmd_encoders(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("embeddings", help="set-like compositionality of sentence encoders (SetLike)")
+    p = subparsers.add_parser("embeddings", help="set-like compositionality of sentence encoders (SetLike)",
+                              description="Set-like compositionality of sentence encoders: score criteria C1–C6 on "
+                                          "the shipped demo set or your CSV, fuse sentence triples with a chat "
+                                          "model, list the encoders available here.")
     sub = p.add_subparsers(dest="embeddings_command", metavar="SUBCOMMAND")
 
-    s = sub.add_parser("score", help="embed samples and evaluate criteria C1–C6")
+    s = sub.add_parser("score", help="embed samples and evaluate criteria C1–C6",
+                       description="Embed the samples with an encoder (cached in the DuckDB store) and write every "
+                                   "criterion per measure and margin to REPORT.json (headline keys "
+                                   "C1_both_cosine_eps0, C3_both_cosine_eps0, C4_cosine_eps0, in %) and one row per "
+                                   "sample to SAMPLES.csv (operator, a, b, target, cos_ab, cos_at, cos_bt …).")
     s.add_argument("--encoder", default="minilm", help="minilm | local | openai[:model] (default minilm)")
     s.add_argument("--data", help="CSV of sentence tuples (s_prev,s_curr,s_next,s1,s2) or samples "
                                   "(operator,a,b,target); default: the shipped demo set")
@@ -165,7 +172,10 @@ def register(subparsers) -> None:
     s.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     s.set_defaults(func=cmd_score)
 
-    f = sub.add_parser("fuse", help="make S1/S2 fusions of consecutive-sentence triples with a chat model")
+    f = sub.add_parser("fuse", help="make S1/S2 fusions of consecutive-sentence triples with a chat model",
+                       description="Ask a chat model (through the cached runner) to fuse S_prev+S_curr into S1 and "
+                                   "S_curr+S_next into S2 with the paper's paraphraser instruction and word budget; "
+                                   "writes a tuples CSV that embeddings score --data reads.")
     f.add_argument("--model", default="local/smollm2", help="model spec, e.g. local/smollm2, openai/gpt-4o-mini")
     f.add_argument("--base-url", help="for openai-compatible/<model>")
     f.add_argument("--data", required=True, help="CSV with s_prev,s_curr,s_next (id, topic optional)")

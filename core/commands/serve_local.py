@@ -17,7 +17,7 @@ MODEL_ALIAS = "smollm2"
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve-local", help="serve the embedded model as an OpenAI-compatible HTTP API",
-                              description=__doc__.split("\n\n")[1])
+                              description=__doc__.split("\n\n")[1].replace("``", ""))
     p.add_argument("--port", type=int, default=8080, help="TCP port (default 8080)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1 = this machine)")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the cores, at least 1)")
