@@ -731,10 +731,13 @@ def item_detail(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW) -> pd.DataFrame:
-    """Per run: model, items, answered, correct, accuracy, cost — the headline numbers."""
+    """Per run: model, items, answered, failed (calls that ended in an error: not in the accuracy), correct,
+    accuracy (over the answered items), cost — the headline numbers."""
     where, params = _where(con, run_ids, None, answered=False, view=view)
+    failed = "count(*) FILTER (WHERE correct IS NULL AND error IS NOT NULL)" if "error" in view_columns(con, view) \
+        else "0"
     sql = (f"SELECT run_id, any_value(model) AS model, any_value(task) AS task, count(*) AS items, "
-           f"count(correct) AS answered, sum(CAST(correct AS INTEGER)) AS n_correct, "
+           f"count(correct) AS answered, {failed} AS failed, sum(CAST(correct AS INTEGER)) AS n_correct, "
            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy, count(DISTINCT config_id) AS configs, "
            f"sum(cost_usd) AS cost_usd FROM {view} {where} GROUP BY run_id ORDER BY run_id")
     return con.execute(sql, params).df()

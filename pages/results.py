@@ -25,11 +25,15 @@ if not run_ids:
 overview = _ui.cached_analysis("run_overview", run_ids)
 if not overview.empty:
     show = overview.rename(columns={"run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
-                                    "answered": "Answered", "n_correct": "Correct", "accuracy": "Accuracy %",
+                                    "answered": "Answered", "failed": "Failed calls", "n_correct": "Correct",
+                                    "accuracy": "Accuracy %",
                                     "configs": "Configurations", "cost_usd": "Cost $"})
     st.dataframe(show, hide_index=True, width="stretch",
                  column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
                                 "Cost $": st.column_config.NumberColumn(format="%.4f")})
+    if overview["failed"].sum():
+        st.caption("Accuracy is over the answered items; failed calls are left out (retry them with Resume on the "
+                   "Runs page).")
 running = runs[runs["run_id"].isin(run_ids) & runs["status"].isin(["running", "pending"])]["run_id"].tolist()
 if running:
     r1, r2 = st.columns([4, 1])

@@ -293,3 +293,19 @@ def test_links_to_deleted_or_unknown_runs_say_so(tmp_path, monkeypatch):
 
     ok = open_page("pages/results.py", {"runs": keep})
     assert not [w.value for w in ok.warning if "Not in the database" in w.value]
+
+
+# ------------------------------------------------------------------------------------------------ overview
+
+@pytest.mark.slow
+def test_results_overview_counts_failed_calls(edge):
+    """Accuracy is over answered items; the overview showed 9 answered of 12 with no word on the 3 failed calls."""
+    db, ids = edge
+    with store.connect(db) as con:
+        ov = analysis.run_overview(con, [ids["mixed"], ids["solver"]]).set_index("run_id")
+    assert ov.loc[ids["mixed"], ["items", "answered", "failed", "n_correct"]].tolist() == [12, 9, 3, 6]
+    assert ov.loc[ids["solver"], "failed"] == 0
+    at = open_page("pages/results.py", {"runs": ids["mixed"]})
+    row = at.dataframe[0].value.iloc[0]
+    assert row["Failed calls"] == 3 and row["Answered"] == 9 and round(row["Accuracy %"], 1) == 66.7
+    assert any("failed calls are left out" in c.value for c in at.caption)
