@@ -4,7 +4,6 @@ Every bad input must give one clear ``error: …`` line on stderr, a non-zero ex
 database (and the file system) as it was.
 """
 
-import os
 import signal
 import socket
 import subprocess
