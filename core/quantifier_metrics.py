@@ -9,7 +9,8 @@ Definitions, over the *answered* items of a group (``correct`` not NULL):
   precision, recall, f1   for the positive class "true", with unparseable answers counted as "false" (as in GQG)
   unparsed       answers with neither "true" nor "false" (their own category), and their share
   pred_true      share of answers that said "true" — plotted against the count to see where a model flips
-  label_true     share of items whose gold label is "true" (the base rate; the gold step function over counts)
+  label_true     share of answered items whose gold label is "true" (the base rate; the gold step function over
+                 counts) — over the same items as pred_true, so failed calls never skew the comparison
 Precision / recall / F1 are NULL when undefined (no predicted / no actual positives).
 """
 
@@ -69,7 +70,7 @@ g AS (
          count(*) FILTER (WHERE correct IS NOT NULL AND label = 'false' AND pred = 'true') AS fp,
          count(*) FILTER (WHERE correct IS NOT NULL AND label = 'true' AND coalesce(pred, 'false') = 'false') AS fn,
          count(*) FILTER (WHERE correct IS NOT NULL AND label = 'false' AND coalesce(pred, 'false') = 'false') AS tn,
-         count(*) FILTER (WHERE label = 'true') AS n_label_true
+         count(*) FILTER (WHERE correct IS NOT NULL AND label = 'true') AS n_label_true
   FROM src
   {where}
   {group}
@@ -83,7 +84,7 @@ SELECT {keys}
        CASE WHEN tp + fn > 0 THEN tp / (tp + fn) END AS recall,
        CASE WHEN 2 * tp + fp + fn > 0 AND tp + fn > 0 THEN 2 * tp / (2 * tp + fp + fn) END AS f1,
        CASE WHEN answered > 0 THEN (tp + fp) / answered END AS pred_true,
-       CASE WHEN n > 0 THEN n_label_true / n END AS label_true,
+       CASE WHEN answered > 0 THEN n_label_true / answered END AS label_true,
        tp, fp, fn, tn
 FROM g
 {order}

@@ -259,9 +259,9 @@ with tab_samples:
                           ("CD2 (cosine, ε=0)", row.get("c3_cd2_cosine")), ("C4 (cosine, ε=0)",
                                                                             row.get("c4_cosine"))]
             for name, margin in checks:
-                ok = margin is not None and margin >= 0
-                verdict = ":green[**met**]" if ok else ":red[**not met**]"
-                st.markdown(f"{name}: {verdict} (margin {'n/a' if margin is None else f'{margin:+.4f}'})")
+                ok, text = figures.margin_verdict(margin)
+                verdict = {True: ":green[**met**]", False: ":red[**not met**]", None: ":gray[**not computable**]"}[ok]
+                st.markdown(f"{name}: {verdict} ({text})")
 
             def r3(x):
                 return "n/a" if x is None else f"{x:.3f}"

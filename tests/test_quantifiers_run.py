@@ -198,3 +198,31 @@ def test_generate_is_byte_identical_across_processes(tmp_path):
     assert len(digests) == 1
     df = pd.read_csv(tmp_path / "items_0.csv")
     assert len(df) == 480 and set(df["predicate"]) == {"large", "small", "heavy", "light"}
+
+
+def test_gold_and_predicted_true_shares_use_the_same_items_when_calls_fail(tmp_path):
+    """Failed calls (no answer) must not skew the gold line of the count chart: with a model that is always right
+    but fails on every 'true' item of odd count, pred_true and label_true still agree at every count."""
+    db = tmp_path / "f.duckdb"
+
+    class RightButFlaky:
+        spec, provider, default_concurrency, supported_params = "test/right-but-flaky", "test", 4, ()
+
+        async def complete(self, request):
+            from core.models import Completion, ModelError
+
+            it = request.item
+            if it["label"] == "true" and it["count_asked"] % 2:
+                raise ModelError("refused")
+            return Completion(it["label"], 1, 1, 0.1, 0.0, "stop", ())
+
+    cfg = {"task": "quantifiers", "quantifiers": ["at least half"], "objects": ["boxes"], "total": 10}
+    progress = runner.run(cfg, RightButFlaky(), db_path=db, max_attempts=1)
+    assert progress.failed > 0
+    with store.connect(db) as con:
+        rid = QM.quantifier_runs(con).run_id.iloc[0]
+        by_c = QM.accuracy_by_count(con, [rid], ["quantifier"])
+        overall = QM.quantifier_metrics(con, [rid], None).iloc[0]
+    assert overall["answered"] < overall["n"] and overall["accuracy"] == 1.0
+    answered = by_c[by_c["answered"] > 0]
+    assert (answered["pred_true"] == answered["label_true"]).all(), by_c[["count_asked", "pred_true", "label_true"]]

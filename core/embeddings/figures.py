@@ -47,8 +47,8 @@ def projection_plane(row: dict, title: str = ""):
     """A, B and the projection of the target drawn in the plane of A and B (A along the x axis)."""
     import plotly.graph_objects as go
 
-    ang = math.radians(row.get("angle_ab_deg") or 0.0)
-    ratio = row.get("norm_ratio") or 1.0
+    ang = math.radians(row["angle_ab_deg"]) if _finite(row.get("angle_ab_deg")) else 0.0
+    ratio = row["norm_ratio"] if _finite(row.get("norm_ratio")) and row["norm_ratio"] > 0 else 1.0
     a = (ratio, 0.0)                                   # ‖A‖ relative to ‖B‖ = 1
     b = (math.cos(ang), math.sin(ang))
     pos = row.get("position")
@@ -66,6 +66,13 @@ def projection_plane(row: dict, title: str = ""):
     fig.update_layout(title=title, height=360, xaxis=dict(range=[-lim, lim], zeroline=True),
                       yaxis=dict(range=[-lim, lim], scaleanchor="x"), margin=dict(l=30, r=30, t=40, b=30))
     return fig
+
+
+def margin_verdict(margin) -> tuple[bool | None, str]:
+    """(met?, text) for one criterion's margin at ε = 0: met when ≥ 0; None when it could not be computed."""
+    if not _finite(margin):
+        return None, "margin n/a"
+    return margin >= 0, f"margin {margin:+.4f}"
 
 
 def _finite(x) -> bool:
