@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import random
 import threading
 import time
@@ -330,6 +331,9 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         raise ConfigError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
     if not isinstance(max_attempts, int) or max_attempts < 1:
         raise ConfigError(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
+    for label, value in (("requests per minute", rpm), ("tokens per minute", tpm), ("call timeout", call_timeout)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ConfigError(f"{label} must be a positive number, got {value!r}")
 
     with store.connect(db_path) as con, store.transaction(con):
         if _run_id is not None:   # resume_run: exactly this run (its key and draw), whatever is newer

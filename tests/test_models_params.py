@@ -115,3 +115,21 @@ def test_completion_to_dict_is_json_ready():
     assert json.loads(json.dumps(c.to_dict())) == {"text": "[1]", "tokens_in": 10, "tokens_out": 2, "latency_ms": 12.5,
                                                    "cost_usd": 0.0, "finish_reason": "stop",
                                                    "dropped_params": ["top_k"]}
+
+
+@pytest.mark.parametrize("url, why", [("http://127.0.0.1:99999/v1", "invalid port"), ("localhost:8080/v1", "look like"),
+                                      ("ftp://host/v1", "look like"), ("http:///v1", "look like")])
+def test_a_base_url_that_cannot_be_an_endpoint_is_refused_when_the_model_is_built(url, why):
+    with pytest.raises(ModelError, match=why):
+        get_model("openai-compatible/m", base_url=url)
+
+
+@pytest.mark.parametrize("spec", ["reference/solver", "local/smollm2"])
+def test_a_base_url_for_an_in_process_model_is_refused(spec):
+    with pytest.raises(ModelError, match="does not apply"):
+        get_model(spec, base_url="http://127.0.0.1:8080/v1")
+
+
+def test_a_good_base_url_is_kept_stripped():
+    assert get_model("openai-compatible/m", base_url=" http://127.0.0.1:8080/v1 ").base_url.rstrip("/") == \
+        "http://127.0.0.1:8080/v1"

@@ -237,3 +237,13 @@ def test_token_bucket_limits_tokens_per_minute():
     assert time.monotonic() - t0 >= 0.45
     lim.settle(500, 2500)                        # the call really used 2000 more tokens: charged afterwards
     assert lim.tokens.level < -1000
+
+
+@pytest.mark.parametrize("kw", [{"rpm": -5}, {"tpm": 0}, {"call_timeout": 0}, {"call_timeout": float("nan")},
+                                {"rpm": "fast"}])
+def test_bad_limits_are_refused_before_anything_is_stored(tmp_path, kw):
+    """The app's pages call the runner directly: limits must be checked there, not only by the CLI."""
+    db = tmp_path / "s.duckdb"
+    with pytest.raises(ConfigError, match="must be a positive number"):
+        runner.start_run(CFG, FakeModel(), db_path=db, **kw)
+    assert store.list_runs(db).empty

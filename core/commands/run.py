@@ -59,16 +59,6 @@ def _check_numbers(args) -> None:
             raise UserError(f"{flag} must be a positive number, got {value:g}")
 
 
-def _check_base_url(base_url: str) -> None:
-    parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"--base-url must look like http://host:port/v1, got {base_url!r}")
-    try:
-        parts.port
-    except ValueError:
-        raise UserError(f"--base-url has an invalid port (0–65535): {base_url!r}") from None
-
-
 def _unreachable(base_url: str, timeout: float = 5.0) -> str | None:
     """Why nothing answers at ``base_url`` (DNS or TCP connect), or None when something listens (or a proxy is
     in the way: then only a real request can tell)."""
@@ -105,7 +95,7 @@ def main(args: argparse.Namespace) -> int:
     from core import runner
     from core.cli import error_line
     from core.models import DEFAULT_MODEL
-    from core.models.registry import parse_spec
+    from core.models.registry import check_base_url, parse_spec
 
     _check_numbers(args)
     config = read_yaml_file(args.config)
@@ -121,7 +111,7 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"--base-url does not apply to {model} (it runs in this process); it is for "
                         "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
     if base_url:
-        _check_base_url(base_url)
+        check_base_url(base_url)
 
     if args.estimate:
         est = runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db, fresh=args.fresh,

@@ -14,6 +14,7 @@ Retry-After handling absorb the rest); a self-hosted server is often a single GP
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from core.models.base import ModelError
 
@@ -64,6 +65,19 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return provider, name
 
 
+def check_base_url(base_url: str) -> str:
+    """The base URL stripped, or ModelError when it cannot be an HTTP endpoint (scheme, host, port 0–65535)."""
+    url = base_url.strip() if isinstance(base_url, str) else ""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ModelError(f"the base URL must look like http://host:port/v1, got {base_url!r}")
+    try:
+        parts.port
+    except ValueError:
+        raise ModelError(f"the base URL has an invalid port (0–65535): {base_url!r}") from None
+    return url
+
+
 def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60,
               http_client=None):
     """Build the model for ``spec``. Cheap: no network, no model load (those happen on the first call).
@@ -76,6 +90,11 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
     spec = f"{provider}/{name}"
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ModelError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if base_url:
+        if provider in ("local", "reference"):
+            raise ModelError(f"a base URL does not apply to {spec} (it runs in this process); it is for "
+                             "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
+        base_url = check_base_url(base_url)
     if provider == "local":
         if name.lower() != "smollm2":
             raise ModelError(f"unknown local model {name!r}; the embedded model is local/smollm2")
