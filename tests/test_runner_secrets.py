@@ -56,6 +56,7 @@ def test_api_keys_never_reach_disk(tmp_path):
                            capture_output=True, text=True, timeout=180)
         assert r.returncode == 1
         outputs += [r.stdout, r.stderr]
+        (tmp_path / "out").mkdir()   # export writes into an existing folder only
         for ext in ("csv", "parquet", "jsonl"):
             r = subprocess.run([sys.executable, "-m", "core", "export", "--db", str(db), "--run", "latest",
                                 "--out", str(tmp_path / "out" / f"e.{ext}")], cwd=ROOT, env=env, capture_output=True,
