@@ -35,6 +35,7 @@ import pandas as pd
 
 from core import store
 from core.errors import ImportFileError, UserError
+from core.output_paths import check_output_path
 from core.store_schema import FACTOR_COLUMNS
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
@@ -155,15 +156,7 @@ def _copy_export(db_path, out: Path, tmp: Path, cols: str, sql_where: str, param
 
 def _check_output_path(out_path: str | os.PathLike) -> Path:
     """The export target: a .csv/.parquet/.jsonl name in an existing directory (checked before any work)."""
-    out = Path(out_path).expanduser()
-    if FORMATS.get(out.suffix.lower()) is None:
-        raise UserError(f"cannot export to {out.name}: use a .csv, .parquet or .jsonl file name")
-    if out.is_dir():
-        raise UserError(f"{out} is a directory")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"output directory does not exist: {parent}")
-    return out
+    return check_output_path(out_path, tuple(FORMATS), probe=False)
 
 
 # ------------------------------------------------------------------------------------------------------------ reading

@@ -96,7 +96,7 @@ def test_export_from_a_missing_database_does_not_create_one(tmp_path, cli):
 
 def test_export_bad_run_and_bad_extension_leave_no_file(tmp_path, db, cli):
     one_error_line(cli("export", "--db", db, "--run", "nope", "--out", tmp_path / "o.csv"), "no run 'nope'")
-    one_error_line(cli("export", "--db", db, "--out", tmp_path / "o.txt"), ".csv, .parquet or .jsonl")
+    one_error_line(cli("export", "--db", db, "--out", tmp_path / "o.txt"), "use a .csv, .parquet, .jsonl or .ndjson file name")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("o.", ".o."))) == []
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 from core.errors import UserError
+from core.output_paths import check_output_path
 from core.lexicon import wordnet_build as wb
 from core.lexicon.datafile import dump_json_gz, write_atomic
 from core.lexicon.hyponyms import DEFAULT_PATH, write_groups
@@ -65,33 +65,14 @@ def write_pos_table(reader, source: dict, path: str) -> None:
           f"{_shown(path)} in {time.perf_counter() - started:.1f} s")
 
 
-def check_out(path: str, flag: str) -> None:
-    """Refuse an output path before the build (~15 s): not .json.gz, a directory, a missing directory, or a place
-    that cannot be written (probed by creating the file, removed again if it did not exist)."""
-    p = Path(path).expanduser()
-    if not p.name.lower().endswith(".json.gz"):
-        raise UserError(f"{flag} {path!r}: use a .json.gz file name")
-    if p.is_dir():
-        raise UserError(f"{flag} {path} is a directory")
-    if not p.parent.is_dir():
-        raise UserError(f"output directory does not exist: {p.parent}")
-    existed = p.exists()
-    try:
-        open(p, "ab").close()
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
-    if not existed:
-        p.unlink(missing_ok=True)
-
-
 def run(args) -> int:
     if args.min_edit_distance < 1:
         raise UserError("--min-edit-distance must be at least 1")
     if args.pos_out and args.backend != "nltk":
         raise UserError("--pos-out needs --backend nltk")
-    check_out(args.out, "--out")
+    check_output_path(args.out, (".json.gz",), flag="--out")
     if args.pos_out:
-        check_out(args.pos_out, "--pos-out")
+        check_output_path(args.pos_out, (".json.gz",), flag="--pos-out")
     started = time.perf_counter()
     if args.backend == "nltk":
         # the POS table needs every part of speech; the groups only the hypernyms' one

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from core.errors import UserError
+from core.output_paths import check_output_path
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -30,25 +31,6 @@ def _check_data(path: str) -> None:
     if Path(path).suffix.lower() not in DATA_SUFFIXES:
         raise UserError(f"--data expects a CSV file (columns s_prev,s_curr,s_next,s1,s2 or operator,a,b,target), "
                         f"got {path!r}")
-
-
-def _check_out(path: str, flag: str, suffix: str) -> None:
-    """Refuse an output path before the (slow) embedding: wrong extension, a directory, a missing directory, or a
-    place that cannot be written (probed by creating the file, removed again if it did not exist)."""
-    p = Path(path).expanduser()
-    if p.suffix.lower() != suffix:
-        raise UserError(f"{flag} {path!r}: use a {suffix} file name")
-    if p.is_dir():
-        raise UserError(f"{flag} {path} is a directory")
-    if not p.parent.is_dir():
-        raise UserError(f"output directory does not exist: {p.parent}")
-    existed = p.exists()
-    try:
-        open(p, "a").close()
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
-    if not existed:
-        p.unlink(missing_ok=True)
 
 
 def _write(writer, data, path: str) -> None:
@@ -77,9 +59,9 @@ def cmd_score(args) -> int:
     if args.grid < 2:
         raise UserError("--grid must be at least 2")
     eps = tuple(sorted({0.0, *_floats(args.eps)}))      # ε = 0 always reported (the headline keys)
-    _check_out(args.out, "--out", ".json")
+    check_output_path(args.out, (".json",), flag="--out")
     if args.samples_out:
-        _check_out(args.samples_out, "--samples-out", ".csv")
+        check_output_path(args.samples_out, (".csv",), flag="--samples-out")
     if args.data:
         _check_data(args.data)
         kind, samples, tuples = load_any(args.data)
@@ -122,7 +104,7 @@ def cmd_fuse(args) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1, got {args.limit}")
-    _check_out(args.out, "--out", ".csv")
+    check_output_path(args.out, (".csv",), flag="--out")
     _check_data(args.data)
     triples = load_triples(args.data)
     if args.limit:
