@@ -17,26 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class Result:
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
-@pytest.fixture()
-def cli(capsys):
-    """``python -m core …`` in-process (``core.cli.main``): exit code, stdout and stderr as a user sees them."""
-    from core.cli import main
-
-    def call(*args):
-        capsys.readouterr()
-        code = main([str(a) for a in args])
-        out = capsys.readouterr()
-        return Result(code, out.out, out.err)
-
-    return call
-
-
-def one_error_line(r: Result, *fragments: str) -> None:
+def one_error_line(r, *fragments: str) -> None:
     assert r.returncode != 0, r.stdout
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr

@@ -19,25 +19,6 @@ def core(*args, env=None, timeout=300):
                           timeout=timeout, env=env)
 
 
-class Result:
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
-@pytest.fixture()
-def cli(capsys):
-    """The same CLI in-process (``core.cli.main``), much faster than a subprocess per command."""
-    from core.cli import main
-
-    def call(*args):
-        capsys.readouterr()
-        code = main([str(a) for a in args])
-        out = capsys.readouterr()
-        return Result(code, out.out, out.err)
-
-    return call
-
-
 @pytest.fixture()
 def cfg(tmp_path):
     path = tmp_path / "cfg.yaml"
@@ -132,6 +113,6 @@ def test_export_errors(tmp_path, cfg, cli):
     r = cli("export", "--db", db, "--run", "nope", "--out", tmp_path / "x.csv")
     assert r.returncode == 2 and "no run 'nope'" in r.stderr
     r = cli("export", "--db", db, "--out", tmp_path / "x.xlsx")
-    assert r.returncode == 2 and ".csv, .parquet or .jsonl" in r.stderr
+    assert r.returncode == 2 and "use a .csv, .parquet, .jsonl or .ndjson" in r.stderr
     r = cli("export", "--db", db, "--out", tmp_path / "o'dd name.jsonl")
     assert r.returncode == 0 and len((tmp_path / "o'dd name.jsonl").read_text().splitlines()) == 2
