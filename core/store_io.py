@@ -69,8 +69,6 @@ _MEMBER_FOLDERS = {"numbers": "numbers", "basicnumbersampler": "numbers", "words
                    "basicwordsampler": "words", "decile_words": "deciles", "deciles": "deciles",
                    "deceptive_words": "deceptive", "deceptive": "deceptive",
                    "overlapping_basicnumbersampler": "numbers", "overlapping_basicwordsampler": "words"}
-_PHRASINGS = ("formal_language", "plain_language", "functional_language", "pythonic_language",
-              "iterative_accumulation")
 # The reference code's prompt types / approaches under this tool's names (core/prompts/templates.yaml), so an
 # imported reference file lines up with our runs (Compare's alignment) and with the published tables.
 _REFERENCE_PHRASINGS = {"formal_language": "formal", "plain_language": "plain", "functional_language": "functional",
@@ -335,7 +333,7 @@ def reference_path_meta(filename: str) -> dict:
     stem = PurePosixPath(parts[-1]).stem if parts else ""
     for key, value in re.findall(r"(?:^|_)(K|N|MA|MB|M|L|O|Decile|S)-([A-Za-z0-9.]+)", stem):
         meta[key] = None if value == "None" else value
-    for phrasing in _PHRASINGS:
+    for phrasing in _REFERENCE_PHRASINGS:
         if stem.startswith(phrasing):
             meta["phrasing"] = phrasing
     if len(parts) >= 4:

@@ -8,6 +8,7 @@ import tempfile
 
 import pandas as pd
 import streamlit as st
+
 from core import store
 from core.config_files import load_task_config, parse_yaml_mapping, run_yaml
 from core.errors import UserError

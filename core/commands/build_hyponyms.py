@@ -11,12 +11,12 @@ import os
 import time
 
 from core.errors import UserError
-from core.output_paths import check_output_path
 from core.lexicon import wordnet_build as wb
 from core.lexicon.datafile import dump_json_gz, write_atomic
 from core.lexicon.hyponyms import DEFAULT_PATH, write_groups
 from core.lexicon.words import POS_FORMAT, word_list
 from core.lexicon.words import SOURCE as WORDS_SOURCE
+from core.output_paths import check_output_path
 
 DEFAULT_WORDNET_DIR = "/usr/share/wordnet"
 
