@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -27,3 +28,25 @@ def cli(capsys):
         return CliResult(code, out.out, out.err)
 
     return call
+
+
+@pytest.fixture()
+def open_page():
+    """Open a dashboard page through app.py's navigation under Streamlit's AppTest, with query parameters; fails on
+    any exception shown on the home page or the page."""
+    from streamlit.testing.v1 import AppTest
+
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+
+    def open_(page: str, query: dict | None = None) -> AppTest:
+        at = AppTest.from_file(app, default_timeout=120)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        at.switch_page(page)
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
+        at.run()
+        assert not at.exception, f"{page}: {[e.value for e in at.exception]}"
+        return at
+
+    return open_

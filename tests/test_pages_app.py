@@ -9,11 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
-from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from core import runner, store  # noqa: E402
 
@@ -30,24 +27,12 @@ def db(tmp_path, monkeypatch):
     return path
 
 
-def open_page(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    at.switch_page(page)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, f"{page}: {[e.value for e in at.exception]}"
-    return at
-
-
 def labels(elements) -> list[str]:
     return [e.label for e in elements]
 
 
 @pytest.mark.slow
-def test_every_page_on_an_empty_db(db):
+def test_every_page_on_an_empty_db(db, open_page):
     home = open_page("pages/home.py")
     assert any("reference solver" in b for b in labels(home.button))
     assert any("SmolLM2" in m.value for m in home.markdown)
@@ -74,7 +59,7 @@ def test_every_page_on_an_empty_db(db):
 
 
 @pytest.mark.slow
-def test_set_operations_run_with_the_solver_reaches_100_percent(db):
+def test_set_operations_run_with_the_solver_reaches_100_percent(db, open_page):
     at = open_page("pages/set_operations.py")
     at.selectbox(key="so_m_model").set_value("reference/solver")
     at.button_group(key="so_ops").set_value(["union", "intersection", "symmetric_difference"])
@@ -124,7 +109,7 @@ def db_with_runs(db):
 
 
 @pytest.mark.slow
-def test_pages_with_runs(db_with_runs):
+def test_pages_with_runs(db_with_runs, open_page):
     db, a, b = db_with_runs
     res = open_page("pages/results.py", {"runs": f"{a},{b}"})
     assert len(res.get("plotly_chart")) >= 2  # violins + robustness
@@ -202,7 +187,7 @@ def snapshot(db: str) -> dict:
 
 
 @pytest.mark.slow
-def test_compare_rejects_bad_uploads_and_leaves_the_db_unchanged(db_with_runs):
+def test_compare_rejects_bad_uploads_and_leaves_the_db_unchanged(db_with_runs, open_page):
     db, a, _b = db_with_runs
     before = snapshot(db)
     files = bad_files()
@@ -228,7 +213,7 @@ def test_compare_rejects_bad_uploads_and_leaves_the_db_unchanged(db_with_runs):
 
 
 @pytest.mark.slow
-def test_home_example_and_template_edit(db):
+def test_home_example_and_template_edit(db, open_page):
     home = open_page("pages/home.py")
     home.button(key="home_example_0").click().run()  # reference solver, 80 items
     assert not home.exception, [e.value for e in home.exception]

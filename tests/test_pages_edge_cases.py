@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -73,17 +72,6 @@ def reference_csv(n: int = 12, seed: int = 0) -> bytes:
     return "".join(lines).encode()
 
 
-def open_page(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page(page)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, f"{page}: {[e.value for e in at.exception]}"
-    return at
-
-
 def select_row(at: AppTest, key: str, row: int = 0) -> AppTest:
     """Select a row of an st.dataframe(on_select=...) the way a click would."""
     at.session_state[key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
@@ -134,7 +122,7 @@ def test_item_detail_never_shows_nan():
 
 
 @pytest.mark.slow
-def test_drilldown_of_a_failed_call_shows_the_error_not_nan(edge):
+def test_drilldown_of_a_failed_call_shows_the_error_not_nan(edge, open_page):
     _db, ids = edge
     at = open_page("pages/results.py", {"runs": ids["mixed"]})
     select_row(at, "res_items", 0)  # item 0 of the scripted model: a failed call
@@ -164,7 +152,7 @@ def test_reference_import_uses_our_phrasing_and_approach_names(tmp_path):
 
 
 @pytest.mark.slow
-def test_compare_aligns_a_reference_import_with_our_run(edge):
+def test_compare_aligns_a_reference_import_with_our_run(edge, open_page):
     """Our solver run and an imported reference file share union · |A| = |B| = 4 · numbers · formal · baseline ·
     k = 0: one aligned configuration each."""
     _db, ids = edge
@@ -179,7 +167,7 @@ def test_compare_aligns_a_reference_import_with_our_run(edge):
 # ------------------------------------------------------------------------------------------------ compare
 
 @pytest.mark.slow
-def test_compare_says_when_alignment_leaves_nothing(edge):
+def test_compare_says_when_alignment_leaves_nothing(edge, open_page):
     """A one-item run (union, |A| = 2) and the reference file (union, |A| = 4) share factors but no combination of
     them: the page said 'No answered items for this selection yet' — wrong, both have answers."""
     _db, ids = edge
@@ -193,7 +181,7 @@ def test_compare_says_when_alignment_leaves_nothing(edge):
 
 
 @pytest.mark.slow
-def test_compare_with_a_run_whose_calls_all_failed_shows_no_nan(edge):
+def test_compare_with_a_run_whose_calls_all_failed_shows_no_nan(edge, open_page):
     _db, ids = edge
     at = open_page("pages/compare.py", {"runs": f"{ids['all_failed']},{ids['solver']}"})
     assert any("No answered items in this selection for fake/down" in w.value for w in at.warning), \
@@ -221,7 +209,7 @@ def test_robustness_names_no_best_or_worst_level_when_all_levels_tie(edge_db):
 # ------------------------------------------------------------------------------------------------ error table
 
 @pytest.mark.slow
-def test_error_table_leaves_quantifier_items_out(edge):
+def test_error_table_leaves_quantifier_items_out(edge, open_page):
     """The set-operation error table over a quantifier run showed 'Accuracy Non Empty', 'G? vs. L? (100.00%)' … —
     numbers that mean nothing for true/false answers. Selected together with a set-operation run, the quantifier
     items also swelled the set-operation columns."""
@@ -247,7 +235,7 @@ def test_published_tables_are_offered_for_their_own_task_only():
 
 
 @pytest.mark.slow
-def test_quantifier_runs_are_not_set_beside_the_setlexsem_llms(edge):
+def test_quantifier_runs_are_not_set_beside_the_setlexsem_llms(edge, open_page):
     """Compare put quantifier accuracy beside the SetLexSem paper's set-operation LLMs ('Beside the paper's seven
     LLMs'), and Results offered the set-operation per-LLM table as a reference for quantifier runs."""
     _db, ids = edge
@@ -265,7 +253,7 @@ def test_quantifier_runs_are_not_set_beside_the_setlexsem_llms(edge):
 # ------------------------------------------------------------------------------------------------ links
 
 @pytest.mark.slow
-def test_links_to_deleted_or_unknown_runs_say_so(tmp_path, monkeypatch):
+def test_links_to_deleted_or_unknown_runs_say_so(tmp_path, monkeypatch, open_page):
     """A shared link to a run deleted since silently showed another run (the newest) on Results and Runs."""
     db = str(tmp_path / "s.duckdb")
     monkeypatch.setenv("STUDIO_DB", db)
@@ -298,7 +286,7 @@ def test_links_to_deleted_or_unknown_runs_say_so(tmp_path, monkeypatch):
 # ------------------------------------------------------------------------------------------------ overview
 
 @pytest.mark.slow
-def test_results_overview_counts_failed_calls(edge):
+def test_results_overview_counts_failed_calls(edge, open_page):
     """Accuracy is over answered items; the overview showed 9 answered of 12 with no word on the 3 failed calls."""
     db, ids = edge
     with store.connect(db) as con:
