@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import duckdb  # noqa: E402
 
 from core import analysis  # noqa: E402
-from core.synthetic import fill_synthetic  # noqa: E402
+from tests.support.synthetic import fill_synthetic  # noqa: E402
 
 
 def timed(fn, repeat=3):

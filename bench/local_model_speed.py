@@ -37,7 +37,7 @@ def main() -> int:
         os.environ["STUDIO_LLAMA_THREADS"] = str(args.threads)
 
     from core.models import Request, SamplingParams, get_model
-    from core.models.local_llama import get_llama, n_threads
+    from core.models.providers.local_llama import get_llama, n_threads
 
     t0 = time.perf_counter()
     llama = get_llama()

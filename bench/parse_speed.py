@@ -1,4 +1,4 @@
-"""Parse throughput of core.parse.parse_set on a realistic mix of model responses.
+"""Parse throughput of core.tasks.setops.parse.parse_set on a realistic mix of model responses.
 
     python bench/parse_speed.py [--n 200000] [--seed 0]
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.parse import parse_set  # noqa: E402
-from core.setops_math import OPERATIONS, SYMBOLS, apply_operation, canonical  # noqa: E402
+from core.tasks.setops.operations import OPERATIONS, SYMBOLS, apply_operation, canonical  # noqa: E402
+from core.tasks.setops.parse import parse_set  # noqa: E402
 
 
 def _words(rng, k):

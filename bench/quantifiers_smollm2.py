@@ -17,8 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from core import quantifier_metrics as QM  # noqa: E402
 from core import runner, store  # noqa: E402
+from core.tasks.quantifiers import metrics as QM  # noqa: E402
 
 
 def main() -> int:

@@ -9,7 +9,7 @@ items: the identical command again (the run is resumed: nothing to do), and a ne
 answer comes from the cache, is scored and stored) — both must make 0 calls, counted at the endpoint.
 For comparison: the SetLexSem reference code makes one call at a time, i.e. items × L seconds.
 The ``openai-compatible`` provider speaks the OpenAI HTTP API directly over a pooled aiohttp session (see
-``core/models/openai_compatible.py``); with waves of C calls the best possible is ceil(items / C) × L, i.e. 0.977 of
+``core/models/providers/openai_compatible.py``); with waves of C calls the best possible is ceil(items / C) × L, i.e. 0.977 of
 C/L for 1,000 items at C = 32.
 ``--direct`` also runs an in-process model with the same latency (no HTTP) to show the runner's own overhead;
 ``--sdk-ceiling`` measures, without the runner, the bare provider and the bare official OpenAI SDK at the same C and L
@@ -70,7 +70,7 @@ def sdk_ceiling(c: int, lat: float, n: int, cfg: dict) -> list[str]:
     params = SamplingParams()
     out = []
     for label in ("bare provider (aiohttp, no runner/cache/DB)", "bare OpenAI SDK (no runner/cache/DB)"):
-        server = subprocess.Popen([sys.executable, "-m", "core.runner_loopback", "--port", "0", "--latency",
+        server = subprocess.Popen([sys.executable, "-m", "tests.support.loopback", "--port", "0", "--latency",
                                    str(lat)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
         try:
             base_url = server.stdout.readline().strip().split(" ", 1)[1]
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     cfg = config_for(args.items)
     tmp = Path(tempfile.mkdtemp(prefix="runner-bench-"))
     db = tmp / "bench.duckdb"
-    server = subprocess.Popen([sys.executable, "-m", "core.runner_loopback", "--port", "0", "--latency", str(lat)],
+    server = subprocess.Popen([sys.executable, "-m", "tests.support.loopback", "--port", "0", "--latency", str(lat)],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         base_url = server.stdout.readline().strip().split(" ", 1)[1]

@@ -10,7 +10,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import analysis, figures, store
+from core import analysis, store
+from core.analysis import figures
 from core.errors import UserError
 from pages import _ui
 
@@ -29,7 +30,7 @@ for f in uploads or []:
     digest = hashlib.sha256(data).hexdigest()
     if digest not in imported:
         try:
-            from core.store_io import import_results
+            from core.store.io import import_results
 
             run_id, n = import_results(_ui.db_path(), data, f.name)
             imported[digest] = (run_id, f"{f.name}: imported as run {run_id} ({n} rows)" if n else

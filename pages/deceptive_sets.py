@@ -8,7 +8,9 @@ import html
 
 import streamlit as st
 
-from core import analysis, figures, store
+from core import analysis, store
+from core.analysis import figures
+from core.config import run_spec  # noqa: E402
 from core.errors import UserError
 from pages import _ui
 
@@ -33,8 +35,8 @@ except UserError as exc:
 
 import random  # noqa: E402
 
-from core.sets import deceptive as D  # noqa: E402
 from core.tasks import setops  # noqa: E402
+from core.tasks.setops.sets import deceptive as D  # noqa: E402
 
 by_synset = {g.synset: g for g in groups}
 c1, c2, c3 = st.columns([1, 1, 1])
@@ -110,10 +112,10 @@ with _ui.user_errors():
     if not _feasible(hyp_a, hyp_b):
         raise UserError(f"these two groups do not each have {size} members of their own (members shared by both "
                         "are left out); pick another pair or a smaller size")
-    cfg = setops.load_config({
+    cfg = run_spec({
         "task": "setops", "seed": seed, "samples": samples, "operations": ops or ["intersection"],
         "sizes": [int(size)], "members": ["deceptive"], "conditions": list(setops.CONDITIONS),
-        "hypernym_pairs": [[hyp_a, hyp_b]], "phrasings": ["formal"], "approaches": [approach], "shots": [0]})
+        "hypernym_pairs": [[hyp_a, hyp_b]], "phrasings": ["formal"], "approaches": [approach], "shots": [0]}).config
     n_items = setops.count(cfg)
 if cfg is None:
     st.stop()

@@ -10,13 +10,13 @@ import random
 import streamlit as st
 import yaml
 
-from core import quantifier_figures as QF
-from core import quantifier_metrics as QM
 from core import runner, store
+from core.config import run_spec  # noqa: E402
 from core.errors import UserError
-from core.noun_groups import GROUP_ORDER, PILOT_GROUPS
-from core.quantifier_catalogue import EXAMPLES, GQG_QUANTIFIERS, GRAMMAR, catalogue_table
 from core.tasks import quantifiers as Q
+from core.tasks.quantifiers import figures as QF, metrics as QM
+from core.tasks.quantifiers.catalogue import EXAMPLES, GQG_QUANTIFIERS, GRAMMAR, catalogue_table
+from core.tasks.quantifiers.nouns import GROUP_ORDER, PILOT_GROUPS
 from pages import _ui
 
 KEY = "quant_"
@@ -94,7 +94,7 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
         d["samples"] = int(samples)
     d["predicates"] = [[w.strip() for w in p.split("/")] for p in _split(pairs, ";")]
     try:
-        cfg = Q.load_config(d)
+        cfg = run_spec({**d, "task": "quantifiers"}).config
     except UserError as exc:
         st.error(str(exc))
         return None, None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import analysis, figures
+from core import analysis
+from core.analysis import figures
 from pages import _ui
 
 st.title("Results")

@@ -10,8 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from core import store
-from core.config_files import load_task_config, parse_yaml_mapping, run_yaml
+from core.config import load_task_config, run_yaml
 from core.errors import UserError
+from core.files import parse_yaml_mapping
 from core.tasks import get_task
 from pages import _ui
 
@@ -109,7 +110,7 @@ with a2.container(border=True):
 
     @st.cache_data(show_spinner=False, max_entries=8, ttl=300)
     def _export(db, token, run_id, fmt):
-        from core.store_io import export_run
+        from core.store.io import export_run
 
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, f"{run_id}.{fmt}")

@@ -7,9 +7,15 @@ import json
 
 import streamlit as st
 
+from core.config import run_spec  # noqa: E402
 from core.errors import UserError
-from core.prompts.templates import default_templates_yaml, load_templates, parse_templates_yaml, templates_diff
 from core.tasks import setops
+from core.tasks.setops.prompts.templates import (
+    default_templates_yaml,
+    load_templates,
+    parse_templates_yaml,
+    templates_diff,
+)
 from pages import _ui
 
 st.title("Set operations")
@@ -126,7 +132,7 @@ with st.expander("Prompt templates (view / edit — edits are stored with the ru
     if current_override:
         import yaml
 
-        from core.prompts.templates import merge_templates
+        from core.tasks.setops.prompts.templates import merge_templates
 
         start_text = yaml.safe_dump(merge_templates(current_override), sort_keys=False, allow_unicode=True)
     tpl_text = st.text_area("templates.yaml", value=start_text, height=360, key="so_templates",
@@ -152,7 +158,7 @@ if templates_override:
 
 cfg = None
 try:
-    cfg = setops.load_config(config)
+    cfg = run_spec(config, task="setops").config
     n_items = setops.count(cfg)
     warns = setops.warnings(cfg)
 except UserError as exc:

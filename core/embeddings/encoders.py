@@ -110,7 +110,7 @@ def _load_local_embedder():
                 import llama_cpp
             except ImportError:
                 raise EncoderError("the local encoder needs llama-cpp-python") from None
-            from core.models.local_llama import close_llama_at_exit, model_path, n_threads
+            from core.models.providers.local_llama import close_llama_at_exit, model_path, n_threads
 
             try:
                 path = model_path()

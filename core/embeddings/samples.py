@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from core.errors import ImportFileError
+from core.files import DATA_DIR
 
 OPERATORS = ("overlap", "difference", "union")
 TUPLE_FIELDS = ("s_prev", "s_curr", "s_next", "s1", "s2")
@@ -251,7 +252,7 @@ def load_any(source) -> tuple[str, list[Sample], list[SentenceTuple]]:
 
 
 def demo_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "data" / "sentences" / "demo_tuples.csv"
+    return DATA_DIR / "sentences" / "demo_tuples.csv"
 
 
 def load_demo() -> list[SentenceTuple]:

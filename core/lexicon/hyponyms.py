@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from core.errors import ImportFileError
+from core.files import DATA_DIR
 from core.lexicon.datafile import dump_json_gz, read_json_gz, write_atomic
 
 FORMAT = "setlexsem-studio/hyponym-groups"
 FORMAT_VERSION = 1
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "hyponyms" / "groups.json.gz"
+DEFAULT_PATH = DATA_DIR / "hyponyms" / "groups.json.gz"
 
 
 @dataclass(frozen=True)
@@ -130,10 +130,3 @@ def _all_vocabulary(path: str) -> tuple[str, ...]:
 def disjoint(a: HyponymGroup, b: HyponymGroup) -> bool:
     """True when the two groups share no member (e.g. 'dog' and 'hunting dog' overlap; pick disjoint pairs)."""
     return a.member_set.isdisjoint(b.member_set)
-
-
-def build_groups(wordnet_reader, **options) -> tuple[HyponymGroup, ...]:
-    """Build groups from a WordNet reader (NLTK or ``wn``); see :func:`core.lexicon.wordnet_build.build_groups`."""
-    from core.lexicon.wordnet_build import build_groups as _build
-
-    return _build(wordnet_reader, **options)

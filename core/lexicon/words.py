@@ -10,14 +10,14 @@ Everything is computed once per process and returned as tuples, so samplers can 
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 from core.errors import ConfigError, ImportFileError
+from core.files import DATA_DIR
 from core.lexicon.datafile import read_json_gz
 
 SOURCE = "english-words web2 (Webster's Second International, = NLTK 'words'), lower-cased"
 POS_FORMAT = "setlexsem-studio/wordnet-pos"
-POS_PATH = Path(__file__).resolve().parents[2] / "data" / "lexicon" / "wordnet_pos.json.gz"
+POS_PATH = DATA_DIR / "lexicon" / "wordnet_pos.json.gz"
 _POS_ALIASES = {"n": "n", "noun": "n", "v": "v", "verb": "v", "a": "a", "s": "a", "adj": "a", "adjective": "a",
                 "r": "r", "adv": "r", "adverb": "r"}
 

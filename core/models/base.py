@@ -131,8 +131,8 @@ def parse_retry_after(headers) -> float | None:
     except ValueError:
         pass
     try:
-        from email.utils import parsedate_to_datetime
         from datetime import datetime, timezone
+        from email.utils import parsedate_to_datetime
 
         when = parsedate_to_datetime(raw)
         if when.tzinfo is None:

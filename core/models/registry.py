@@ -13,43 +13,12 @@ Retry-After handling absorb the rest); a self-hosted server is often a single GP
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from core.models.base import ModelError
+from core.models.providers import PROVIDERS, ProviderInfo, key_env_for  # noqa: F401  (re-exported)
 
 DEFAULT_MODEL = "local/smollm2"
-
-
-@dataclass(frozen=True)
-class ProviderInfo:
-    provider: str
-    example: str
-    default_concurrency: int
-    supported_params: tuple[str, ...]
-    key_env: str | None
-    needs_base_url: bool
-    note: str
-
-
-def providers() -> tuple[ProviderInfo, ...]:
-    """What the UI needs to describe the providers (no SDK import)."""
-    return (
-        ProviderInfo("local", "local/smollm2", 1, ("temperature", "top_p", "top_k", "max_tokens", "seed"), None, False,
-                     "SmolLM2-135M-Instruct in-process via llama.cpp; no key, no download"),
-        ProviderInfo("reference", "reference/solver", 64, (), None, False,
-                     "computes the true answer; not an LLM; checks the pipeline"),
-        ProviderInfo("openai", "openai/gpt-4o-mini", 16, ("temperature", "top_p", "max_tokens", "seed"),
-                     "OPENAI_API_KEY", False,
-                     "top_k dropped (not in the OpenAI API); temperature/top_p dropped for o1/o3/o4/gpt-5 models"),
-        ProviderInfo("anthropic", "anthropic/claude-haiku-4-5", 8, ("temperature", "top_p", "top_k", "max_tokens"),
-                     "ANTHROPIC_API_KEY", False,
-                     "seed dropped; top_p dropped for Opus 4.1 and the 4.5/4.6 models (not with temperature); all "
-                     "sampling parameters dropped for models after Opus 4.6 (deprecated by the API)"),
-        ProviderInfo("openai-compatible", "openai-compatible/smollm2", 8,
-                     ("temperature", "top_p", "top_k", "max_tokens", "seed"), "OPENAI_COMPATIBLE_API_KEY (optional)",
-                     True, "vLLM, Ollama, llama.cpp server, LM Studio…; top_k sent in the body"),
-    )
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -59,7 +28,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
     provider, name = provider.strip().lower(), name.strip()
     if not name:
         raise ModelError(f"model {spec!r} has no name after the provider")
-    known = [p.provider for p in providers()]
+    known = list(PROVIDERS)
     if provider not in known:
         raise ModelError(f"unknown model provider {provider!r} in {spec!r}; expected one of: {', '.join(known)}")
     return provider, name
@@ -98,24 +67,24 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
     if provider == "local":
         if name.lower() != "smollm2":
             raise ModelError(f"unknown local model {name!r}; the embedded model is local/smollm2")
-        from core.models.local_llama import LocalLlamaModel
+        from core.models.providers.local_llama import LocalLlamaModel
 
         return LocalLlamaModel("local/smollm2", "smollm2", timeout=timeout)
     if provider == "reference":
         if name.lower() != "solver":
             raise ModelError(f"unknown reference model {name!r}; use reference/solver")
-        from core.models.solver import ReferenceSolver
+        from core.models.providers.solver import ReferenceSolver
 
         return ReferenceSolver("reference/solver", "solver")
     if provider == "openai":
-        from core.models.openai_provider import OpenAIModel
+        from core.models.providers.openai import OpenAIModel
 
         return OpenAIModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout, http_client=http_client)
     if provider == "openai-compatible":
-        from core.models.openai_compatible import OpenAICompatibleModel
+        from core.models.providers.openai_compatible import OpenAICompatibleModel
 
         return OpenAICompatibleModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout,
                                      http_client=http_client)
-    from core.models.anthropic_provider import AnthropicModel
+    from core.models.providers.anthropic import AnthropicModel
 
     return AnthropicModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout, http_client=http_client)

@@ -1,24 +1,32 @@
-"""Task registry: a task turns a validated config into items (prompt + truth + factors) and scores answers.
+"""Tasks: a task turns a validated config into items (prompt + truth + factors) and scores answers.
 
-The contract every task module implements (see ``core/tasks/base.py``)::
+Every task is a package under ``core/tasks/`` whose ``__init__`` provides the ``Task`` protocol below, registered by
+name in ``TASKS``. Nothing else probes a task module: the runner, the CLI, the pages and the store use exactly these
+names.
 
-    Config                      dataclass; Config.from_dict(d) validates (raises ConfigError), .to_dict()
-    load_config(d) -> Config    same as Config.from_dict
+    TASK                        its registered name
+    Config                      frozen dataclass; Config.from_dict(d) validates (raises ConfigError), .to_dict()
+    load_config(d) -> Config    same as Config.from_dict (a Config passes through)
     count(cfg) -> int           number of items (after skipping impossible grid cells)
-    item(cfg, i) -> dict        pure function of (cfg, cfg.seed, i); JSON-serialisable dict holding
-                                'config_id' (the grid cell = one "configuration" of the paper), 'idx',
-                                'sample' (index within the cell), every factor as a flat key,
-                                'prompt' and 'truth'.
-    items(cfg) -> Iterator[dict]  all items in order (may be faster than item() in a loop)
-    score(item, response) -> dict  parse a raw model response and score it (see base.Score)
-    solve(item) -> str          a response text the reference solver would give (always correct)
-    FACTORS                     the factor keys of this task's items (for grouping / store columns)
+    warnings(cfg) -> list[str]  counted messages about skipped grid cells
+    item(cfg, i) -> dict        pure function of (cfg, cfg.seed, i); JSON-serialisable dict holding 'config_id'
+                                (the grid cell = one "configuration" of the paper), 'idx', 'sample', every factor
+                                as a flat key, 'prompt' and 'truth'
+    items(cfg) -> Iterator      all items in order (faster than item() in a loop)
+    score(item, response)       parse a raw model response and score it (see base.Score)
+    solve(item) -> str          the reference solver's response (always correct)
+    PRESETS                     named configs (mappings)
+    FACTORS                     the grid factors of its items
+
+Each task's ``factors`` module names its item columns (``COLUMNS``) and the order views group by (``GROUP_BY``);
+``item_columns()`` and ``group_by()`` gather them for the store and the analysis.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any, Iterator, Mapping, Protocol
 
 from core.errors import ConfigError
 
@@ -28,13 +36,57 @@ TASKS = {
 }
 
 
+PROTOCOL = ("TASK", "PRESETS", "FACTORS", "Config", "load_config", "count", "warnings", "item", "items", "score",
+            "solve")
+
+
+class Task(Protocol):
+    TASK: str
+    PRESETS: Mapping[str, Mapping]
+    FACTORS: tuple[str, ...]
+    Config: type
+
+    def load_config(self, d: Any) -> Any: ...
+    def count(self, cfg: Any) -> int: ...
+    def warnings(self, cfg: Any) -> list[str]: ...
+    def item(self, cfg: Any, i: int) -> dict: ...
+    def items(self, cfg: Any) -> Iterator[dict]: ...
+    def score(self, item: dict, response: str) -> dict: ...
+    def solve(self, item: dict) -> str: ...
+
+
 def get_task(name: str) -> ModuleType:
-    if name not in TASKS:
+    """The task registered as ``name`` (ConfigError for an unknown one)."""
+    if not isinstance(name, str) or name not in TASKS:
         raise ConfigError(f"unknown task {name!r}; expected one of: {', '.join(TASKS)}")
-    return importlib.import_module(TASKS[name])
+    module = importlib.import_module(TASKS[name])
+    missing = [n for n in PROTOCOL if not hasattr(module, n)]
+    if missing:  # a task package that lost part of the protocol is a bug, said plainly
+        raise TypeError(f"task {name!r} ({TASKS[name]}) does not implement the Task protocol: missing {missing}")
+    return module
 
 
 def task_of_config(d: dict) -> ModuleType:
     if not isinstance(d, dict):
         raise ConfigError("config must be a mapping (YAML dictionary)")
     return get_task(d.get("task", "setops"))
+
+
+def _factor_modules() -> list[ModuleType]:
+    return [importlib.import_module(f"{path}.factors") for path in TASKS.values()]
+
+
+def item_columns() -> tuple[tuple[str, str, int], ...]:
+    """Every task's item columns (name, kind, schema version that added it), each name once."""
+    seen: dict[str, tuple[str, str, int]] = {}
+    for mod in _factor_modules():
+        for col in mod.COLUMNS:
+            if col[0] in seen and seen[col[0]][1] != col[1]:
+                raise TypeError(f"item column {col[0]!r} is declared with two kinds: {seen[col[0]][1]}, {col[1]}")
+            seen.setdefault(col[0], col)
+    return tuple(seen.values())
+
+
+def group_by() -> dict[str, tuple[str, ...]]:
+    """Per task, the factors views offer for grouping, in display order."""
+    return {name: importlib.import_module(f"{path}.factors").GROUP_BY for name, path in TASKS.items()}

@@ -1,0 +1,93 @@
+"""Analysis of stored results: every aggregation is DuckDB SQL over the store's ``v_results`` view.
+
+One row of ``v_results`` = one item of one run (``run_id``, ``idx``) with its factors, the model's response and its
+score; ``correct`` is NULL while an item has not been answered (or its call failed), so every metric below counts
+answered items only.
+
+A *configuration* (``config_id``) is one cell of a run's grid — every factor fixed, only the sample index varying —
+exactly the paper's "prompt configuration". The distribution plotted in a violin is the distribution of per-config
+accuracy (0–100, over that config's N samples), one point per (run, config).
+
+Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_results``; ``run_ids`` selects runs;
+``filters`` is ``{column: [values…]}`` on any factor column):
+
+    factor_columns(con, run_ids)                   factors that take ≥ 1 non-null value in these runs
+    factor_levels(con, run_ids, column)            distinct values of a column
+    config_accuracy(con, run_ids, by, filters)     one row per (run, config): by-columns, n, n_correct, accuracy
+    violin_data(con, run_ids, x, color, filters)   -> (points, summary) for the violin figure
+    group_summary(points, by)                      mean / std / min / max / N of per-config accuracy per group
+    wilson_interval(k, n, confidence)              Wilson score interval for a proportion, in percent
+    config_interval(con, run_id, config_id)        accuracy + Wilson interval of one configuration
+    error_table(con, run_ids, by, filters)         SPEC A4 / paper Tables 15–18 per group
+    robustness(con, run_ids, factors, filters)     -> (per-factor spread + eta², per-model score)
+    compare_runs(con, series, x, filters)          aligned per-config accuracies of several series
+    series_without_points(points, series)          series a comparison has nothing for
+    difference_of_means(a, b, …)                   bootstrap CI + Welch t + Mann–Whitney U
+    paired_items(con, run_a, run_b, filters)       items both runs answered, aligned by (config_id, sample, prompt)
+    mcnemar(paired)                                exact McNemar test on paired correctness
+    agreement_map(paired, max_configs)             per-config × sample agreement categories
+    drilldown(con, run_ids, filters, …)            the individual prompts, raw responses and parsed answers
+    item_detail(row)                               one drill-down row as display text (no "nan" for NULLs)
+    reference_tables() / reference_table(id)       the papers' published aggregates (data/reference_figures.json)
+    reference_for(factor, tasks) / reference_task(id)   the published tables for a factor and task
+    change_token(con)                              cheap fingerprint of the results, for cache keys
+
+Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``summaries`` (per-config accuracy, violins,
+intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) ·
+``reference`` (published figures) · ``figures`` (Plotly figures of all of the above).
+"""
+
+from core.analysis.compare import (
+                                   AGREEMENT_LEVELS,
+                                   Series,
+                                   agreement_map,
+                                   compare_runs,
+                                   difference_of_means,
+                                   mcnemar,
+                                   paired_items,
+                                   series_without_points,
+)
+from core.analysis.error_table import (
+                                   ERROR_ROWS,
+                                   ERROR_TABLE_HELP,
+                                   ERROR_TABLE_TASK,
+                                   error_table,
+                                   error_table_paper_layout,
+)
+from core.analysis.queries import (
+                                   ALL_FACTORS,
+                                   DETAIL_COLUMNS,
+                                   LABELS,
+                                   QUANTIFIER_FACTORS,
+                                   RUN_FACTORS,
+                                   SETOPS_FACTORS,
+                                   VIEW,
+                                   change_token,
+                                   drilldown,
+                                   factor_columns,
+                                   factor_levels,
+                                   filters_from_pairs,
+                                   item_detail,
+                                   label,
+                                   run_overview,
+                                   view_columns,
+)
+from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
+from core.analysis.summaries import (
+                                   config_accuracy,
+                                   config_interval,
+                                   group_summary,
+                                   robustness,
+                                   violin_data,
+                                   wilson_interval,
+)
+
+__all__ = [
+    "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
+    "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_PATH", "RUN_FACTORS", "SETOPS_FACTORS", "Series", "VIEW",
+    "agreement_map", "change_token", "compare_runs", "config_accuracy", "config_interval", "difference_of_means",
+    "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels", "filters_from_pairs",
+    "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for", "reference_table",
+    "reference_tables", "reference_task", "robustness", "run_overview", "series_without_points", "view_columns",
+    "violin_data", "wilson_interval",
+]

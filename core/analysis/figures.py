@@ -1,0 +1,185 @@
+"""Plotly figure builders for the dashboard (no Streamlit here; pages pass the frames from core.analysis).
+
+The paper's violin style: the split factor (operation by default) on x, per-configuration accuracy 0–100 on y, one
+point per configuration, a box inside each violin and the mean/std/N written above it.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.analysis.compare import AGREEMENT_LEVELS
+from core.analysis.queries import label
+
+PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974",
+           "#64B5CD")
+OPERATION_ORDER = ("union", "intersection", "difference", "symmetric_difference")
+OPERATION_LABELS = {"union": "Union", "intersection": "Intersection", "difference": "Difference",
+                    "symmetric_difference": "Symmetric difference"}
+CONDITION_LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}
+
+
+def level_text(column: str, value) -> str:
+    """Readable tick text of a factor level."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "none"
+    if column == "operation":
+        return OPERATION_LABELS.get(str(value), str(value))
+    if column == "condition":
+        return CONDITION_LABELS.get(str(value), str(value))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _order(column: str, values: Sequence) -> list:
+    vals = list(dict.fromkeys(values))
+    if column == "operation":
+        known = [v for v in OPERATION_ORDER if v in vals]
+        return known + sorted((v for v in vals if v not in OPERATION_ORDER), key=str)
+    if column == "condition":
+        known = [v for v in CONDITION_LABELS if v in vals]
+        return known + sorted((v for v in vals if v not in CONDITION_LABELS), key=str)
+    try:
+        return sorted(vals, key=lambda v: (v is None, float(v) if v is not None else 0))
+    except (TypeError, ValueError):
+        return sorted(vals, key=lambda v: (v is None, str(v)))
+
+
+def empty_figure(message: str, height: int = 320) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font={"size": 16})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=height, margin={"l": 20, "r": 20, "t": 30, "b": 20})
+    return fig
+
+
+def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
+           summary: pd.DataFrame | None = None, title: str | None = None, height: int = 520,
+           reference: pd.DataFrame | None = None, reference_name: str | None = None,
+           empty_message: str = "No answered items for this selection yet") -> go.Figure:
+    """Violins of per-config accuracy (column ``accuracy``) by ``x``, one violin per ``color`` level side by side.
+    ``summary`` (from analysis.group_summary) adds mean/std/N above the violins; ``reference`` (columns x, mean,
+    std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points."""
+    if points is None or points.empty:
+        return empty_figure(empty_message)
+    fig = go.Figure()
+    xs = _order(x, points[x].tolist()) if x else [None]
+    tick = {level_text(x, v): v for v in xs} if x else {}
+    cats = [level_text(x, v) for v in xs] if x else ["all"]
+    colors = _order(color, points[color].tolist()) if color else [None]
+    for i, c in enumerate(colors):
+        sub = points if color is None else points[_eq(points[color], c)]
+        if sub.empty:
+            continue
+        xv = [level_text(x, v) for v in sub[x]] if x else ["all"] * len(sub)
+        name = level_text(color, c) if color else "accuracy"
+        hover = "config %{customdata[0]}<br>accuracy %{y:.1f}% (n=%{customdata[1]})<extra>" + \
+                (name if color else "") + "</extra>"
+        fig.add_trace(go.Violin(
+            x=xv, y=sub["accuracy"], name=name, legendgroup=name, scalegroup=name, showlegend=color is not None,
+            line_color=PALETTE[i % len(PALETTE)], fillcolor=PALETTE[i % len(PALETTE)], opacity=0.6,
+            box_visible=True, meanline_visible=True, points="all", pointpos=0, jitter=0.35,
+            marker={"size": 5, "opacity": 0.75}, spanmode="hard", width=0.9 if color is None else None,
+            customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) else None,
+            hovertemplate=hover))
+    if reference is not None and not reference.empty and x in reference.columns:
+        ref = reference[reference[x].isin(list(tick.values()))] if tick else reference
+        if not ref.empty:
+            fig.add_trace(go.Scatter(
+                x=[level_text(x, v) for v in ref[x]], y=ref["mean"],
+                error_y={"type": "data", "array": ref["std"].fillna(0).tolist(), "visible": True, "color": "#222"},
+                mode="markers", marker={"symbol": "diamond", "size": 11, "color": "#222"},
+                name=reference_name or "published (mean ± std)", showlegend=True,
+                hovertemplate="published mean %{y:.1f}<extra></extra>"))
+    if summary is not None and not summary.empty and color is None and x:
+        for _, row in summary.iterrows():
+            std = row["std"]
+            std_text = "–" if std is None or std != std else f"{std:.1f}"
+            fig.add_annotation(x=level_text(x, row[x]), y=107, showarrow=False, yref="y",
+                               text=f"μ {row['mean']:.1f} · σ {std_text} · N {int(row['N'])}",
+                               font={"size": 12})
+    fig.update_layout(
+        title=title, height=height, violinmode="group" if color else "overlay", template="plotly_white",
+        legend_title_text=label(color) if color else None, margin={"l": 70, "r": 20, "t": 60 if title else 30,
+                                                                   "b": 70},
+        font={"size": 14})
+    fig.update_yaxes(title_text="Accuracy per configuration (%)", range=[-5, 112], tickvals=[0, 20, 40, 60, 80, 100])
+    fig.update_xaxes(title_text=label(x) if x else "", categoryorder="array", categoryarray=cats, type="category")
+    return fig
+
+
+def _eq(series: pd.Series, value):
+    if value is None or (isinstance(value, float) and value != value):
+        return series.isna()
+    return series == value
+
+
+def robustness_bars(rob: pd.DataFrame, height: int = 420) -> go.Figure:
+    """Spread of per-config accuracy (max − min of the level means) each factor causes, per model."""
+    if rob is None or rob.empty:
+        return empty_figure("Need at least one factor with two or more levels")
+    fig = go.Figure()
+    for i, (model, sub) in enumerate(rob.groupby("model", sort=True)):
+        fig.add_trace(go.Bar(
+            y=[label(f) for f in sub["factor"]], x=sub["spread"], orientation="h", name=str(model),
+            marker_color=PALETTE[i % len(PALETTE)],
+            customdata=sub[["eta_squared", "best_level", "worst_level"]].to_numpy(),
+            hovertemplate="%{y}: spread %{x:.1f} points<br>η² %{customdata[0]:.3f}<br>best %{customdata[1]}, "
+                          "worst %{customdata[2]}<extra>" + str(model) + "</extra>"))
+    fig.update_layout(barmode="group", height=height, template="plotly_white", font={"size": 14},
+                      margin={"l": 160, "r": 20, "t": 30, "b": 60}, legend_title_text="Model")
+    fig.update_xaxes(title_text="Spread of mean accuracy across the factor's levels (points)")
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def reference_bars(ref: pd.DataFrame, x: str, title: str | None = None, height: int = 380,
+                   highlight: Sequence = ()) -> go.Figure:
+    """A published table (one factor) as bars of mean ± std; levels in ``highlight`` (e.g. the user's own series)
+    are coloured, the published ones grey."""
+    if ref is None or ref.empty:
+        return empty_figure("No published figures for this factor")
+    colors = [PALETTE[0] if v in set(highlight) else "#8C8C8C" for v in ref[x]]
+    fig = go.Figure(go.Bar(x=[level_text(x, v) for v in ref[x]], y=ref["mean"],
+                           error_y={"type": "data", "array": ref["std"].fillna(0).tolist()},
+                           marker_color=colors, hovertemplate="%{x}: %{y:.1f}<extra></extra>"))
+    fig.update_layout(title=title, height=height, template="plotly_white", font={"size": 14},
+                      margin={"l": 70, "r": 20, "t": 50 if title else 20, "b": 70})
+    fig.update_yaxes(title_text="Mean accuracy (%)", range=[0, 105])
+    fig.update_xaxes(title_text=label(x), type="category")
+    return fig
+
+
+def agreement_heatmap(agree: pd.DataFrame, name_a: str = "A", name_b: str = "B", height: int | None = None
+                      ) -> go.Figure:
+    """Configs (rows) × samples (columns), coloured by which run got the item right."""
+    if agree is None or agree.empty:
+        return empty_figure("The two selections share no answered items")
+    piv = agree.pivot_table(index="config_id", columns="sample", values="code", aggfunc="first")
+    colors = ["#55A868", "#4C72B0", "#DD8452", "#C44E52"]
+    scale = []
+    for i, c in enumerate(colors):
+        scale += [[i / 4, c], [(i + 1) / 4, c]]
+    names = [AGREEMENT_LEVELS[0], f"only {name_a} right", f"only {name_b} right", AGREEMENT_LEVELS[3]]
+    text = piv.map(lambda v: "" if v != v else names[int(v)])
+    fig = go.Figure(go.Heatmap(
+        z=piv.to_numpy(), x=[str(c) for c in piv.columns], y=[str(r) for r in piv.index], zmin=-0.5, zmax=3.5,
+        colorscale=scale, text=text.to_numpy(), hovertemplate="config %{y}, sample %{x}: %{text}<extra></extra>",
+        colorbar={"tickvals": [0, 1, 2, 3], "ticktext": names, "title": ""}, xgap=1, ygap=1))
+    fig.update_layout(height=height or max(260, 18 * len(piv) + 120), template="plotly_white", font={"size": 13},
+                      margin={"l": 120, "r": 20, "t": 20, "b": 60})
+    fig.update_xaxes(title_text="Sample", type="category")
+    fig.update_yaxes(title_text="Configuration", type="category", autorange="reversed")
+    return fig
+
+
+def progress_accuracy(done: int, correct: int) -> str:
+    """'12 / 20 correct (60.0 %)' — text for live widgets."""
+    if not done:
+        return "no answers yet"
+    return f"{correct} / {done} correct ({100 * correct / done:.1f} %)"

@@ -1,0 +1,298 @@
+"""The results view and plain queries over it: which factor columns exist, their levels, filters, drill-down
+rows and the run overview. Every other analysis module builds its SQL on these helpers."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.errors import UserError
+from core.tasks import group_by
+
+VIEW = "v_results"
+
+# Factor columns we know how to group by, in display order (declared by each task in core/tasks/<task>/factors.py).
+# Only those present in the view are used.
+SETOPS_FACTORS = group_by()["setops"]
+QUANTIFIER_FACTORS = group_by()["quantifiers"]
+RUN_FACTORS = ("model", "task", "name", "run_id")
+ALL_FACTORS = RUN_FACTORS + SETOPS_FACTORS + QUANTIFIER_FACTORS
+
+# Columns a drill-down may show (beyond factors).
+DETAIL_COLUMNS = (
+    "run_id", "idx", "config_id", "sample", "prompt", "truth", "response", "parsed", "followed", "correct",
+    "jaccard", "precision", "recall", "truth_len", "answer_len", "made_up", "empty_truth", "pred", "error",
+    "latency_ms", "tokens_in", "tokens_out", "cost_usd", "set_a", "set_b",
+)
+
+LABELS = {
+    "operation": "Operation", "size_a": "|A|", "size_b": "|B|", "members": "Token type", "length": "Token length",
+    "decile": "Frequency decile", "decile_mode": "Decile mode", "condition": "Deceptive condition",
+    "hypernym_a": "Hypernym A", "hypernym_b": "Hypernym B", "swap_count": "Swapped members", "overlap": "Overlap",
+    "phrasing": "Phrasing", "approach": "Prompting approach", "shots": "k (shots)", "model": "Model", "task": "Task",
+    "name": "Run name", "run_id": "Run", "quantifier": "Quantifier", "object": "Object", "noun_group": "Noun group",
+    "total": "Total", "count_large": "# large", "count_small": "# small", "predicate": "Predicate",
+    "template": "Template", "label": "Gold label", "series": "Series",
+}
+
+
+def label(column: str) -> str:
+    """Readable axis / legend label of a column."""
+    return LABELS.get(column, column.replace("_", " ").capitalize())
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# SQL helpers: identifiers only from the view's own column list; values always as parameters.
+
+def _quote(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+_COLUMN_CACHE: "OrderedDict[tuple[int, str], tuple[Any, tuple[str, ...]]]" = OrderedDict()
+
+
+def _columns_of(con, table: str) -> tuple[str, ...]:
+    """Column names of a table / view (cached per open connection: the catalogue query costs ~50 ms)."""
+    key = (id(con), table)
+    hit = _COLUMN_CACHE.get(key)
+    if hit is not None and hit[0] is con:
+        return hit[1]
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
+        "ORDER BY ordinal_position", [table]).fetchall()
+    cols = tuple(r[0] for r in rows)
+    _COLUMN_CACHE[key] = (con, cols)  # holding `con` keeps id(con) from being reused while cached
+    while len(_COLUMN_CACHE) > 64:
+        _COLUMN_CACHE.popitem(last=False)
+    return cols
+
+
+def view_columns(con, view: str = VIEW) -> tuple[str, ...]:
+    return _columns_of(con, view)
+
+
+_CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "finish_reason"}
+
+
+def _src(con, view: str = VIEW) -> str:
+    """FROM-clause relation for aggregations. Over the store, the same rows as ``v_results`` minus the call columns
+    (response, latency, tokens, cost): skipping the LEFT JOIN on the call cache halves the time of a violin or
+    error table on a million rows. Falls back to the view itself for anything that is not the store's schema."""
+    if view != VIEW:
+        return view
+    items, results, runs = (_columns_of(con, t) for t in ("items", "results", "runs"))
+    if not items or not results or not runs:
+        return view
+    sel = []
+    for c in view_columns(con, view):
+        q = _quote(c)
+        if c in items:
+            sel.append(f"i.{q}")
+        elif c in _CALL_ONLY:
+            continue
+        elif c in results:
+            sel.append(f"r.{q}")
+        elif c in ("model", "task", "name", "base_url", "source"):
+            sel.append(f"ru.{q}")
+        elif c == "run_status":
+            sel.append("ru.status AS run_status")
+        else:
+            return view  # a column we cannot place: use the view as it is
+    return (f"(SELECT {', '.join(sel)} FROM items i JOIN runs ru ON ru.run_id = i.run_id "
+            "LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx) AS v")
+
+
+def _check_column(con, column: str, view: str = VIEW) -> str:
+    if column not in view_columns(con, view):
+        raise UserError(f"unknown column {column!r}")
+    return _quote(column)
+
+
+def _where(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence[Any]] | None,
+           answered: bool = True, view: str = VIEW) -> tuple[str, list]:
+    """WHERE clause selecting runs, filters (column IN values; None matches NULL) and answered rows."""
+    parts: list[str] = []
+    params: list = []
+    if run_ids is not None:
+        run_ids = list(run_ids)
+        if not run_ids:
+            return "WHERE FALSE", []
+        parts.append(f"run_id IN ({', '.join('?' * len(run_ids))})")
+        params.extend(run_ids)
+    cols = set(view_columns(con, view))
+    for col, values in (filters or {}).items():
+        if col not in cols:
+            raise UserError(f"unknown filter column {col!r}")
+        values = list(values) if isinstance(values, (list, tuple, set)) else [values]
+        if not values:
+            continue
+        non_null = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        sub = []
+        if non_null:
+            # compare as text so "4" from a URL matches the integer 4
+            sub.append(f"CAST({_quote(col)} AS VARCHAR) IN ({', '.join('?' * len(non_null))})")
+            params.extend(str(v) for v in non_null)
+        if len(non_null) < len(values):
+            sub.append(f"{_quote(col)} IS NULL")
+        parts.append("(" + " OR ".join(sub) + ")")
+    if answered:
+        parts.append("correct IS NOT NULL")
+    return ("WHERE " + " AND ".join(parts)) if parts else "", params
+
+
+def change_token(con, view: str = VIEW) -> str:
+    """Fingerprint of the stored results (row counts); changes when rows are added, answered or deleted."""
+    row = con.execute(f"SELECT count(*), count(correct), count(DISTINCT run_id) FROM {view}").fetchone()
+    return "-".join(str(x) for x in row)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# factors
+
+def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, varying: bool = False) -> list[str]:
+    """Known factor columns with at least one non-null value (``varying``: at least two distinct values)."""
+    present = [c for c in ALL_FACTORS if c in view_columns(con, view)]
+    if not present:
+        return []
+    where, params = _where(con, run_ids, None, answered=False, view=view)
+    # min/max/count are much cheaper than count(DISTINCT …) on a million rows
+    exprs = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM "
+                      f"max({_quote(c)})" for c in present)
+    row = con.execute(f"SELECT count(*), {exprs} FROM {_src(con, view)} {where}", params).fetchone()
+    total, out = row[0], []
+    for i, c in enumerate(present):
+        n_non_null, differs = row[1 + 2 * i], row[2 + 2 * i]
+        if not n_non_null:
+            continue
+        if varying and not (differs or n_non_null < total):
+            continue
+        out.append(c)
+    return out
+
+
+def factor_levels(con, run_ids: Sequence[str] | None, column: str, view: str = VIEW) -> list:
+    col = _check_column(con, column, view)
+    where, params = _where(con, run_ids, None, answered=False, view=view)
+    rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {_src(con, view)} {where} ORDER BY lv NULLS LAST",
+                       params).fetchall()
+    return [r[0] for r in rows]
+
+
+def _isnan(v) -> bool:
+    try:
+        return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)) or v is pd.NA
+    except TypeError:
+        return False
+
+
+def _norm(v):
+    if _isnan(v):
+        return None
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)) and float(v).is_integer():
+        return int(v)
+    return v
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# drill-down (A5)
+
+def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence] | None = None,
+              correct: bool | None = None, config_id: str | None = None, limit: int = 200, offset: int = 0,
+              view: str = VIEW) -> pd.DataFrame:
+    """Individual items of a slice with prompt, raw response, parsed answer and score."""
+    f = dict(filters or {})
+    if config_id:
+        f["config_id"] = [config_id]
+    where, params = _where(con, run_ids, f, answered=False, view=view)
+    extra = []
+    if correct is not None:
+        extra.append("correct = ?")
+        params.append(bool(correct))
+    if extra:
+        where = (where + " AND " if where else "WHERE ") + " AND ".join(extra)
+    have = view_columns(con, view)
+    facs = [c for c in ALL_FACTORS if c in have and c not in ("run_id", "task", "name")]
+    cols = list(dict.fromkeys([*(c for c in DETAIL_COLUMNS if c in have),
+                               *facs]))
+    src = _src(con, view)
+    calls = _columns_of(con, "calls")
+    if src != view and "cache_key" in have and calls:
+        # pick the page of items first, then fetch only their calls (not a join over every call)
+        call_cols = [c for c in cols if c in _CALL_ONLY and c in calls]
+        item_cols = [c for c in cols if c not in _CALL_ONLY]
+        sel_p = ", ".join(f"p.{_quote(c)}" for c in item_cols)
+        sel_c = "".join(f", c.{_quote(c)}" for c in call_cols)
+        sql = (f"WITH p AS (SELECT {', '.join(_quote(c) for c in dict.fromkeys([*item_cols, 'cache_key']))} "
+               f"FROM {src} {where} ORDER BY run_id, idx LIMIT ? OFFSET ?) "
+               f"SELECT {sel_p}{sel_c} FROM p LEFT JOIN calls c ON c.cache_key = p.cache_key ORDER BY p.run_id, p.idx")
+        out = con.execute(sql, params + [int(limit), int(offset)]).df()
+        return out[[c for c in cols if c in out.columns]]
+    sel = ", ".join(_quote(c) for c in cols)
+    sql = f"SELECT {sel} FROM {view} {where} ORDER BY run_id, idx LIMIT ? OFFSET ?"
+    return con.execute(sql, params + [int(limit), int(offset)]).df()
+
+
+def item_detail(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One drill-down row (a dict or a DataFrame row) as display text for the prompt / response / answer panel.
+
+    Missing values (None, NaN, pd.NA — what a DataFrame row holds for NULL columns, and NaN is truthy) are never
+    shown as "nan": a failed call says so with its error, an answer with no set says the instruction was not
+    followed, and an unanswered item is "not scored"."""
+    def get(key):
+        v = row.get(key) if hasattr(row, "get") else None
+        return None if _isnan(v) else v
+
+    error, response, parsed, correct = get("error"), get("response"), get("parsed"), get("correct")
+    followed = get("followed")
+    if response is not None:
+        response_text = str(response)
+    elif error is not None:
+        response_text = f"(no response: the call failed — {error})"
+    else:
+        response_text = "(no response yet)"
+    if parsed is not None:
+        parsed_text = str(parsed)
+    elif response is not None and followed is not None and not bool(followed):
+        parsed_text = "(no answer found: did not follow the instruction)"
+    else:
+        parsed_text = "(none)"
+    if correct is None:
+        correct_text = "not scored (the call failed)" if error is not None else "not scored (not answered yet)"
+    else:
+        correct_text = "yes" if bool(correct) else "no"
+    idx = get("idx")
+    return {"run_id": get("run_id"), "idx": None if idx is None else int(idx), "prompt": str(get("prompt") or ""),
+            "response": response_text, "parsed": parsed_text, "truth": "(none)" if get("truth") is None
+            else str(get("truth")), "correct": correct_text, "error": None if error is None else str(error)}
+
+
+def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW) -> pd.DataFrame:
+    """Per run: model, items, answered, failed (calls that ended in an error: not in the accuracy), correct,
+    accuracy (over the answered items), cost — the headline numbers."""
+    where, params = _where(con, run_ids, None, answered=False, view=view)
+    failed = "count(*) FILTER (WHERE correct IS NULL AND error IS NOT NULL)" if "error" in view_columns(con, view) \
+        else "0"
+    sql = (f"SELECT run_id, any_value(model) AS model, any_value(task) AS task, count(*) AS items, "
+           f"count(correct) AS answered, {failed} AS failed, sum(CAST(correct AS INTEGER)) AS n_correct, "
+           f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy, count(DISTINCT config_id) AS configs, "
+           f"sum(cost_usd) AS cost_usd FROM {view} {where} GROUP BY run_id ORDER BY run_id")
+    return con.execute(sql, params).df()
+
+
+def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:
+    """Parse ["col=v1,v2", …] (URL / CLI form) into a filters dict; ignores malformed entries."""
+    out: dict[str, list[str]] = {}
+    for p in pairs:
+        if "=" not in p:
+            continue
+        k, v = p.split("=", 1)
+        k = k.strip()
+        if k and v:
+            out.setdefault(k, []).extend(x for x in v.split(",") if x != "")
+    return out

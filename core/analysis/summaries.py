@@ -1,0 +1,151 @@
+"""Per-configuration accuracy and its summaries: violin data, group statistics, Wilson intervals and the
+robustness profile (spread and eta-squared per factor, a robustness score per model)."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src, _where, factor_columns
+
+# --------------------------------------------------------------------------------------------------------------------
+# per-config accuracy (violins)
+
+def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
+                    filters: Mapping[str, Sequence] | None = None, view: str = VIEW) -> pd.DataFrame:
+    """One row per (run_id, config_id, *by): n answered, n_correct, accuracy in percent (0–100)."""
+    by = [c for c in dict.fromkeys(by) if c and c not in ("run_id", "config_id")]
+    cols = [_check_column(con, c, view) for c in by]
+    where, params = _where(con, run_ids, filters, view=view)
+    sel = ", ".join(["run_id", "config_id", *cols])
+    sql = (f"SELECT {sel}, count(*) AS n, sum(CAST(correct AS INTEGER)) AS n_correct, "
+           f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {_src(con, view)} {where} GROUP BY {sel} "
+           f"ORDER BY {sel}")
+    return con.execute(sql, params).df()
+
+
+def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """mean / std / min / max of per-config accuracy and N configs per group, computed by DuckDB over ``points``."""
+    import duckdb
+
+    by = [c for c in dict.fromkeys(by) if c]
+    if points.empty:
+        return pd.DataFrame(columns=[*by, "mean", "std", "min", "max", "N", "items"])
+    cols = ", ".join(_quote(c) for c in by)
+    grp = f"GROUP BY {cols} ORDER BY {cols}" if by else ""
+    sel = f"{cols}, " if by else ""
+    sql = (f"SELECT {sel}avg(accuracy) AS mean, stddev_samp(accuracy) AS std, min(accuracy) AS min, "
+           f"max(accuracy) AS max, count(*) AS N, sum(n) AS items FROM points {grp}")
+    local = duckdb.connect()
+    try:
+        local.register("points", points)
+        return local.execute(sql).df()
+    finally:
+        local.close()
+
+
+def violin_data(con, run_ids: Sequence[str] | None, x: str = "operation", color: str | None = None,
+                filters: Mapping[str, Sequence] | None = None, view: str = VIEW) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Points (one per run × config, with x and color columns) and the per-group summary (mean/std/min/max/N)."""
+    by = [c for c in (x, color) if c]
+    points = config_accuracy(con, run_ids, by, filters, view)
+    return points, group_summary(points, by)
+
+
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for k successes out of n, in percent. (nan, nan) when n == 0."""
+    from scipy.special import ndtri  # normal quantile; much lighter to import than scipy.stats
+
+    if n <= 0:
+        return (math.nan, math.nan)
+    z = float(ndtri(0.5 + confidence / 2))
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (100 * max(0.0, centre - half), 100 * min(1.0, centre + half))
+
+
+def config_interval(con, run_id: str, config_id: str, confidence: float = 0.95, view: str = VIEW) -> dict:
+    """Accuracy of one configuration with its Wilson interval (percent)."""
+    n, k = con.execute(
+        f"SELECT count(*), coalesce(sum(CAST(correct AS INTEGER)), 0) FROM {_src(con, view)} "
+        "WHERE run_id = ? AND config_id = ? AND correct IS NOT NULL", [run_id, config_id]).fetchone()
+    lo, hi = wilson_interval(int(k), int(n), confidence)
+    return {"run_id": run_id, "config_id": config_id, "n": int(n), "n_correct": int(k),
+            "accuracy": (100.0 * k / n) if n else math.nan, "low": lo, "high": hi, "confidence": confidence}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# robustness (A7)
+
+def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None = None,
+               filters: Mapping[str, Sequence] | None = None, view: str = VIEW
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per model and factor: levels, spread of level means (max − min, accuracy points), eta² (share of the variance
+    of per-config accuracy explained by the factor, one-way ANOVA) and its F-test p-value; plus a per-model table:
+    configs, mean, robustness score = std of per-config accuracy (lower = more robust), min, max."""
+    from scipy.special import fdtrc  # survival function of the F distribution
+
+    if factors is None:
+        factors = [c for c in factor_columns(con, run_ids, view, varying=True) if c not in RUN_FACTORS]
+    factors = [c for c in factors if c not in ("model", "run_id", "config_id")]
+    qf = [_check_column(con, c, view) for c in factors]
+    where, params = _where(con, run_ids, filters, view=view)
+    import duckdb
+
+    any_cols = "".join(f", any_value({q}) AS {q}" for q in qf)
+    cfg_df = con.execute(
+        f"SELECT model, run_id, config_id{any_cols}, 100.0 * avg(CAST(correct AS INTEGER)) AS acc "
+        f"FROM {_src(con, view)} {where} GROUP BY model, run_id, config_id", params).df()
+    empty = pd.DataFrame(columns=["model", "factor", "levels", "spread", "eta_squared", "p_value",
+                                  "best_level", "worst_level"])
+    local = duckdb.connect()
+    try:
+        local.register("cfg", cfg_df)
+        per_model = local.execute(
+            "SELECT model, count(*) AS configs, avg(acc) AS mean, stddev_samp(acc) AS score, "
+            "min(acc) AS min, max(acc) AS max FROM cfg GROUP BY model ORDER BY score NULLS LAST, model").df()
+        if not factors or cfg_df.empty:
+            return empty, per_model
+        unions = [f"SELECT model, '{f}' AS factor, coalesce(CAST({q} AS VARCHAR), '(none)') AS level, acc FROM cfg"
+                  for f, q in zip(factors, qf)]
+        sql = f"""
+            WITH long AS ({' UNION ALL '.join(unions)}),
+            g AS (SELECT model, factor, avg(acc) AS gm, sum(acc * acc) - count(*) * avg(acc) * avg(acc) AS sst,
+                         count(*) AS n FROM long GROUP BY model, factor),
+            lv AS (SELECT model, factor, level, avg(acc) AS m, count(*) AS k FROM long GROUP BY model, factor, level)
+            SELECT lv.model, lv.factor, count(*) AS levels, max(m) - min(m) AS spread,
+                   sum(k * (m - gm) * (m - gm)) AS ssb, any_value(sst) AS sst, any_value(g.n) AS n,
+                   arg_max(level, m) AS best_level, arg_min(level, m) AS worst_level
+            FROM lv JOIN g ON lv.model = g.model AND lv.factor = g.factor
+            GROUP BY lv.model, lv.factor HAVING count(*) > 1
+            ORDER BY lv.model, spread DESC"""
+        res = local.execute(sql).df()
+    finally:
+        local.close()
+    if res.empty:
+        return empty, per_model
+    sst = res["sst"].clip(lower=0)
+    res["eta_squared"] = np.where(sst > 1e-9, res["ssb"] / sst.where(sst > 1e-9, 1), np.nan)
+    dfb = res["levels"] - 1
+    dfw = res["n"] - res["levels"]
+    ssw = (sst - res["ssb"]).clip(lower=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fstat = (res["ssb"] / dfb) / (ssw / dfw)
+    p = []
+    for fv, a, b, w in zip(fstat, dfb, dfw, ssw):
+        if b <= 0 or not np.isfinite(fv):
+            p.append(0.0 if (b > 0 and w <= 1e-12 and np.isinf(fv)) else np.nan)
+        else:
+            p.append(float(fdtrc(a, b, fv)))
+    res["p_value"] = p
+    # every level has the same mean: no best or worst level (arg_max / arg_min would name an arbitrary one for both)
+    tie = res["spread"].abs() <= 1e-9
+    res["best_level"] = res["best_level"].astype(object).where(~tie, "(all equal)")
+    res["worst_level"] = res["worst_level"].astype(object).where(~tie, "(all equal)")
+    return res[["model", "factor", "levels", "spread", "eta_squared", "p_value", "best_level", "worst_level"]], \
+        per_model

@@ -1,0 +1,94 @@
+"""`python -m core …` — one entry point, subcommands live in core/commands/.
+
+Each module in COMMANDS defines ``register(subparsers)`` which adds its sub-parser and sets
+``func`` (a callable taking the parsed args and returning an exit code). Modules are imported
+lazily so that e.g. ``generate`` never pays for importing llama.cpp or torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import os
+import sys
+
+from core.errors import UserError
+
+# name -> module that registers it.  One module per command (or command group).
+COMMANDS = {
+    "generate": "core.cli.commands.generate",
+    "run": "core.cli.commands.run",
+    "export": "core.cli.commands.export",
+    "import": "core.cli.commands.import_",
+    "serve-local": "core.cli.commands.serve_local",
+    "embeddings": "core.cli.commands.embeddings",
+    "build-hyponyms": "core.cli.commands.build_hyponyms",
+}
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description="SetLexSem Studio command line")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Only import the module of the command actually asked for (fast start, fewer deps).
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, module in COMMANDS.items():
+        if wanted is not None and name != wanted:
+            sub.add_parser(name, help=f"(see python -m core {name} --help)")
+            continue
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("core."):
+                continue  # command not built yet
+            raise
+        mod.register(sub)
+    return parser
+
+
+_STDERR = None   # stderr as it was when the command started (see error_line)
+
+
+def error_line(text: str) -> None:
+    """Print one line to the stderr the command started with.
+
+    llama-cpp-python silences fds 1 and 2 (and swaps ``sys.stderr``) while it loads a model, in whatever thread
+    loads it; an error or "interrupted" line printed by the main thread at that moment would vanish. A duplicate of
+    the original descriptor keeps such lines visible."""
+    stream = _STDERR or sys.stderr
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _open_stderr():
+    stream = sys.stderr
+    try:
+        fd = os.dup(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):   # e.g. a test's capture object
+        return stream, False
+    return os.fdopen(fd, "w", encoding=getattr(stream, "encoding", None) or "utf-8", errors="replace"), True
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _STDERR
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    _STDERR, owned = _open_stderr()
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        error_line(f"error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        return 130
+    finally:
+        if owned:
+            _STDERR.close()
+        _STDERR = None

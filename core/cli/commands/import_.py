@@ -1,0 +1,29 @@
+"""`python -m core import --db PATH FILE` — import our own exports or SetLexSem reference result CSVs as a run."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "import", help="import a result file (our export, or a SetLexSem reference CSV) as a run",
+        description="Reads CSV / Parquet / JSONL exports of this tool, and result CSVs of the SetLexSem reference "
+                    "code (op_name, prompt, ground_truth, result_obj, llm_vs_gt, set_A, set_B …; hyperparameters "
+                    "from paths like numbers/union/baseline/formal_language_K-0_N-None_MA-4_MB-4_L-2_S-292.csv). "
+                    "An unreadable file changes nothing.")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    p.add_argument("--name", default=None, help="a label for the imported run")
+    p.add_argument("file", help="the file to import")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from core.store.io import import_results
+
+    run_id, n = import_results(args.db, args.file, name=args.name)
+    if n == 0:
+        print(f"{args.file} was already imported as run {run_id}")
+    else:
+        print(f"imported {n} rows from {args.file} as run {run_id}")
+    return 0

@@ -1,0 +1,163 @@
+"""`python -m core run --config CFG.yaml --model MODEL …` — run a batch with a progress bar (resumes by default)."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import urllib.request
+from urllib.parse import urlsplit
+
+from core.config import RunOptions, read_run_spec
+from core.errors import UserError
+from core.models.providers import PROVIDERS
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run", help="run a config against a model (cached, concurrent, resumable)",
+        description="Run every item of a task config against a model and store calls and scored results in DuckDB. "
+                    "Running the same (config, model, params, base URL) again resumes it: finished items are "
+                    "skipped, failed ones retried. Identical prompts already answered are served from the cache.")
+    p.add_argument("--config", required=True, help="task config YAML (setops or quantifiers)")
+    p.add_argument("--model", default=None, help="model spec, e.g. local/smollm2 (default), reference/solver, "
+                   "openai/gpt-4o-mini, anthropic/claude-haiku-4-5, openai-compatible/NAME")
+    p.add_argument("--base-url", default=None, help="endpoint of an openai-compatible server, e.g. http://host:8000/v1")
+    p.add_argument("--concurrency", type=int, default=None, help="calls in flight (default per provider: " + ", ".join(
+        f"{p.provider} {p.default_concurrency}" for p in PROVIDERS.values()) + ")")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    p.add_argument("--fresh", action="store_true", help="new draws: ignore the cache and start a new run")
+    p.add_argument("--limit", type=int, default=None, help="only the first N items (N >= 1)")
+    p.add_argument("--name", default=None, help="a label for the run")
+    p.add_argument("--rpm", type=float, default=None, help="requests per minute limit (default: none)")
+    p.add_argument("--tpm", type=float, default=None, help="tokens per minute limit (default: none)")
+    p.add_argument("--max-attempts", type=int, default=6, help="attempts per call before it is recorded as failed (default 6)")
+    p.add_argument("--timeout", type=float, default=120.0, help="per-call timeout in seconds (default 120)")
+    p.add_argument("--temperature", type=float, default=None, help="sampling temperature, 0–2 (default 0.25)")
+    p.add_argument("--top-p", type=float, default=None, help="nucleus sampling, 0–1 (default 0.25)")
+    p.add_argument("--top-k", type=int, default=None, help="top-k sampling (default 20; not sent to OpenAI)")
+    p.add_argument("--max-tokens", type=int, default=None, help="reply length limit in tokens (default 512)")
+    p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
+    p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=main)
+
+
+def _unreachable(base_url: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at ``base_url`` (DNS or TCP connect), or None when something listens (or a proxy is
+    in the way: then only a real request can tell)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname
+    if not host or urllib.request.getproxies().get(parts.scheme) and not urllib.request.proxy_bypass(host):
+        return None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except socket.gaierror:
+        return f"unknown host {host!r}"
+    except TimeoutError:
+        return f"no answer from {host}:{port} within {timeout:g} s"
+    except OSError as exc:
+        return f"{host}:{port}: {(exc.strerror or str(exc)).lower()}"
+
+
+def _first_error(db_path, run_id: str) -> str | None:
+    """The commonest error among a run's failed items (what to fix before retrying)."""
+    from core import store
+
+    try:
+        with store.connect(db_path) as con:
+            row = con.execute("SELECT error, count(*) AS n FROM results WHERE run_id = ? AND error IS NOT NULL "
+                              "GROUP BY error ORDER BY n DESC, error LIMIT 1", [run_id]).fetchall()
+    except UserError:
+        return None
+    return row[0][0] if row else None
+
+
+def main(args: argparse.Namespace) -> int:
+    from core import runner
+    from core.cli import error_line
+    from core.models import DEFAULT_MODEL
+    from core.models.registry import check_base_url, parse_spec
+
+    RunOptions(concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts,
+               call_timeout=args.timeout, limit=args.limit).checked(flags=True)
+    spec = read_run_spec(args.config, model=args.model, base_url=args.base_url,
+                         params={n: getattr(args, n) for n in ("temperature", "top_p", "top_k", "max_tokens", "seed")})
+    config, params = spec.config_dict(), spec.params
+    model = spec.model or DEFAULT_MODEL
+    base_url = spec.base_url
+    provider = parse_spec(model)[0]
+    if base_url and provider in ("local", "reference"):
+        raise UserError(f"--base-url does not apply to {model} (it runs in this process); it is for "
+                        "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
+    if base_url:
+        check_base_url(base_url)
+
+    if args.estimate:
+        est = runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db, fresh=args.fresh,
+                              limit=args.limit)
+        cost = "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+        print(f"{est.run_id}: {est.n_items} items, {est.n_cached} cached/done, {est.n_calls} calls to make, "
+              f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}")
+        return 0
+
+    bar = None
+
+    def on_progress(p) -> None:
+        nonlocal bar
+        if args.no_progress:
+            return
+        if bar is None:  # created on the first report, i.e. after the run was validated and started
+            from tqdm import tqdm
+
+            bar = tqdm(total=p.total, unit="item", dynamic_ncols=True, file=sys.stderr, mininterval=0.2)
+        if bar.total != p.total:
+            bar.total = p.total
+        bar.n = p.done + p.failed
+        acc = "-" if p.accuracy is None else f"{p.accuracy:.3f}"
+        bar.set_postfix_str(f"cached={p.cached} failed={p.failed} acc={acc} cost=${p.cost_usd:.4f}", refresh=False)
+        bar.refresh()
+
+    if base_url:
+        why = _unreachable(base_url)
+        # a down server only matters when there is something to ask it (cached / finished runs need no call)
+        if why and runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db,
+                                   fresh=args.fresh, limit=args.limit).n_calls:
+            raise UserError(f"cannot reach {base_url}: {why} (is the server running? the embedded model serves "
+                            "with: python -m core serve-local --port 8080)")
+
+    handle = runner.start_run(config, model, params=params, base_url=base_url, db_path=args.db,
+                              concurrency=args.concurrency, fresh=args.fresh, name=args.name, limit=args.limit,
+                              rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts, call_timeout=args.timeout,
+                              on_progress=on_progress, source="cli")
+    try:
+        while not handle.done:
+            handle.wait(0.2)
+    except KeyboardInterrupt:   # Ctrl-C: no new calls; finished ones are durable and kept
+        handle.cancel()
+        handle.wait()
+        if bar is not None:
+            bar.close()
+        p = handle.progress()
+        again = "the same command without --fresh" if args.fresh else "the same command again"
+        error_line(f"interrupted: run {p.run_id} stopped at {p.done}/{p.total} answered, every answer kept; {again} "
+                   "continues it")
+        return 130
+    finally:
+        if bar is not None:
+            bar.close()
+    progress = handle.progress()
+    acc = "-" if progress.accuracy is None else f"{progress.accuracy:.3f}"
+    print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
+          f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
+          f"accuracy {acc}, cost ${progress.cost_usd:.4f}, {progress.elapsed:.1f} s")
+    if progress.status == "error":
+        raise UserError(progress.error or "the run failed")
+    if progress.failed:
+        error = _first_error(args.db, progress.run_id)
+        because = f" (e.g. {error})" if error else ""
+        print(f"{progress.failed} item(s) failed{because}; run the same command again to retry them", file=sys.stderr)
+        return 1
+    return 0

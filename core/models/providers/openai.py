@@ -1,0 +1,156 @@
+"""OpenAI via the official SDK.
+
+Spec ``openai/<model>`` (api.openai.com unless a base URL is given). Sampling parameters: temperature, top_p,
+max_tokens (sent as ``max_completion_tokens``), seed. ``top_k`` is not part of the OpenAI API and is dropped.
+Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature nor top_p, so both are dropped for them. If the
+server still rejects a sampling parameter as unsupported, it is dropped and the call is re-sent once at once
+(remembered for this model object); every drop is listed in ``Completion.dropped_params``.
+
+``openai-compatible/<model>`` (vLLM, Ollama, llama.cpp server, LM Studio…) lives in ``core.models.providers.openai_compatible``:
+it speaks the OpenAI HTTP API directly.
+
+Key: the explicit key or OPENAI_API_KEY. The SDK's own retries are off (``max_retries=0``): the runner retries.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import openai
+
+from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact
+from core.models.pricing import estimate_cost
+from core.models.providers import PROVIDERS
+from core.models.providers.sdk_common import ClientPerLoop, describe_status, map_sdk_error
+
+_REASONING = re.compile(r"^(o1|o3|o4|gpt-5)")
+_UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|does not support", re.I)
+
+
+KEY_ENV = PROVIDERS["openai"].key_env
+
+
+class OpenAIModel(BaseModel):
+    provider = "openai"
+    default_concurrency = PROVIDERS["openai"].default_concurrency
+    supported_params = ("temperature", "top_p", "max_tokens", "seed")
+
+    def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60, http_client=None):
+        super().__init__(spec, name)
+        self.base_url = base_url or None
+        self.timeout = float(timeout)
+        self.__key = api_key or os.environ.get(KEY_ENV) or None
+        self._learned_drops: set[str] = set()
+        self._clients = ClientPerLoop(self._make_client, http_client)
+
+    # -- configuration ---------------------------------------------------------------------------------------
+    @property
+    def _label(self) -> str:
+        return self.spec
+
+    def _key_for_client(self) -> str:
+        if not self.__key:
+            raise ModelError(f"{self.spec}: no API key — set {KEY_ENV} or enter a key for this session")
+        return self.__key
+
+    def validate(self) -> None:
+        self._key_for_client()
+
+    def _make_client(self, http_client):
+        kwargs = dict(api_key=self._key_for_client(), base_url=self.base_url, max_retries=0, timeout=self.timeout)
+        if http_client is not None:
+            kwargs["http_client"] = http_client
+        return openai.AsyncOpenAI(**kwargs)
+
+    def _sampling(self, p) -> tuple[dict, list[str]]:
+        body: dict = {}
+        dropped: list[str] = []
+        reasoning = bool(_REASONING.match(self.name.lower()))
+        for field in ("temperature", "top_p"):
+            value = getattr(p, field)
+            if value is None:
+                continue
+            if reasoning or field in self._learned_drops:
+                dropped.append(field)
+            else:
+                body[field] = value
+        if p.top_k is not None:
+            dropped.append("top_k")
+        body["max_completion_tokens"] = p.max_tokens
+        if p.seed is not None:
+            body["seed"] = p.seed
+        return body, dropped
+
+    # -- the call --------------------------------------------------------------------------------------------
+    async def complete(self, request: Request) -> Completion:
+        body, dropped = self._sampling(request.params)
+        try:
+            return await self._send(request, body, dropped)
+        except openai.BadRequestError as exc:
+            field = self._rejected_sampling_field(exc, body)
+            if field is None:
+                raise self._mapped(exc) from None
+            self._learned_drops.add(field)
+            body = {k: v for k, v in body.items() if k != field}
+            try:
+                return await self._send(request, body, dropped + [field])
+            except openai.OpenAIError as exc2:
+                raise self._mapped(exc2) from None
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self._mapped(exc) from None
+
+    def _mapped(self, exc):
+        err = map_sdk_error(exc, openai, label=self._label, key_env=KEY_ENV, secret=self.__key)
+        if err is None:
+            err = RetryableError(f"{self._label}: {redact(type(exc).__name__ + ': ' + str(exc), self.__key)[:300]}")
+        return err
+
+    @staticmethod
+    def _rejected_sampling_field(exc, body) -> str | None:
+        text = describe_status(exc)
+        if not _UNSUPPORTED.search(text):
+            return None
+        for field in ("temperature", "top_p"):
+            if field in body and field in text:
+                return field
+        return None
+
+    async def _send(self, request: Request, body: dict, dropped: list[str]) -> Completion:
+        client = self._clients.get()
+        started = time.perf_counter()
+        resp = await client.chat.completions.create(
+            model=self.name,
+            messages=[{"role": "user", "content": request.prompt}],
+            timeout=self.timeout,
+            **body,
+        )
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        return self._completion(resp, latency_ms, dropped)
+
+    def _completion(self, resp, latency_ms: float, dropped: list[str]) -> Completion:
+        choices = getattr(resp, "choices", None)
+        if not choices:
+            raise RetryableError(f"{self._label}: response without choices")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None) if message is not None else None
+        if not isinstance(text, str) or not text.strip():
+            raise RetryableError(f"{self._label}: empty completion (finish_reason={choice.finish_reason})")
+        usage = getattr(resp, "usage", None)
+        t_in = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        t_out = getattr(usage, "completion_tokens", None) if usage is not None else None
+        return Completion(
+            text=text,
+            tokens_in=t_in,
+            tokens_out=t_out,
+            latency_ms=latency_ms,
+            cost_usd=estimate_cost(self.spec, t_in, t_out),
+            finish_reason=choice.finish_reason,
+            dropped_params=tuple(dict.fromkeys(dropped)),
+        )
+
+    async def aclose(self) -> None:
+        await self._clients.aclose()

@@ -1,0 +1,47 @@
+"""Batch runner: config + model → calls (cached, concurrent, retried, rate-limited) → scored results in the store.
+
+Public API::
+
+    start_run(config, model, *, params=None, base_url=None, api_key=None, db_path=None, concurrency=None,
+              fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
+              source="app", on_progress=None) -> RunHandle        # background thread with its own event loop
+    run(config, model, ..., on_progress=callback) -> Progress       # blocking (the CLI); Ctrl-C cancels cleanly
+    resume_run(run_id, *, api_key=None, db_path=None) -> RunHandle  # continue a stored run exactly (Runs page)
+    estimate(config, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None) -> Estimate
+    get_handle(run_id) -> RunHandle | None ; active_runs() -> list[RunHandle]   # survive Streamlit reruns
+
+A *run* is (task config, model spec, sampling params, base_url[, limit]); its ``run_key`` is a stable hash of those.
+Running the same thing again resumes the newest run with that key (finished items are skipped, failed ones retried)
+instead of starting over; ``fresh=True`` starts a new run with a new *draw index*, which is part of every cache key,
+so every call is made anew. ``run_id = "<task>-<run_key[:10]>-d<draw>"``.
+
+How one call goes: cache lookup (bulk, once at start: identical (model, params, prompt, draw) already stored → scored
+from the stored response, no call) → wait for a concurrency slot (``concurrency`` workers; default
+``model.default_concurrency``) → rate limits (requests/tokens per minute) → ``model.complete`` under a per-call timeout
+→ on ``RetryableError`` / timeout: exponential back-off with full jitter, at least the server's Retry-After (which also
+pauses every worker), up to ``max_attempts``; ``ModelError`` fails at once → the finished call and the scored results
+of all items sharing its prompt are appended to the run's journal and fsynced (group commit) → only then the call
+counts as finished (progress, callbacks). A slot pipelines: its next call goes out while the previous record is
+being fsynced, but is not reported before it. So at most 2 × ``concurrency`` calls are ever "in flight" = sent but
+not durable (at most ``concurrency`` at the model); after a kill -9 only those can be sent again. The journal is
+merged into DuckDB every ``store.MERGE_INTERVAL`` seconds in a short transaction (see ``core/store/__init__.py`` for why
+the file is never held open).
+A failed call is recorded with its reason in ``results.error``; re-running the run retries it.
+
+Throughput (``bench/runner_throughput.py``): everything before the first call is kept short — the model's one-off
+costs (``model.prepare()``, e.g. importing aiohttp) run in a thread from ``start_run`` on; journal recovery, the done
+rows and the cache lookup share one DB transaction; a new run's item rows are inserted (and the scorer warmed up)
+while the first wave of calls is at the model, and no call is journalled before they are in. The last records and
+the final status go in one transaction, after an extra merge made as soon as the last calls are sent.
+
+Cancel stops new calls at once, abandons calls in flight, keeps every finished one.
+
+Modules: ``plan`` (run key, items, estimate, progress record) · ``handle`` (start/resume/run, the handle registry) ·
+``executor`` (calls, retries, journal, merges) · ``ratelimit`` (requests and tokens per minute).
+"""
+
+from core.runner.handle import RunHandle, active_runs, get_handle, resume_run, run, start_run
+from core.runner.plan import Estimate, Progress, estimate
+
+__all__ = ["Estimate", "Progress", "RunHandle", "active_runs", "estimate", "get_handle", "resume_run", "run",
+           "start_run"]

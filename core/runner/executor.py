@@ -1,0 +1,430 @@
+"""Executing a run: bounded concurrency, rate limits, retries with back-off, per-call timeouts, the cache, and
+durable results (fsynced journal, periodic merges into DuckDB). See core/runner/__init__.py for the design."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from typing import Iterable
+
+from core import store
+from core.errors import UserError
+from core.models.base import Completion, ModelError, Request, RetryableError, redact
+from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan
+from core.runner.ratelimit import RateLimiter
+from core.store.journal import Journal, delete_journals, merge_records, recover_into
+
+MAX_BACKOFF = 60.0             # cap of one back-off sleep (seconds), Retry-After excepted
+BASE_BACKOFF = 0.5
+PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final one always fires)
+FIRST_WAVE_HEAD_START = 0.02   # seconds the workers get to send the first calls before setup leftovers run
+
+
+class _JournalWriter:
+    """Group commit: records queued by workers are written and fsynced together; ``commit`` returns when durable."""
+
+    def __init__(self, journal: Journal, ready: asyncio.Future | None = None):
+        self.journal = journal
+        self.ready = ready    # awaited before the first append (the run's items must be in the DB first)
+        self.pending: list[tuple[dict, asyncio.Future]] = []
+        self.committed: list[dict] = []   # durable, not yet merged into DuckDB
+        self.event = asyncio.Event()
+        self.closing = False
+        self.task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def commit(self, record: dict) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.pending.append((record, fut))
+        self.event.set()
+        await asyncio.shield(fut)
+
+    async def _loop(self) -> None:
+        while True:
+            await self.event.wait()
+            self.event.clear()
+            batch, self.pending = self.pending, []
+            if batch:
+                try:
+                    if self.ready is not None:
+                        await asyncio.shield(self.ready)
+                    # in a thread: the loop keeps serving the calls in flight meanwhile (slots are pipelined, so
+                    # the fsync latency is off the critical path)
+                    await asyncio.to_thread(self.journal.append, [r for r, _ in batch])
+                except Exception as exc:  # disk full etc.: the calls are not durable → not finished
+                    for _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(exc)
+                    continue
+                self.committed.extend(r for r, _ in batch)
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_result(None)
+            if self.closing and not self.pending:
+                return
+
+    async def close(self) -> None:
+        self.closing = True
+        self.event.set()
+        await self.task
+
+
+class _Executor:
+    # ``handle`` is the run's core.runner.handle.RunHandle (not imported here: the handle module starts executors)
+    def __init__(self, plan: _Plan, model, handle, *, run_id, draw, db_path, concurrency, rpm, tpm,
+                 max_attempts, call_timeout, on_progress, fresh, api_key, preparing=None):
+        self.plan, self.model, self.handle = plan, model, handle
+        self.preparing: threading.Thread | None = preparing
+        self._items_missing: list[dict] | None = None   # the run's items, until their rows are in the DB
+        self._left: int | None = None                    # calls not yet taken by a worker
+        self._drained: asyncio.Event | None = None       # set when the last call has been taken
+        self.run_id, self.draw, self.db_path = run_id, draw, db_path
+        self.concurrency, self.max_attempts, self.call_timeout = concurrency, max_attempts, call_timeout
+        self.limiter = RateLimiter(rpm, tpm)
+        self.on_progress = on_progress
+        self.fresh = fresh
+        self._secret = api_key  # only to redact it from unexpected error messages; never stored
+        self.params_dict = plan.params.to_dict()
+        self.params_json = store.canonical_json(self.params_dict)
+        self.pause_until = 0.0
+        self._last_emit = 0.0
+        self._tasks: list[asyncio.Task] = []
+        self._commits: set[asyncio.Task] = set()
+
+    # -- thread / loop
+    def thread_main(self) -> None:
+        loop = asyncio.new_event_loop()
+        self.handle._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        except BaseException as exc:  # noqa: BLE001 — reported on the handle, never a silent death
+            msg = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc), self._secret)
+            self.handle._update(status="error", error=msg)
+            try:
+                store.set_run_status(self.db_path, self.run_id, "error", finished=True)
+            except Exception:
+                pass
+            self._emit(force=True)
+        finally:
+            try:
+                aclose = getattr(self.model, "aclose", None)
+                if callable(aclose):
+                    loop.run_until_complete(aclose())
+            except Exception:
+                pass
+            self.handle._loop = None
+            loop.close()
+            self.handle._finished.set()
+
+    def _emit(self, force: bool = False) -> None:
+        if self.on_progress is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_emit < PROGRESS_EVERY:
+            return
+        self._last_emit = now
+        try:
+            self.on_progress(self.handle.progress())
+        except Exception:
+            pass  # a broken UI callback must not kill the run
+
+    async def _insert_items_during_first_wave(self, item: dict | None) -> None:
+        """Insert the run's items if missing, and warm the scorer up (its lazy imports; scoring an empty reply is
+        pure and cheap) — in a thread, once the workers have sent the first calls, so the event loop is idle
+        waiting for the model meanwhile instead of running this before the first call."""
+        if item is not None:   # calls to make: let the workers send them first
+            await asyncio.sleep(FIRST_WAVE_HEAD_START)
+
+        def do():
+            try:
+                if item is not None:
+                    self.plan.task.score(item, "")
+            except Exception:
+                pass   # a warm-up only saves time; the real scoring reports any real problem
+            if self._items_missing is not None:
+                with store.connect(self.db_path) as con, store.transaction(con):
+                    store.insert_items(con, self.run_id, self._items_missing)
+                self._items_missing = None
+
+        await asyncio.to_thread(do)
+
+    def _key(self, prompt: str) -> str:
+        return store.cache_key(self.plan.model_spec, self.plan.base_url, self.params_dict, prompt, self.draw)
+
+    # -- scoring
+    def _result_rows(self, items: list[dict], key: str, text: str, attempts: int, cached: bool) -> list[dict]:
+        rows = []
+        at = store.now_utc()
+        for it in items:
+            row = {"run_id": self.run_id, "idx": it["idx"], "cache_key": key, "attempts": attempts,
+                   "cached": cached, "at": at, "error": None}
+            try:
+                score = self.plan.task.score(it, text)
+            except Exception as exc:  # a scoring bug must not lose the call: it stays cached, re-scored next run
+                row["error"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
+            else:
+                for k, v in score.items():
+                    if k == "parsed" and v is not None and not isinstance(v, str):
+                        v = store.canonical_json(v)
+                    row[k] = v
+            rows.append(row)
+        return rows
+
+    def _failure_rows(self, items: list[dict], key: str, reason: str, attempts: int) -> list[dict]:
+        at = store.now_utc()
+        return [{"run_id": self.run_id, "idx": it["idx"], "cache_key": None, "error": reason[:1000],
+                 "attempts": attempts, "cached": False, "at": at} for it in items]
+
+    # -- main
+    async def _main(self) -> None:
+        h = self.handle
+        loop = asyncio.get_running_loop()
+        h._on_cancel = self._cancel_tasks
+        if h.cancelled:
+            self._cancel_tasks()
+        plan = self.plan
+        items = await asyncio.to_thread(_items, plan)
+        by_idx = {it["idx"]: it for it in items}
+        keys = {it["idx"]: self._key(it["prompt"]) for it in items}
+
+        def setup():
+            with store.connect(self.db_path) as con:
+                with store.transaction(con):
+                    _, recovered = recover_into(con, self.db_path)   # journals of dead processes first
+                    out = setup_in(con)
+                delete_journals(recovered)   # only after the COMMIT
+            return out
+
+        def setup_in(con):
+            have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
+            if have < len(items):
+                self._items_missing = items   # inserted with the cached answers, or while the first calls fly
+            con.execute("UPDATE runs SET n_items = ?, status = 'running', updated_at = ? WHERE run_id = ?",
+                        [len(items), store.now_utc(), self.run_id])
+            done_rows = con.execute(
+                """SELECT r.idx, r.correct, coalesce(r.cached, false),
+                          CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
+                   FROM results r LEFT JOIN calls c USING (cache_key)
+                   WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
+            done = {r[0] for r in done_rows}
+            pending_keys = {keys[i] for i in by_idx if i not in done}
+            cached = store.lookup_calls(con, pending_keys)
+            return done_rows, done, cached
+
+        done_rows, done, cached = await asyncio.to_thread(setup)
+        if self.preparing is not None:   # the model's one-off costs (started by start_run): before the first call
+            await asyncio.to_thread(self.preparing.join)
+        prog = dict(total=len(items), done=len(done_rows), correct=sum(1 for r in done_rows if r[1]),
+                    cached=sum(1 for r in done_rows if r[2]), cost_usd=float(sum(r[3] for r in done_rows)))
+        h._update(**prog)
+        self._emit(force=True)
+
+        # answers already in the cache: score them and store in one transaction
+        groups: dict[str, list[dict]] = {}
+        for it in items:
+            if it["idx"] in done:
+                continue
+            groups.setdefault(keys[it["idx"]], []).append(it)
+        cached_rows = []
+        for key in [k for k in groups if k in cached]:
+            cached_rows += self._result_rows(groups.pop(key), key, cached[key]["response"], 0, True)
+        if cached_rows:
+            def write_cached():
+                with store.connect(self.db_path) as con, store.transaction(con):
+                    if self._items_missing is not None:
+                        store.insert_items(con, self.run_id, self._items_missing)
+                    store.write_calls_results(con, [], cached_rows)
+                    store.refresh_run_counts(con, self.run_id)
+                self._items_missing = None
+            await asyncio.to_thread(write_cached)
+            ok = [r for r in cached_rows if r.get("error") is None]
+            p = h.progress()
+            h._update(done=p.done + len(ok), cached=p.cached + len(ok),
+                      correct=p.correct + sum(1 for r in ok if r.get("correct")))
+            self._emit(force=True)
+
+        # the calls still to make. The items' rows (if missing) and the scorer's warm-up are done in a thread while
+        # the first wave of calls is at the model; no call is journalled (so none is reported or merged) before
+        # the items are in the DB, so the DB never holds results of items it does not have.
+        journal = Journal(store.journal_dir(self.db_path), self.run_id)
+        first = next(iter(groups.values()))[0] if groups else None
+        items_ready = loop.create_task(self._insert_items_during_first_wave(first))
+        writer = _JournalWriter(journal, ready=items_ready)
+        work = iter(list(groups.items()))
+        self._left, self._drained = len(groups), asyncio.Event()
+        if not groups:
+            self._drained.set()
+        stop_merging = asyncio.Event()
+        merger = loop.create_task(self._merge_loop(writer, stop_merging))
+        h._update(calls_started_at=time.time())
+        self._tasks = [loop.create_task(self._worker(work, writer)) for _ in range(min(self.concurrency, len(groups)))]
+        if h.cancelled:
+            self._cancel_tasks()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*list(self._commits), return_exceptions=True)
+        await writer.close()
+        stop_merging.set()
+        self._drained.set()   # wakes the merge loop if it still waits for the drain (cancelled, failed workers)
+        await merger
+        await items_ready   # re-raises a failed insert: the run ends with status 'error', its calls stay cached
+
+        p = h.progress()
+        status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else "incomplete")
+        # the last records and the run's final counts/status in one transaction (one DB open, not two)
+        counts = await self._merge(writer, final=True, status=status)
+        journal.close(delete=counts is not None)
+        if counts is not None:
+            h._update(done=counts["n_done"], failed=counts["n_failed"], correct=counts["n_correct"],
+                      cost_usd=float(counts["cost_usd"] or 0.0))
+        h._update(status=status, in_flight=0)
+        self._emit(force=True)
+
+    def _cancel_tasks(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+
+    async def _merge_loop(self, writer: _JournalWriter, stop: asyncio.Event) -> None:
+        """Merge every MERGE_INTERVAL seconds, and once more as soon as the last calls are sent (the loop is idle
+        while they are at the model), so the final merge after them has only their records left."""
+        drained_merged = False
+        while not stop.is_set():
+            wake = self._drained if not drained_merged else stop
+            try:
+                await asyncio.wait_for(wake.wait(), timeout=store.MERGE_INTERVAL)
+            except asyncio.TimeoutError:
+                pass
+            if self._drained.is_set():
+                drained_merged = True
+            if not stop.is_set():
+                await self._merge(writer, final=False)
+
+    async def _merge(self, writer: _JournalWriter, final: bool, status: str | None = None):
+        """Move durable journal records into DuckDB and refresh the run's counts (``final``: also set ``status`` and
+        finished_at). Returns the run's counts when nothing is left unmerged, else None."""
+        records, writer.committed = writer.committed, []
+        if not records and not final:
+            return {}
+
+        def do():
+            with store.connect(self.db_path, timeout=60.0 if final else 2.0) as con, store.transaction(con):
+                if records:
+                    merge_records(con, [dict(r) for r in records])
+                return store.refresh_run_counts(con, self.run_id, status=status, finished=final)
+
+        import duckdb
+
+        for attempt in range(5 if final else 1):
+            try:
+                return await asyncio.to_thread(do)
+            except (store.DatabaseBusy, duckdb.TransactionException, duckdb.IOException):
+                # busy file or a write conflict with another thread: the records are safe in the journal
+                await asyncio.sleep(0.2 * (attempt + 1) if final else 0)
+        writer.committed[:0] = records  # try again at the next merge (or recover_journals() later)
+        return None
+
+    async def _worker(self, work: Iterable, writer: _JournalWriter) -> None:
+        """One concurrency slot. Pipelined: while call k+1 is at the model, call k's journal record is being
+        fsynced; call k+1 is not reported before call k is durable. So per slot at most two calls are "sent but not
+        durable" (one at the model, one in the group commit) — after a kill -9 at most 2 × concurrency calls can be
+        sent again, in practice the ones at the model plus the few of the last group commit."""
+        h = self.handle
+        pending: asyncio.Task | None = None
+        try:
+            for key, items in work:
+                if h.cancelled:
+                    break
+                if self._left is not None:
+                    self._left -= 1
+                    if self._left == 0:
+                        self._drained.set()   # the last call is being sent
+                with h._lock:
+                    h._progress.in_flight += 1
+                try:
+                    record, ok, _, cost = await self._call(key, items)
+                finally:
+                    with h._lock:
+                        h._progress.in_flight -= 1
+                if pending is not None:
+                    await asyncio.shield(pending)
+                pending = asyncio.ensure_future(self._commit(writer, record, ok, cost, len(items)))
+                self._commits.add(pending)
+                pending.add_done_callback(self._commits.discard)
+            if pending is not None:
+                await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            return
+
+    async def _commit(self, writer: _JournalWriter, record: dict, ok: bool, cost, n_items: int) -> None:
+        await writer.commit(record)   # durable (fsynced) before it counts
+        h = self.handle
+        with h._lock:
+            p = h._progress
+            if ok:
+                good = [r for r in record["results"] if r.get("error") is None]
+                p.done += len(good)
+                p.failed += len(record["results"]) - len(good)
+                p.correct += sum(1 for r in good if r.get("correct"))
+                p.calls += 1
+                p.cost_usd += cost or 0.0
+            else:
+                p.failed += n_items
+        self._emit()
+
+    async def _call(self, key: str, items: list[dict]) -> tuple[dict, bool, int, float | None]:
+        """One distinct prompt: call with retries. Returns (journal record, success, attempts, cost)."""
+        item = items[0]
+        prompt = item["prompt"]
+        request = Request(prompt=prompt, params=self.plan.params, item=item, task=self.plan.task_name)
+        est_tokens = _estimate_in_tokens(prompt) + _estimate_out_tokens(item, self.plan.params)
+        reason = "not attempted"
+        for attempt in range(1, self.max_attempts + 1):
+            wait = self.pause_until - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            await self.limiter.acquire(est_tokens)
+            try:
+                async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
+                    completion: Completion = await self.model.complete(request)
+                if completion is None or completion.text is None:
+                    raise RetryableError("empty reply")
+            except (RetryableError, asyncio.TimeoutError) as exc:
+                if isinstance(exc, asyncio.TimeoutError):
+                    exc = RetryableError(f"timeout after {self.call_timeout:g} s")
+                reason = redact(str(exc), self._secret)
+                if attempt == self.max_attempts:
+                    break
+                delay = random.uniform(0, min(MAX_BACKOFF, BASE_BACKOFF * 2 ** (attempt - 1)))
+                if exc.retry_after is not None:
+                    delay = max(delay, exc.retry_after)
+                    self.pause_until = max(self.pause_until, time.monotonic() + exc.retry_after)
+                with self.handle._lock:
+                    self.handle._progress.retries += 1
+                await asyncio.sleep(delay)
+                continue
+            except ModelError as exc:
+                reason = redact(str(exc), self._secret)
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # an unexpected bug in a provider: record it, do not retry blindly
+                reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
+                break
+            else:
+                tokens_real = None
+                if completion.tokens_in is not None and completion.tokens_out is not None:
+                    tokens_real = completion.tokens_in + completion.tokens_out
+                self.limiter.settle(est_tokens, tokens_real)
+                call = {
+                    "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
+                    "params_json": self.params_json, "prompt_sha": store.sha256(prompt), "draw": self.draw,
+                    "response": completion.text, "latency_ms": completion.latency_ms,
+                    "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+                    "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
+                    "dropped_params": store.canonical_json(list(completion.dropped_params or ())),
+                    "error": None, "attempts": attempt, "at": store.now_utc(),
+                }
+                results = self._result_rows(items, key, completion.text, attempt, False)
+                return {"calls": [call], "results": results}, True, attempt, completion.cost_usd
+        return {"calls": [], "results": self._failure_rows(items, key, reason, attempt)}, False, attempt, None
+

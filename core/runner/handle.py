@@ -1,0 +1,217 @@
+"""Starting, resuming and following runs: a run executes on a background thread with its own event loop; its
+handle (progress, cancel, wait) is found again by run id across Streamlit reruns."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import threading
+import time
+from typing import Callable
+
+from core import store
+from core.config import RunOptions
+from core.errors import UserError
+from core.runner.executor import _Executor
+from core.runner.plan import Progress, _find_run, _plan
+from core.store.journal import owner_tag
+
+# ----------------------------------------------------------------------------------------------------------- handle
+
+
+_REGISTRY: dict[str, "RunHandle"] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def get_handle(run_id: str) -> "RunHandle | None":
+    with _REGISTRY_LOCK:
+        return _REGISTRY.get(run_id)
+
+
+def active_runs() -> list["RunHandle"]:
+    with _REGISTRY_LOCK:
+        return [h for h in _REGISTRY.values() if not h.done]
+
+
+class RunHandle:
+    """A run executing in a background thread. Thread-safe: progress(), cancel(), wait(), done."""
+
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        self._progress = Progress(run_id=run_id)
+        self._lock = threading.Lock()
+        self._cancel = threading.Event()
+        self._finished = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_cancel: Callable[[], None] | None = None
+
+    def progress(self) -> Progress:
+        with self._lock:
+            p = dataclasses.replace(self._progress)
+        if not p.finished:
+            p.elapsed = time.time() - p.started_at
+        return p
+
+    def _update(self, **changes) -> Progress:
+        with self._lock:
+            for k, v in changes.items():
+                setattr(self._progress, k, v)
+            self._progress.elapsed = time.time() - self._progress.started_at
+            return dataclasses.replace(self._progress)
+
+    def cancel(self) -> None:
+        """Stop making new calls now; calls in flight are abandoned, finished ones are kept."""
+        self._cancel.set()
+        loop, cb = self._loop, self._on_cancel
+        if loop is not None and cb is not None:
+            try:
+                loop.call_soon_threadsafe(cb)
+            except RuntimeError:
+                pass  # loop already closed
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def done(self) -> bool:
+        return self._finished.is_set()
+
+    def wait(self, timeout: float | None = None) -> Progress:
+        self._finished.wait(timeout)
+        return self.progress()
+
+    def __repr__(self) -> str:
+        p = self.progress()
+        return f"<RunHandle {self.run_id} {p.status} {p.done}/{p.total}>"
+
+
+# ----------------------------------------------------------------------------------------------------------- start/run
+
+
+def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, db_path=None, concurrency=None,
+              fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
+              source="app", on_progress: Callable[[Progress], None] | None = None, model_timeout: float = 60.0, _run_id: str | None = None) -> RunHandle:
+    """Validate, register the run in the DB and start it in a background thread. Returns at once.
+
+    ``model`` is a spec string (``local/smollm2``, ``openai/gpt-4o-mini``, ``openai-compatible/<name>`` …) or a
+    ready Model object. ``api_key`` goes to the model only; it is never stored. Raises ConfigError/UserError/ModelError
+    for bad input before anything starts. If the same run is already active in this process, its handle is returned.
+    """
+    if isinstance(model, str):
+        from core.models import get_model
+
+        model_obj = get_model(model, base_url=base_url, api_key=api_key, timeout=model_timeout)
+    else:
+        model_obj = model
+    validate = getattr(model_obj, "validate", None)
+    if callable(validate):
+        validate()
+    preparing = _start_prepare(model_obj)   # overlaps the model's one-off costs with planning and DB setup
+    spec = model_obj.spec
+    plan = _plan(config, spec, params, base_url, limit, name, source)
+    if concurrency is None:
+        concurrency = int(getattr(model_obj, "default_concurrency", 1) or 1)
+    RunOptions(concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts, call_timeout=call_timeout,
+               limit=limit).checked()
+
+    with store.connect(db_path) as con, store.transaction(con):
+        if _run_id is not None:   # resume_run: exactly this run (its key and draw), whatever is newer
+            rows = con.execute("SELECT run_id, draw FROM runs WHERE run_id = ? AND run_key = ?",
+                               [_run_id, plan.run_key]).fetchall()
+            if not rows:
+                raise UserError(f"run {_run_id} does not match its stored configuration; start it anew instead")
+            run_id, draw, exists = rows[0][0], int(rows[0][1]), True
+        else:
+            run_id, draw, exists = _find_run(con, plan, fresh)
+        with _REGISTRY_LOCK:
+            existing = _REGISTRY.get(run_id)
+            if existing is not None and not existing.done:
+                return existing
+        run_json = store.canonical_json({
+            "config": plan.config_dict, "model": spec, "base_url": plan.base_url, "params": plan.params.to_dict(),
+            "limit": limit, "draw": draw, "owner": owner_tag(), "concurrency": concurrency,
+            "max_attempts": max_attempts, "call_timeout": call_timeout, "rpm": rpm, "tpm": tpm,
+        })
+        if exists:
+            con.execute("UPDATE runs SET status = 'running', run_json = ?, updated_at = ? WHERE run_id = ?",
+                        [run_json, store.now_utc(), run_id])
+        else:
+            con.execute(
+                """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, task, name, config_json, run_json,
+                   model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,
+                   schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', NULL, 0, 0, 0, 0, ?, ?)""",
+                [run_id, plan.run_key, draw, store.now_utc(), store.now_utc(), plan.task_name,
+                 name or f"{plan.task_name} · {spec}", store.canonical_json(plan.config_dict), run_json, spec,
+                 plan.base_url, store.canonical_json(plan.params.to_dict()), source, store.SCHEMA_VERSION])
+
+    handle = RunHandle(run_id)
+    handle._update(status="running")
+    with _REGISTRY_LOCK:
+        _REGISTRY[run_id] = handle
+    executor = _Executor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
+                         concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts,
+                         call_timeout=call_timeout, on_progress=on_progress, fresh=fresh, api_key=api_key,
+                         preparing=preparing)
+    thread = threading.Thread(target=executor.thread_main, name=f"run-{run_id}", daemon=True)
+    handle._thread = thread
+    thread.start()
+    return handle
+
+
+def resume_run(run_id: str, *, api_key=None, db_path=None, concurrency=None, on_progress=None,
+               source: str = "app") -> RunHandle:
+    """Continue a stored run exactly as it was started (config, model, params, base URL, limit and draw, from its
+    run_json): finished items are kept, failed and missing ones are called. Raises UserError for an unknown or
+    imported run. ``api_key`` is only needed for cloud models and is never stored."""
+    row = store.get_run(db_path, run_id)
+    if row is None:
+        raise UserError(f"no run {run_id!r} in the database")
+    try:
+        spec = json.loads(row.get("run_json") or "{}")
+    except ValueError:
+        spec = {}
+    if not spec.get("config") or (row.get("source") or "").startswith("import") or not spec.get("model"):
+        raise UserError(f"run {run_id} cannot be resumed (imported, or stored without its run configuration)")
+    h = start_run(spec["config"], spec["model"], params=spec.get("params"), base_url=spec.get("base_url"),
+                  api_key=api_key, db_path=db_path, concurrency=concurrency or spec.get("concurrency"),
+                  limit=spec.get("limit"), rpm=spec.get("rpm"), tpm=spec.get("tpm"),
+                  max_attempts=spec.get("max_attempts") or 6, call_timeout=spec.get("call_timeout") or 120.0,
+                  source=source, on_progress=on_progress, _run_id=run_id)
+    return h
+
+
+def run(config: dict, model, *, on_progress: Callable[[Progress], None] | None = None, **kwargs) -> Progress:
+    """Blocking run (the CLI). Ctrl-C cancels: finished calls are kept and the run can be resumed."""
+    kwargs.setdefault("source", "cli")
+    handle = start_run(config, model, on_progress=on_progress, **kwargs)
+    try:
+        while not handle.done:
+            handle.wait(0.2)
+    except KeyboardInterrupt:
+        handle.cancel()
+        handle.wait()
+        raise
+    return handle.progress()
+
+
+# ----------------------------------------------------------------------------------------------------------- executor
+
+
+def _start_prepare(model) -> threading.Thread | None:
+    """Run ``model.prepare()`` (optional: one-off first-call costs such as importing an HTTP library) in a thread."""
+    prepare = getattr(model, "prepare", None)
+    if not callable(prepare):
+        return None
+
+    def go():
+        try:
+            prepare()
+        except Exception:
+            pass   # only a head start; the first real call reports any real problem
+
+    thread = threading.Thread(target=go, name="model-prepare", daemon=True)
+    thread.start()
+    return thread

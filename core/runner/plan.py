@@ -1,0 +1,176 @@
+"""What a run is before it runs: the validated task config, model, parameters and limit behind a stable run
+key; which stored run it continues; its items; its estimate (calls still to make, tokens, cost); its progress record."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import store
+from core.config import RunOptions, run_spec
+from core.models.params import SamplingParams
+from core.tasks.base import stable_id
+
+CHARS_PER_TOKEN = 4.0          # token estimate from prompt length (English text, BPE tokenisers)
+
+
+# ----------------------------------------------------------------------------------------------------------- data
+
+
+@dataclass
+class Progress:
+    run_id: str = ""
+    total: int = 0          # items in the run
+    done: int = 0           # items answered (this session and earlier ones), cached ones included
+    cached: int = 0         # of which answered from the cache
+    failed: int = 0         # items whose call failed for good (retried by the next run)
+    correct: int = 0
+    cost_usd: float = 0.0   # cost of the run's calls (cached answers cost nothing)
+    calls: int = 0          # model calls that succeeded in this session
+    retries: int = 0        # retried attempts in this session
+    in_flight: int = 0
+    status: str = "pending"  # pending | running | done | incomplete | cancelled | error
+    started_at: float = field(default_factory=time.time)
+    calls_started_at: float | None = None   # when the first model call was sent (after setup and cache lookup)
+    elapsed: float = 0.0
+    error: str | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.done if self.done else None
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.total - self.done - self.failed)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "incomplete", "cancelled", "error")
+
+    def to_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "accuracy": self.accuracy}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    n_items: int
+    n_cached: int        # items answered from the cache or already done in the resumed run
+    n_calls: int         # distinct calls still to make
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None   # None = unknown price (self-hosted endpoint, unknown model)
+    run_id: str = ""
+
+
+@dataclass
+class _Plan:
+    task: Any
+    task_name: str
+    cfg: Any
+    config_dict: dict
+    model_spec: str
+    base_url: str | None
+    params: SamplingParams
+    limit: int | None
+    run_key: str
+    name: str | None
+    source: str
+
+
+def _clean_base_url(base_url: str | None) -> str | None:
+    """Drop user:password@ from a URL before it is stored or hashed (credentials never reach the DB)."""
+    if not base_url:
+        return None
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url.strip())
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def _plan(config: dict, model_spec: str, params, base_url, limit, name, source) -> _Plan:
+    """Validate through core.config (the one path every entry point takes) and key the run."""
+    spec = run_spec(config)
+    cfg_dict = spec.config_dict()
+    if isinstance(params, SamplingParams):
+        sampling = params
+    else:
+        sampling = SamplingParams.from_dict({**spec.params, **(params or {})})
+    RunOptions(limit=limit).checked()
+    base_url = _clean_base_url(base_url)
+    run_key = stable_id({"config": cfg_dict, "model": model_spec, "base_url": base_url,
+                         "params": sampling.to_dict(), "limit": limit}, n=16)
+    return _Plan(spec.task_module, spec.task, spec.config, cfg_dict, model_spec, base_url, sampling, limit, run_key,
+                 name, source)
+
+
+def _items(plan: _Plan) -> list[dict]:
+    out = []
+    for it in plan.task.items(plan.cfg):
+        if plan.limit is not None and len(out) >= plan.limit:
+            break
+        out.append(it)
+    return out
+
+
+def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
+    """(run_id, draw, exists): the newest run with this key, or a new one (fresh → a never-used draw)."""
+    if not fresh:
+        row = con.execute("SELECT run_id, draw FROM runs WHERE run_key = ? ORDER BY draw DESC LIMIT 1",
+                          [plan.run_key]).fetchall()
+        if row:
+            return row[0][0], int(row[0][1]), True
+        draw = 0
+    else:
+        row = con.execute(
+            "SELECT max(draw) FROM runs WHERE model = ? AND coalesce(base_url, '') = ? AND params_json = ?",
+            [plan.model_spec, plan.base_url or "", store.canonical_json(plan.params.to_dict())]).fetchall()
+        draw = 1 + int(row[0][0]) if row and row[0][0] is not None else 1
+    return f"{plan.task_name}-{plan.run_key[:10]}-d{draw}", draw, False
+
+
+def _estimate_out_tokens(item: dict, params: SamplingParams) -> int:
+    truth = item.get("truth")
+    return int(min(params.max_tokens, len(json.dumps(truth, default=str)) / CHARS_PER_TOKEN * 1.5 + 16))
+
+
+def _estimate_in_tokens(prompt: str) -> int:
+    return int(len(prompt) / CHARS_PER_TOKEN) + 1
+
+
+# ----------------------------------------------------------------------------------------------------------- estimate
+
+
+def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None) -> Estimate:
+    """Counts, tokens and cost of running ``config`` on ``model`` now (cached calls and finished items subtracted)."""
+    spec = model if isinstance(model, str) else model.spec
+    plan = _plan(config, spec, params, base_url, limit, None, "estimate")
+    items = _items(plan)
+    with store.connect(db_path) as con:
+        run_id, draw, exists = _find_run(con, plan, fresh)
+        done = set()
+        if exists:
+            done = {r[0] for r in con.execute(
+                "SELECT idx FROM results WHERE run_id = ? AND error IS NULL", [run_id]).fetchall()}
+        pending = [it for it in items if it["idx"] not in done]
+        keys = {store.cache_key(spec, plan.base_url, plan.params.to_dict(), it["prompt"], draw): it for it in pending}
+        cached = store.lookup_calls(con, keys) if not fresh else {}
+    to_call = {k: it for k, it in keys.items() if k not in cached}
+    n_cached = len(items) - sum(1 for it in pending
+                                if store.cache_key(spec, plan.base_url, plan.params.to_dict(), it["prompt"], draw)
+                                in to_call)
+    tin = sum(_estimate_in_tokens(it["prompt"]) for it in to_call.values())
+    tout = sum(_estimate_out_tokens(it, plan.params) for it in to_call.values())
+    cost = None
+    try:
+        from core.models import estimate_cost
+
+        cost = estimate_cost(spec, tin, tout)
+    except ImportError:
+        pass
+    return Estimate(len(items), n_cached, len(to_call), tin, tout, cost, run_id)

@@ -1,0 +1,79 @@
+"""The DuckDB store: one file holding runs, items, calls, results (+ the embedding cache), schema-versioned.
+
+Tables (see ``schema.py`` for the DDL and migrations)::
+
+    runs(run_id, run_key, draw, created_at, updated_at, finished_at, task, name, config_json, run_json, model,
+         base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source, schema_version)
+    items(run_id, idx, config_id, sample, seed, prompt, truth, <every setops and quantifier factor>, extra_json)
+    calls(cache_key, model, base_url, params_json, prompt_sha, draw, response, latency_ms, tokens_in, tokens_out,
+          cost_usd, finish_reason, dropped_params, error, attempts, at)          -- the response cache
+    results(run_id, idx, cache_key, parsed, followed, correct, jaccard, precision, recall, truth_len, answer_len,
+            made_up, empty_truth, pred, correct_gqg, error, attempts, cached, at)
+    embedding_cache(encoder, text_sha, text, vector FLOAT[])
+    VIEW v_results                                                                -- what the analysis queries
+
+Concurrency across processes (the design)
+-----------------------------------------
+DuckDB lets one process at a time open a file read-write, and while it is open no other process can open it at all.
+So **nobody holds a connection open**: every reader and writer (CLI runner, dashboard pages, imports) goes through
+``connect()``, a context manager that opens the file, does one short piece of work and closes it again. Opening
+retries with jittered back-off while another process holds the lock (``DB_BUSY_TIMEOUT`` seconds, then a clear
+``DatabaseBusy`` error). A CLI run and an open dashboard therefore interleave: each holds the file for milliseconds.
+
+Durability without holding the lock: the runner appends each finished call (+ the scored results of the items it
+answers) to a per-process journal file next to the DB (``<db>.journal/*.jsonl``, see ``journal.py``) and
+fsyncs it *before* the call counts as finished (progress, "done"). Every ``MERGE_INTERVAL`` seconds the journal's new
+records are merged into DuckDB in one short transaction — that is when the dashboard sees them. A kill -9 therefore
+loses no reported call: journals left by dead processes are merged by the next ``recover_journals()`` (called when a
+run starts and whenever the run list is read). Merging is idempotent (upserts keyed by cache_key / (run_id, idx)).
+
+Cache key = sha256 of (model spec, base_url, canonical params JSON, prompt, draw index). Only successful calls are
+stored in ``calls``; a call that failed for good leaves its reason in ``results.error`` and is retried by the next
+run. API keys are never passed to this module.
+
+Modules: ``db`` (file, connections, transactions) · ``schema`` (DDL, migrations, factor columns) · ``cache``
+(cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters) · ``journal`` (per-process
+fsynced journals and their recovery) · ``runs`` (run list and records) · ``io`` (export and import of result files).
+"""
+
+from core.store.cache import cache_key, canonical_json, lookup_calls, sha256
+from core.store.db import (
+                           DB_BUSY_TIMEOUT,
+                           MERGE_INTERVAL,
+                           DatabaseBusy,
+                           connect,
+                           default_db_path,
+                           journal_dir,
+                           now_utc,
+                           query_df,
+                           resolve_db_path,
+                           transaction,
+)
+from core.store.rows import (
+                           JSON_ITEM_KEYS,
+                           insert_items,
+                           item_table,
+                           refresh_run_counts,
+                           rows_table,
+                           write_calls_results,
+)
+from core.store.runs import (
+                           delete_run,
+                           get_run,
+                           list_runs,
+                           recover_journals,
+                           resolve_run_id,
+                           results_df,
+                           run_columns,
+                           run_record,
+                           set_run_status,
+)
+from core.store.schema import SCHEMA_VERSION
+
+__all__ = [
+    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "default_db_path", "resolve_db_path",
+    "journal_dir", "connect", "transaction", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
+    "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "list_runs", "get_run",
+    "run_record", "run_columns", "resolve_run_id", "delete_run", "results_df", "recover_journals", "item_table",
+    "rows_table", "JSON_ITEM_KEYS", "now_utc",
+]

@@ -1,0 +1,41 @@
+"""The response cache: a call is identified by (model, base URL, sampling parameters, prompt, draw); identical
+calls are answered from the ``calls`` table instead of the model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+import pyarrow as pa
+
+# ------------------------------------------------------------------------------------------------------ cache keys
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cache_key(model: str, base_url: str | None, params: dict, prompt: str, draw: int = 0) -> str:
+    """sha256 of (model spec, base_url, canonical params JSON, prompt, draw index)."""
+    return sha256(canonical_json([model, base_url or None, params, prompt, int(draw)]))
+
+
+def lookup_calls(con, keys: Iterable[str]) -> dict[str, dict]:
+    """Successful cached calls for the given cache keys: key -> call row (dict)."""
+    keys = sorted(set(keys))
+    if not keys:
+        return {}
+    con.register("_keys_in", pa.table({"cache_key": pa.array(keys, type=pa.string())}))
+    try:
+        cur = con.execute(
+            "SELECT c.* FROM calls c JOIN _keys_in k USING (cache_key) WHERE c.error IS NULL")
+        names = [d[0] for d in cur.description]
+        rows = cur.fetchall()
+    finally:
+        con.unregister("_keys_in")
+    return {row[0]: dict(zip(names, row)) for row in rows}

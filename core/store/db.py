@@ -1,0 +1,119 @@
+"""Opening the DuckDB file: where it lives, short-lived connections that wait while another process holds it,
+transactions. Nobody keeps a connection open (see core/store/__init__.py for why)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import duckdb
+import pandas as pd
+
+from core.errors import UserError
+from core.files import PROJECT_ROOT  # noqa: E402
+from core.store.schema import ensure_schema
+
+DB_BUSY_TIMEOUT = 30.0      # seconds we wait for another process to release the file
+MERGE_INTERVAL = 1.0        # seconds between journal → DuckDB merges during a run (dashboard lag)
+
+
+class DatabaseBusy(UserError):
+    """Another process kept the database file locked for longer than the timeout."""
+
+
+# ----------------------------------------------------------------------------------------------------------- paths
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("STUDIO_DB")
+    if env:
+        return Path(env).expanduser()
+    return PROJECT_ROOT / ".studio" / "studio.duckdb"
+
+
+def resolve_db_path(db_path: str | os.PathLike | None = None) -> Path:
+    path = Path(db_path).expanduser() if db_path else default_db_path()
+    if path.exists() and path.is_dir():
+        raise UserError(f"database path {path} is a directory, expected a file")
+    return path
+
+
+def journal_dir(db_path: str | os.PathLike | None = None) -> Path:
+    path = resolve_db_path(db_path)
+    return path.with_name(path.name + ".journal")
+
+
+# ------------------------------------------------------------------------------------------------------ connection
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    text = str(exc).lower()
+    # "unique file handle conflict … already attached": two threads of one process opening the file at the same
+    # moment race in DuckDB's instance cache; retrying succeeds (seen when a page reads while a run starts).
+    return ("lock" in text or "being used by another process" in text or "already attached" in text
+            or "file handle conflict" in text)
+
+
+@contextmanager
+def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUSY_TIMEOUT
+            ) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A short-lived read-write connection (schema ensured). Close it fast: other processes wait while it is open."""
+    path = resolve_db_path(db_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            con = duckdb.connect(str(path))
+            break
+        except duckdb.Error as exc:  # IOException (lock held by another process) and friends
+            if not _is_lock_error(exc):
+                raise UserError(f"cannot open database {path}: {str(exc).splitlines()[0]}") from None
+            if time.monotonic() >= deadline:
+                raise DatabaseBusy(f"database {path} is busy (locked by another process for {timeout:g} s)") from None
+            time.sleep(random.uniform(0, delay))
+            delay = min(delay * 2, 0.1)
+    try:
+        ensure_schema(con)
+        yield con
+    finally:
+        con.close()
+
+
+def transaction(con: duckdb.DuckDBPyConnection):
+    """``with transaction(con): ...`` — BEGIN/COMMIT, ROLLBACK on error."""
+    return _Tx(con)
+
+
+class _Tx:
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        self.con.execute("BEGIN TRANSACTION")
+        return self.con
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.con.execute("COMMIT")
+        else:
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+        return False
+
+
+def query_df(sql: str, params: Sequence[Any] = (), db_path=None) -> pd.DataFrame:
+    """Run one parameterised query on a short-lived connection and return a DataFrame (for pages/analysis)."""
+    with connect(db_path) as con:
+        return con.execute(sql, list(params)).df()
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)

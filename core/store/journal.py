@@ -1,0 +1,205 @@
+"""Per-process append-only journal: how a finished call becomes durable without holding the DuckDB lock.
+
+A runner appends one JSON line per finished call — ``{"calls": [...], "results": [...]}`` — to
+``<db>.journal/<run_id>.<pid>.<ns>.jsonl`` and fsyncs before the call is reported as finished. The runner merges new
+records into DuckDB about once a second (``store.MERGE_INTERVAL``) and deletes its journal at the end. A journal
+whose process is gone (kill -9, power loss) is merged by ``recover()``; a torn last line (killed mid-write) is
+ignored — that call was never reported, so it is simply made again. Merging is idempotent, so a crash between the DuckDB commit and the
+file deletion only causes a harmless second merge.
+
+Journals hold prompts' hashes, responses and scores — never API keys (the runner never sees them as data).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+_ACTIVE: set[str] = set()        # journal paths owned by live Journal objects of this process
+_ACTIVE_LOCK = threading.Lock()
+_NAME = re.compile(r"^(?P<run>.+)\.(?P<pid>\d+)\.(?P<ns>\d+)\.jsonl$")
+
+
+def owner_tag() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (killed, not yet reaped) is dead for our purposes
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+def owner_alive(owner: str | None) -> bool:
+    if not owner or ":" not in owner:
+        return False
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname():
+        return True  # another machine: cannot tell, assume alive
+    try:
+        return pid_alive(int(pid))
+    except ValueError:
+        return False
+
+
+def _safe(run_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", run_id)[:80]
+
+
+class Journal:
+    """Append + fsync. Not thread-safe by itself: one writer (the runner's journal task) calls ``append``."""
+
+    def __init__(self, directory: Path, run_id: str):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"{_safe(run_id)}.{os.getpid()}.{time.time_ns()}.jsonl"
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with _ACTIVE_LOCK:
+            _ACTIVE.add(str(self.path))
+
+    def append(self, records: list[dict]) -> None:
+        if not records:
+            return
+        data = "".join(json.dumps(r, ensure_ascii=False, default=_default, separators=(",", ":")) + "\n"
+                       for r in records).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+        os.fdatasync(self._fd)  # data + size; enough for an append-only file
+
+    def close(self, delete: bool) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if delete:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(str(self.path))
+
+
+def _default(obj):
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    return str(obj)
+
+
+def read_records(path: Path) -> list[dict]:
+    """All complete records of a journal; stops at the first torn/corrupt line (the crash point)."""
+    out = []
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.endswith(b"\n"):
+                break
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                break
+            if isinstance(rec, dict):
+                out.append(rec)
+    return out
+
+
+def merge_records(con, records: list[dict]) -> set[str]:
+    """Write journal records into the open connection (caller owns the transaction). Returns the run ids touched."""
+    from core.store.rows import write_calls_results
+
+    calls, results = [], []
+    for rec in records:
+        calls.extend(rec.get("calls") or [])
+        results.extend(rec.get("results") or [])
+    for row in calls + results:
+        at = row.get("at")
+        if isinstance(at, str):
+            try:
+                row["at"] = datetime.fromisoformat(at)
+            except ValueError:
+                row["at"] = None
+    write_calls_results(con, calls, results)
+    return {r["run_id"] for r in results}
+
+
+def recover(db_path=None) -> int:
+    """Merge journals of dead processes into the DB and mark their runs 'interrupted'. Returns records merged."""
+    from core.store.db import connect, transaction
+
+    with connect(db_path) as con:
+        with transaction(con):
+            merged, orphans = recover_into(con, db_path)
+        delete_journals(orphans)
+    return merged
+
+
+def orphan_journals(db_path=None) -> list[Path]:
+    """Journal files whose writer process is gone (not ours, not a live process)."""
+    from core.store.db import journal_dir
+
+    directory = journal_dir(db_path)
+    orphans: list[Path] = []
+    if directory.is_dir():
+        with _ACTIVE_LOCK:
+            active = set(_ACTIVE)
+        for path in sorted(directory.glob("*.jsonl")):
+            m = _NAME.match(path.name)
+            if not m or str(path) in active:
+                continue
+            pid = int(m.group("pid"))
+            if pid != os.getpid() and pid_alive(pid):
+                continue
+            orphans.append(path)
+    return orphans
+
+
+def recover_into(con, db_path=None) -> tuple[int, list[Path]]:
+    """``recover`` inside the caller's open transaction (the runner's setup uses its own connection). Returns
+    (records merged, journal files merged): delete those with ``delete_journals`` only after the COMMIT."""
+    from core.store.rows import refresh_run_counts
+
+    orphans = orphan_journals(db_path)
+    merged = 0
+    touched: set[str] = set()
+    merged_paths: list[Path] = []
+    for path in orphans:
+        try:
+            records = read_records(path)
+        except FileNotFoundError:
+            continue  # another process recovered it meanwhile
+        touched |= merge_records(con, records)
+        merged += len(records)
+        merged_paths.append(path)
+    stale = [
+        run_id for run_id, owner in con.execute(
+            "SELECT run_id, run_json->>'owner' FROM runs WHERE status = 'running'").fetchall()
+        if not owner_alive(owner)
+    ]
+    for run_id in sorted(touched | set(stale)):
+        status = "interrupted" if run_id in stale else None
+        refresh_run_counts(con, run_id, status=status)
+    return merged, merged_paths
+
+
+def delete_journals(paths: list[Path]) -> None:
+    for path in paths:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass

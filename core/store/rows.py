@@ -1,0 +1,174 @@
+"""Writing rows: items of a run, finished calls and their scored results (idempotent upserts), and the run's
+counters derived from them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Sequence
+
+import pyarrow as pa
+
+from core.store.cache import canonical_json
+from core.store.db import now_utc
+from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
+
+# ------------------------------------------------------------------------------------------------------ row shaping
+
+
+def _to_json(value: Any) -> str | None:
+    if value is None:
+        return None
+    return canonical_json(value)
+
+
+def _column(values: list, typ: pa.DataType) -> pa.Array:
+    if pa.types.is_string(typ):
+        return pa.array([None if v is None else (v if isinstance(v, str) else canonical_json(v)) for v in values],
+                        type=typ)
+    if pa.types.is_floating(typ):
+        out = []
+        for v in values:
+            if v is None or isinstance(v, bool):
+                out.append(None if v is None else float(v))
+            elif isinstance(v, (int, float)):
+                out.append(None if isinstance(v, float) and math.isnan(v) else float(v))
+            else:
+                try:
+                    out.append(float(v))
+                except (TypeError, ValueError):
+                    out.append(None)
+        return pa.array(out, type=typ)
+    if pa.types.is_integer(typ):
+        out = []
+        for v in values:
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                out.append(None)
+            elif isinstance(v, bool):
+                out.append(int(v))
+            elif isinstance(v, int):
+                out.append(v)
+            elif isinstance(v, float) and v.is_integer():
+                out.append(int(v))
+            else:
+                try:
+                    out.append(int(str(v)))
+                except ValueError:
+                    out.append(None)
+        return pa.array(out, type=typ)
+    if pa.types.is_boolean(typ):
+        out = []
+        for v in values:
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                out.append(None)
+            elif isinstance(v, str):
+                out.append({"true": True, "false": False, "1": True, "0": False}.get(v.strip().lower()))
+            else:
+                out.append(bool(v))
+        return pa.array(out, type=typ)
+    if pa.types.is_timestamp(typ):
+        return pa.array(values, type=typ)
+    return pa.array(values, type=typ)
+
+
+JSON_ITEM_KEYS = {"truth", "set_a", "set_b", "member_hypernyms"}
+
+
+def item_table(run_id: str, items: Iterable[dict]) -> pa.Table:
+    """Items → an Arrow table with every known factor as a typed column; unknown keys go to ``extra_json``."""
+    items = list(items)
+    known = {name for name, _ in ITEM_COLUMNS}
+    cols: dict[str, list] = {name: [] for name, _ in ITEM_COLUMNS}
+    for it in items:
+        for name, _ in ITEM_COLUMNS:
+            if name == "run_id":
+                cols[name].append(run_id)
+            elif name == "extra_json":
+                extra = {k: v for k, v in it.items() if k not in known}
+                cols[name].append(canonical_json(extra) if extra else None)
+            elif name in JSON_ITEM_KEYS:
+                cols[name].append(_to_json(it.get(name)))
+            else:
+                cols[name].append(it.get(name))
+    arrays = [_column(cols[name], typ) for name, typ in ITEM_COLUMNS]
+    return pa.Table.from_arrays(arrays, names=[name for name, _ in ITEM_COLUMNS])
+
+
+def rows_table(rows: list[dict], columns: Sequence[tuple[str, pa.DataType]]) -> pa.Table:
+    arrays = [_column([r.get(name) for r in rows], typ) for name, typ in columns]
+    return pa.Table.from_arrays(arrays, names=[name for name, _ in columns])
+
+
+def _dedupe(rows: list[dict], key) -> list[dict]:
+    seen: dict = {}
+    for r in rows:
+        seen[key(r)] = r
+    return list(seen.values())
+
+
+# ------------------------------------------------------------------------------------------------------ writes
+
+
+def insert_items(con, run_id: str, items: Iterable[dict]) -> int:
+    """Bulk-insert items (ignoring ones already stored for this run). Returns the number of rows offered."""
+    table = item_table(run_id, items)
+    if table.num_rows == 0:
+        return 0
+    con.register("_items_in", table)
+    try:
+        names = ", ".join(f'"{n}"' for n, _ in ITEM_COLUMNS)
+        con.execute(f"INSERT OR IGNORE INTO items ({names}) SELECT {names} FROM _items_in")
+    finally:
+        con.unregister("_items_in")
+    return table.num_rows
+
+
+def write_calls_results(con, calls: list[dict], results: list[dict]) -> None:
+    """Upsert successful calls and results (idempotent; a success is never replaced by an error)."""
+    calls = _dedupe([c for c in calls if c.get("error") is None], key=lambda c: c["cache_key"])
+    results = _dedupe(results, key=lambda r: (r["run_id"], int(r["idx"])))
+    if calls:
+        con.register("_calls_in", rows_table(calls, CALL_COLUMNS))
+        try:
+            names = ", ".join(f'"{n}"' for n, _ in CALL_COLUMNS)
+            con.execute(f"INSERT OR IGNORE INTO calls ({names}) SELECT {names} FROM _calls_in")
+        finally:
+            con.unregister("_calls_in")
+    if results:
+        con.register("_results_in", rows_table(results, RESULT_COLUMNS))
+        try:
+            names = ", ".join(f'"{n}"' for n, _ in RESULT_COLUMNS)
+            # a stored success (error NULL) is never overwritten by a later failure record
+            con.execute(
+                """DELETE FROM results USING _results_in n
+                    WHERE results.run_id = n.run_id AND results.idx = n.idx
+                      AND NOT (results.error IS NULL AND n.error IS NOT NULL)"""
+            )
+            con.execute(
+                f"INSERT OR IGNORE INTO results ({names}) SELECT {names} FROM _results_in"
+            )
+        finally:
+            con.unregister("_results_in")
+
+
+def refresh_run_counts(con, run_id: str, status: str | None = None, finished: bool = False) -> dict:
+    """Recompute runs.n_done/n_failed/n_cached/cost_usd from results; optionally set status."""
+    row = con.execute(
+        """SELECT count(*) FILTER (WHERE r.error IS NULL),
+                  count(*) FILTER (WHERE r.error IS NOT NULL),
+                  count(*) FILTER (WHERE r.error IS NULL AND r.cached),
+                  coalesce(sum(c.cost_usd) FILTER (WHERE NOT coalesce(r.cached, false)), 0),
+                  count(*) FILTER (WHERE r.correct)
+           FROM results r LEFT JOIN calls c USING (cache_key) WHERE r.run_id = ?""",
+        [run_id],
+    ).fetchall()[0]
+    n_done, n_failed, n_cached, cost, n_correct = row
+    sets = ["n_done = ?", "n_failed = ?", "n_cached = ?", "cost_usd = ?", "updated_at = ?"]
+    args: list = [n_done, n_failed, n_cached, cost, now_utc()]
+    if status is not None:
+        sets.append("status = ?")
+        args.append(status)
+    if finished:
+        sets.append("finished_at = ?")
+        args.append(now_utc())
+    con.execute(f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", args + [run_id])
+    return {"n_done": n_done, "n_failed": n_failed, "n_cached": n_cached, "cost_usd": cost, "n_correct": n_correct}

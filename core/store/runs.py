@@ -1,0 +1,102 @@
+"""Reading and managing runs: the run list (after merging journals of dead processes), one run's record and
+results, status changes, deletion."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from core.errors import UserError
+from core.store.db import connect, transaction
+from core.store.rows import refresh_run_counts
+
+
+def set_run_status(db_path, run_id: str, status: str, finished: bool = False) -> None:
+    with connect(db_path) as con, transaction(con):
+        refresh_run_counts(con, run_id, status=status, finished=finished)
+
+
+# ------------------------------------------------------------------------------------------------------ reads
+
+
+def run_columns() -> list[str]:
+    from core.store.schema import RUN_COLUMNS
+
+    return [n for n, _ in RUN_COLUMNS]
+
+
+def list_runs(db_path=None, *, recover: bool = True) -> pd.DataFrame:
+    """All runs, newest first (merges journals of dead processes first so killed CLI runs show up)."""
+    if recover:
+        recover_journals(db_path)
+    with connect(db_path) as con:
+        return con.execute("SELECT * FROM runs ORDER BY created_at DESC, run_id").df()
+
+
+def get_run(db_path, run_id: str) -> dict | None:
+    with connect(db_path) as con:
+        cur = con.execute("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        rows = cur.fetchall()
+        if not rows:
+            return None
+        return dict(zip([d[0] for d in cur.description], rows[0]))
+
+
+def _json_dict(text) -> dict:
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def run_record(db_path, run_id: str) -> dict | None:
+    """A run's row plus what is parsed from it: ``config`` and ``params`` (dicts; {} where absent, e.g. imported
+    runs whose file carried none) and ``imported`` (bool). Missing values are None, never NaN."""
+    row = get_run(db_path, run_id)
+    if row is None:
+        return None
+    row["config"] = _json_dict(row.get("config_json"))
+    row["params"] = _json_dict(row.get("params_json"))
+    row["imported"] = str(row.get("source") or "").startswith("import")
+    return row
+
+
+def resolve_run_id(con, run: str) -> str:
+    """'latest' → newest run id; otherwise check the id exists. Raises UserError."""
+    if run == "latest":
+        row = con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchall()
+        if not row:
+            raise UserError("the database holds no runs yet")
+        return row[0][0]
+    row = con.execute("SELECT run_id FROM runs WHERE run_id = ?", [run]).fetchall()
+    if not row:
+        raise UserError(f"no run {run!r} in the database")
+    return row[0][0]
+
+
+def delete_run(db_path, run_id: str) -> None:
+    """Delete a run with its items and results (the call cache is kept: re-running it costs nothing)."""
+    with connect(db_path) as con, transaction(con):
+        resolve_run_id(con, run_id)
+        for table in ("results", "items", "runs"):
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+
+
+def results_df(db_path, run_id: str) -> pd.DataFrame:
+    """One row per item of a run from v_results (factors, prompt, response, parsed, metrics, call figures)."""
+    with connect(db_path) as con:
+        return con.execute("SELECT * FROM v_results WHERE run_id = ? ORDER BY idx", [run_id]).df()
+
+
+# ------------------------------------------------------------------------------------------------------ journals
+
+
+def recover_journals(db_path=None) -> int:
+    """Merge journals left by processes that died (kill -9) into the DB. Returns the number of records merged."""
+    from core.store.journal import recover
+
+    return recover(db_path)

@@ -1,0 +1,327 @@
+"""The quantifier config (SPEC Q1–Q2): templates and their fields, nouns, totals, count ranges, predicate pairs,
+quantifiers from the catalogue; validation into a frozen Config (ConfigError otherwise). See the package docstring
+for the keys."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import string
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.errors import ConfigError
+from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS, Quantifier, parse_quantifier
+from core.tasks.quantifiers.presets import PRESETS
+
+TASK = "quantifiers"
+
+# The 12 objects of the vanilla dataset, in the order of the published data file.
+GQG_OBJECTS: tuple[str, ...] = (
+    "tables", "chairs", "circles", "squares", "apples", "bikes", "pans",
+    "trees", "shelves", "birds", "penguins", "mountains",
+)
+
+# Named templates. Fields: see TEMPLATE_FIELDS.
+TEMPLATES: dict[str, str] = {
+    # GQG (Wang & Steinert-Threlkeld 2023), verbatim.
+    "gqg": (
+        "There are {total} {objects}. {count_first} of the {objects} {be_first} {first}. "
+        "{count_second} of the {objects} {be_second} {second}. "
+        "Are {quantifier} of the {objects} {predicate}? Answer with only one word, true or false."
+    ),
+    # Same situation, the claim stated as a sentence rather than asked.
+    "statement": (
+        "There are {total} {objects}. {count_first} of the {objects} {be_first} {first}. "
+        "{count_second} of the {objects} {be_second} {second}. "
+        "Statement: {Quantifier} of the {objects} are {predicate}. "
+        "Is the statement true or false? Answer with only one word, true or false."
+    ),
+    # The other predicate's count stated first.
+    "gqg-swapped-order": (
+        "There are {total} {objects}. {count_second} of the {objects} {be_second} {second}. "
+        "{count_first} of the {objects} {be_first} {first}. "
+        "Are {quantifier} of the {objects} {predicate}? Answer with only one word, true or false."
+    ),
+}
+
+TEMPLATE_FIELDS: dict[str, str] = {
+    "total": "number of objects n",
+    "objects": "the (plural) noun",
+    "first": "first predicate of the pair (e.g. large)",
+    "second": "second predicate of the pair (e.g. small)",
+    "count_first": "how many objects have the first predicate",
+    "count_second": "how many objects have the second predicate",
+    "be_first": "'is' when count_first is 1, else 'are'",
+    "be_second": "'is' when count_second is 1, else 'are'",
+    "quantifier": "the quantifier, e.g. at least 3",
+    "Quantifier": "the quantifier capitalised, e.g. At least 3",
+    "predicate": "the asked predicate",
+    "other": "the predicate not asked",
+}
+_REQUIRED_FIELDS = ("quantifier", "predicate", "objects")
+
+MAX_TOTAL = 1000
+MAX_TEMPLATE = 2000
+_WORD = re.compile(r"^[a-z][a-z' -]{0,38}[a-z]$|^[a-z]$")
+
+_KEYS = ("task", "name", "preset", "quantifiers", "objects", "noun_groups", "nouns_per_group", "total",
+         "count_range", "predicates", "template", "samples", "seed")
+
+
+def _noun_groups() -> dict[str, tuple[str, ...]]:
+    from core.tasks.quantifiers.nouns import load_noun_groups
+
+    return {"gqg": GQG_OBJECTS, **load_noun_groups()}
+
+
+def _clean_word(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{what} must be a word, got {value!r}")
+    text = " ".join(value.strip().split())
+    if not _WORD.match(text.lower()):
+        raise ConfigError(f"{what} {value!r} must be 1–40 letters (spaces, hyphens, apostrophes allowed inside)")
+    return text
+
+
+def _int(d: dict, key: str, default: int | None, lo: int, hi: int) -> int | None:
+    value = d.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{key} must be a whole number, got {value!r}")
+    if not lo <= value <= hi:
+        raise ConfigError(f"{key} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def _as_list(d: dict, key: str) -> list | None:
+    value = d.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ConfigError(f"{key} must be a non-empty list")
+    return list(value)
+
+
+def _check_template(text: str) -> None:
+    if len(text) > MAX_TEMPLATE:
+        raise ConfigError(f"template is longer than {MAX_TEMPLATE} characters")
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ConfigError(f"template is not valid ({exc}); write literal braces as {{{{ and }}}}") from None
+    used = set()
+    for _, field_name, spec, conversion in parsed:
+        if field_name is None:
+            continue
+        if field_name not in TEMPLATE_FIELDS or spec or conversion:
+            raise ConfigError(
+                f"template field {{{field_name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}} "
+                f"is not allowed; use only: {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}")
+        used.add(field_name)
+    missing = [f for f in _REQUIRED_FIELDS if f not in used and not (f == "quantifier" and "Quantifier" in used)]
+    if missing:
+        raise ConfigError(f"template must contain {', '.join('{' + f + '}' for f in missing)}")
+    if not used & {"count_first", "count_second"}:
+        raise ConfigError("template must state at least one count: {count_first} or {count_second}")
+
+
+@dataclass(frozen=True)
+class Config:
+    quantifiers: tuple[str, ...] = GQG_QUANTIFIERS
+    objects: tuple[str, ...] | None = None
+    noun_groups: tuple[str, ...] | None = None
+    nouns_per_group: int | None = None
+    total: int = 50
+    count_range: tuple[int, int] | None = None
+    predicates: tuple[tuple[str, str], ...] = (("large", "small"),)
+    template: str = "gqg"
+    samples: int | None = None
+    seed: int = 0
+    name: str | None = None
+    # derived (not part of equality): parsed quantifiers, (noun, group) list, template text
+    _quants: tuple[Quantifier, ...] = field(default=(), compare=False, repr=False)
+    _nouns: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    task = TASK
+
+    def __post_init__(self) -> None:
+        if not self._quants or not self._nouns:  # constructed directly, not through from_dict: validate, normalise
+            full = Config.from_dict(self.to_dict())
+            for f in dataclasses.fields(self):
+                object.__setattr__(self, f.name, getattr(full, f.name))
+
+    # ---- construction -------------------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, d: Any) -> "Config":
+        if isinstance(d, Config):
+            return d
+        if not isinstance(d, dict):
+            raise ConfigError("a quantifier config must be a mapping (YAML dictionary)")
+        d = dict(d)
+        if "preset" in d:
+            preset = d.pop("preset")
+            if preset not in PRESETS:
+                raise ConfigError(f"unknown quantifier preset {preset!r}; expected one of: {', '.join(PRESETS)}")
+            d = {**PRESETS[preset], **d}
+        unknown = sorted(set(d) - set(_KEYS))
+        if unknown:
+            raise ConfigError(f"unknown key(s) in quantifier config: {', '.join(map(str, unknown))}; "
+                              f"allowed: {', '.join(k for k in _KEYS)}")
+        if d.get("task", TASK) != TASK:
+            raise ConfigError(f"task must be {TASK!r} for a quantifier config, got {d.get('task')!r}")
+        name = d.get("name")
+        if name is not None and not isinstance(name, str):
+            raise ConfigError("name must be a text")
+
+        # quantifiers
+        qnames = _as_list(d, "quantifiers") or list(GQG_QUANTIFIERS)
+        quants = tuple(parse_quantifier(q) for q in qnames)
+        canon = tuple(q.name for q in quants)
+        dup = sorted({q for q in canon if canon.count(q) > 1})
+        if dup:
+            raise ConfigError(f"quantifier listed twice: {', '.join(dup)}")
+
+        # nouns
+        objects = _as_list(d, "objects")
+        groups = _as_list(d, "noun_groups")
+        nouns: list[tuple[str, str]] = []
+        if objects is not None:
+            nouns += [(_clean_word(o, "object"), "custom") for o in objects]
+        per_group = _int(d, "nouns_per_group", None, 1, 10_000)
+        if per_group is not None and groups is None:
+            raise ConfigError("nouns_per_group needs noun_groups")
+        if groups is not None:
+            available = _noun_groups()
+            norm_groups = []
+            for g in groups:
+                key = "_".join(str(g).strip().lower().replace("-", " ").split())
+                if key not in available:
+                    raise ConfigError(f"unknown noun group {g!r}; expected one of: {', '.join(available)}")
+                norm_groups.append(key)
+                nouns += [(noun, key) for noun in available[key][:per_group]]
+            groups = norm_groups
+        if objects is None and groups is None:
+            groups = ["gqg"]
+            nouns = [(noun, "gqg") for noun in GQG_OBJECTS]
+        # a noun may sit in two groups (e.g. "books" is common and in the GQG pilot); within one group, never twice
+        if len(set(nouns)) != len(nouns):
+            dup = sorted({n for n, g in nouns if nouns.count((n, g)) > 1})
+            raise ConfigError(f"noun listed twice: {', '.join(dup)}")
+
+        total = _int(d, "total", 50, 1, MAX_TOTAL)
+        assert total is not None
+        rng = d.get("count_range")
+        if rng is None:
+            count_range = None
+        else:
+            if (not isinstance(rng, (list, tuple)) or len(rng) != 2
+                    or any(isinstance(x, bool) or not isinstance(x, int) for x in rng)):
+                raise ConfigError(f"count_range must be two whole numbers [low, high], got {rng!r}")
+            lo, hi = rng
+            if not 0 <= lo <= hi <= total:
+                raise ConfigError(f"count_range must satisfy 0 ≤ low ≤ high ≤ total ({total}), got [{lo}, {hi}]")
+            count_range = None if (lo, hi) == (0, total) else (lo, hi)
+
+        pairs_in = _as_list(d, "predicates") or [["large", "small"]]
+        pairs = []
+        for p in pairs_in:
+            if not isinstance(p, (list, tuple)) or len(p) != 2:
+                raise ConfigError(f"each entry of predicates must be a pair like [large, small], got {p!r}")
+            a, b = _clean_word(p[0], "predicate"), _clean_word(p[1], "predicate")
+            if a == b:
+                raise ConfigError(f"a predicate pair needs two different words, got [{a}, {b}]")
+            pairs.append((a, b))
+        if len(set(pairs)) != len(pairs):
+            raise ConfigError("a predicate pair is listed twice")
+
+        template = d.get("template", "gqg")
+        if not isinstance(template, str) or not template.strip():
+            raise ConfigError("template must be a template name or a text with {fields}")
+        if template not in TEMPLATES:
+            if "{" not in template:
+                raise ConfigError(f"unknown template {template!r}; expected one of: {', '.join(TEMPLATES)} "
+                                  "or a text with {fields}")
+            _check_template(template)
+
+        lo, hi = count_range or (0, total)
+        samples = _int(d, "samples", None, 1, MAX_TOTAL + 1)
+        if samples is not None and samples > hi - lo + 1:
+            raise ConfigError(f"samples ({samples}) exceeds the {hi - lo + 1} possible counts {lo}…{hi}")
+        if samples == hi - lo + 1:
+            samples = None  # all counts: same items as not sampling
+        seed = _int(d, "seed", 0, -(2**63), 2**63 - 1)
+        assert seed is not None
+
+        return cls(
+            quantifiers=canon,
+            objects=tuple(n for n, g in nouns if g == "custom") or None,
+            noun_groups=tuple(groups) if groups else None,
+            nouns_per_group=per_group,
+            total=total,
+            count_range=count_range,
+            predicates=tuple(pairs),
+            template=template,
+            samples=samples,
+            seed=seed,
+            name=name,
+            _quants=quants,
+            _nouns=tuple(nouns),
+        )
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"task": TASK}
+        if self.name:
+            d["name"] = self.name
+        d["quantifiers"] = list(self.quantifiers)
+        if self.objects:
+            d["objects"] = list(self.objects)
+        if self.noun_groups:
+            d["noun_groups"] = list(self.noun_groups)
+        if self.nouns_per_group is not None:
+            d["nouns_per_group"] = self.nouns_per_group
+        d["total"] = self.total
+        if self.count_range:
+            d["count_range"] = list(self.count_range)
+        d["predicates"] = [list(p) for p in self.predicates]
+        d["template"] = self.template
+        if self.samples is not None:
+            d["samples"] = self.samples
+        d["seed"] = self.seed
+        return d
+
+    # ---- derived ------------------------------------------------------------------------------------------------
+    @property
+    def nouns(self) -> tuple[tuple[str, str], ...]:
+        """(noun, noun_group) in item order."""
+        return self._nouns
+
+    @property
+    def template_text(self) -> str:
+        return TEMPLATES.get(self.template, self.template)
+
+    @property
+    def template_name(self) -> str:
+        if self.template in TEMPLATES:
+            return self.template
+        return "custom-" + hashlib.sha256(self.template.encode("utf-8")).hexdigest()[:8]
+
+    @property
+    def counts_per_cell(self) -> int:
+        lo, hi = self.count_range or (0, self.total)
+        return self.samples if self.samples is not None else hi - lo + 1
+
+
+def load_config(d: Any) -> Config:
+    return Config.from_dict(d)
+
+
+def preset_config(name: str) -> "Config":
+    """The Config of a named preset (see PRESETS)."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown quantifier preset {name!r}; expected one of: {', '.join(PRESETS)}")
+    return Config.from_dict(PRESETS[name])

@@ -1,0 +1,240 @@
+"""The grid of a config: its cells (one paper "configuration" each), the samplers behind them, and the
+combinations that cannot be filled (skipped with a counted warning)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from core.errors import ConfigError
+from core.tasks.base import stable_id
+from core.tasks.setops.config import TASK, Config, load_config
+from core.tasks.setops.prompts.templates import Templates, load_templates
+from core.tasks.setops.sets import deceptive as D, populations
+from core.tasks.setops.sets.draw import distinct_pairs, infeasible_reason, overlap_count
+
+
+# ----------------------------------------------------------------------------------------------------- the grid
+@dataclass
+class Sampler:
+    """One way of drawing (A, B): everything the sets depend on (but not the sample index)."""
+
+    members: str
+    size_a: int
+    size_b: int
+    length: int | None
+    decile: int | None
+    decile_mode: str | None
+    overlap: int | float | None
+    common: int | None
+    condition: str | None
+    swap_count: int | None  # resolved (swapped: s; not_swapped: 0; otherwise None)
+    hypernyms: tuple | None  # a fixed (hypernym_a, hypernym_b) pair, deceptive only
+    draw_key: str  # what the draws depend on (deceptive: shared by the three conditions)
+    population: object = None  # tuple / range, or the deceptive Vocabulary
+
+    def __post_init__(self):
+        self.key = f"{self.draw_key}|cond={self.condition}|swap={self.swap_count}"
+        self.words = self.members != "numbers"
+
+
+@dataclass
+class Cell:
+    sampler: Sampler
+    operation: str
+    phrasing: str
+    approach: str
+    shots: int
+    config_id: str
+    factors: dict
+
+
+@dataclass
+class Skip:
+    reason: str
+    cells: int
+    items: int
+
+
+@dataclass
+class Plan:
+    cfg: Config
+    templates: Templates
+    cells: list
+    skipped: list
+
+    @property
+    def count(self) -> int:
+        return len(self.cells) * self.cfg.samples
+
+    def warnings(self) -> list[str]:
+        total = len(self.cells) + sum(s.cells for s in self.skipped)
+        return [
+            f"skipped {s.cells} of {total} grid cells ({s.items} items): {s.reason}" for s in self.skipped
+        ]
+
+
+def _population(cfg: Config, members: str, length, decile, mode, pos=None):
+    if members == "numbers":
+        return populations.numbers(length, cfg.number_max)
+    if members == "words":
+        return populations.words(length, pos)
+    return populations.deciles(decile, mode, length, cfg.frequency_source)
+
+
+def _vocabulary() -> D.Vocabulary:
+    try:
+        return D.vocabulary()
+    except (ImportError, OSError) as exc:
+        raise ConfigError(f"deceptive sets need the shipped hyponym groups (data/hyponyms/): {exc}") from None
+
+
+def _sampler_variants(cfg: Config):
+    """(members, length, decile, decile_mode, population) for the non-deceptive member types, in grid order."""
+    for members in cfg.members:
+        if members == "numbers":
+            for length in cfg.lengths:
+                yield members, length, None, None, None, None
+        elif members == "words":
+            for length in cfg.lengths:
+                for pos in cfg.pos:
+                    yield members, length, None, None, None, pos
+        elif members == "deciles":
+            for decile in cfg.deciles:
+                for mode in cfg.decile_mode:
+                    for length in cfg.lengths:
+                        yield members, length, decile, mode, None, None
+        else:
+            for pair in cfg.hypernym_pairs or (None,):
+                yield members, None, None, None, pair, None
+
+
+def _build_plan(cfg: Config) -> Plan:
+    tpl = load_templates(cfg.templates)
+    prompt_cells = len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
+    max_shots = max(cfg.shots)
+    cells: list[Cell] = []
+    skipped: dict[str, list[int]] = {}
+    tpl_id = stable_id(cfg.templates) if cfg.templates else None
+
+    def skip(reason: str, n_samplers: int = 1):
+        s = skipped.setdefault(reason, [0, 0])
+        s[0] += n_samplers * prompt_cells
+        s[1] += n_samplers * prompt_cells * cfg.samples
+
+    uses_pos = any(p is not None for p in cfg.pos) and "words" in cfg.members
+    for members, length, decile, mode, hyp_pair, pos in _sampler_variants(cfg):
+        if members == "deceptive":
+            vocab = _vocabulary()
+            pop = vocab
+            if hyp_pair is not None:
+                for syn in hyp_pair:
+                    if syn not in vocab.by_synset:
+                        raise ConfigError(f"hypernym_pairs: unknown hypernym {syn!r} (not among the shipped "
+                                          f"hyponym groups)")
+        elif members == "numbers" and length is not None and length > populations.MAX_NUMBER_LENGTH:
+            skip(f"numbers of length {length}: at most {populations.MAX_NUMBER_LENGTH} digits are supported",
+                 len(cfg.size_pairs()) * len(cfg.overlap))
+            continue
+        else:
+            pop = _population(cfg, members, length, decile, mode, pos)
+            vocab = None
+        what = populations.describe(members, length, decile, mode, pos)
+        for size_a, size_b in cfg.size_pairs():
+            for ov in cfg.overlap:
+                common = overlap_count(ov, size_a, size_b)
+                base = {
+                    "members": members, "size_a": size_a, "size_b": size_b, "length": length, "decile": decile,
+                    "decile_mode": mode, "overlap": ov,
+                }
+                if members == "numbers" and length is None:
+                    base["number_max"] = cfg.number_max
+                if members == "deciles":
+                    base["frequency_source"] = cfg.frequency_source
+                if hyp_pair is not None:
+                    base["hypernyms"] = list(hyp_pair)
+                if pos is not None:
+                    base["pos"] = pos
+                draw_key = json.dumps(base, sort_keys=True)
+                if members == "deceptive":
+                    if ov is not None:
+                        skip("overlap control does not apply to deceptive sets (they are disjoint by construction)",
+                             len(cfg.conditions))
+                        continue
+                    if hyp_pair is not None:
+                        reason = vocab.pair_reason(hyp_pair[0], hyp_pair[1], size_a, size_b)
+                    else:
+                        reason = vocab.feasible(size_a, size_b)
+                    if reason:
+                        skip(f"deceptive sets of sizes {size_a} and {size_b}: {reason}", len(cfg.conditions))
+                        continue
+                    conds = []
+                    for cond in cfg.conditions:
+                        if cond == "swapped":
+                            for s in cfg.swap_count:
+                                s_res = D.default_swap_count(size_a, size_b) if s is None else s
+                                if s_res > min(size_a, size_b):
+                                    skip(f"swap_count {s_res} exceeds the smaller set's size {min(size_a, size_b)}")
+                                    continue
+                                conds.append((cond, s_res))
+                        else:
+                            conds.append((cond, 0 if cond == "not_swapped" else None))
+                    conds = list(dict.fromkeys(conds))
+                else:
+                    n = len(pop)
+                    reason = infeasible_reason(n, size_a, size_b, common)
+                    if reason is None:
+                        pairs = distinct_pairs(n, size_a, size_b, common)
+                        need = max(cfg.samples, max_shots + 1)
+                        if pairs < need:
+                            reason = (f"sizes {size_a} and {size_b}"
+                                      + (f" with overlap {ov}" if ov is not None else "")
+                                      + f" give only {pairs} different (A, B) pairs, fewer than the {need} distinct "
+                                      f"samples/shots asked for")
+                    if reason:
+                        skip(f"{what}: {reason}")
+                        continue
+                    conds = [(None, None)]
+                for cond, swap in conds:
+                    sampler = Sampler(members, size_a, size_b, length, decile, mode, ov, common, cond, swap,
+                                      hyp_pair, draw_key, pop)
+                    for op in cfg.operations:
+                        for phr in cfg.phrasings:
+                            for app in cfg.approaches:
+                                for k in cfg.shots:
+                                    factors = {
+                                        "operation": op, "size_a": size_a, "size_b": size_b, "members": members,
+                                        "length": length, **({"pos": pos} if uses_pos else {}), "decile": decile, "decile_mode": mode, "condition": cond,
+                                        "swap_count": swap, "overlap": ov, "phrasing": phr, "approach": app,
+                                        "shots": k,
+                                    }
+                                    ident = dict(factors, task=TASK, seed=cfg.seed)
+                                    for extra in ("number_max", "frequency_source", "hypernyms", "pos"):
+                                        if extra in base:
+                                            ident[extra] = base[extra]
+                                    if k:
+                                        ident["fixed_shots"] = cfg.fixed_shots
+                                    if tpl_id:
+                                        ident["templates"] = tpl_id
+                                    cells.append(Cell(sampler, op, phr, app, k, stable_id(ident), factors))
+    skips = [Skip(reason, c, i) for reason, (c, i) in skipped.items()]
+    return Plan(cfg, tpl, cells, skips)
+
+
+def plan(cfg) -> Plan:
+    """The expanded grid of ``cfg`` (cached on the config object)."""
+    cfg = load_config(cfg)
+    p = cfg.__dict__.get("_plan")
+    if p is None:
+        p = _build_plan(cfg)
+        object.__setattr__(cfg, "_plan", p)
+    return p
+
+
+def count(cfg) -> int:
+    return plan(cfg).count
+
+
+def warnings(cfg) -> list[str]:
+    """Counted messages about grid combinations that were skipped as impossible."""
+    return plan(cfg).warnings()

@@ -1,0 +1,241 @@
+"""Per-item metrics of a set answer (SPEC A2) and the per-item error fields the error analysis needs (SPEC A4).
+
+Public API::
+
+    set_metrics(truth, answer, set_a, set_b) -> dict
+        correct, jaccard, precision, recall, truth_len (G), answer_len (L), made_up, empty_truth
+    score_set_response(item, response, *, with_reason=False) -> dict   # parse + metrics = task.score for setops
+    solve(item) -> str                # the reference solver's answer (always correct)
+    kind_of(members_factor) -> "numbers" | "words"
+    gl_label(truth_len, answer_len) -> "G8 vs. L7" ("G8 vs. L?" when no set was found)
+    error_fields(metrics) -> dict     # did_not_follow, has_made_up, empty_truth_correct, empty_truth_wrong,
+                                      # spurious_empty, gl
+    error_summary(rows) -> dict       # the A4 table for one group of metric dicts (pure-Python reference)
+    ROW_SQL, AGG_SQL                  # the same definitions as DuckDB SQL over stored result columns
+    apply_operation, canonical, OPERATIONS   # re-exported from core.tasks.setops.operations
+
+Conventions (documented, tested)
+--------------------------------
+- ``answer`` None means the response did not follow the instructions: correct False, jaccard = precision =
+  recall = 0.0, answer_len None, made_up 0.
+- Empty sets: when truth and answer are both empty, jaccard = precision = recall = 1.0. When only one side is empty,
+  all three are 0.0 (precision of an empty answer against a non-empty truth is 0, recall of a non-empty answer against
+  an empty truth is 0) — the empty side never earns credit on its own.
+- made_up counts answer members that are in neither A nor B (a hallucinated member), whatever the operation.
+- Members are compared after the parser's normalisation: ints for numbers, lower-case strings for words (other
+  values, e.g. from imported files, compare as their lower-case text).
+
+Error-analysis definitions (paper, Table 15 and the appendix tables; shares are percentages)
+------------------------------------------------------------------------------------------
+- accuracy: correct / N. accuracy_non_empty: correct answers on non-empty truths / N — the paper divides by all
+  comparisons (Intersection, numbers: 15.68 = (10573 − 8064) / 16000); ``accuracy_on_non_empty`` divides by the
+  number of non-empty truths instead.
+- pct_nullset_correct: empty truth answered with the empty set, / N. pct_nullset_wrong: empty truth answered with
+  anything else (a non-empty set or no set), / N.
+- pct_made_up: made-up members summed, / N — the paper's "Pct With Made Up Vals" (Union, numbers: 375 / 16000 =
+  2.34); pct_answers_made_up: answers with at least one made-up member, / N; made_up_sum: total made-up members.
+- did_not_follow: count of answers that could not be parsed.
+- top mistakes / top correct: the three most frequent "G vs. L" labels (the paper's format) among wrong / correct
+  answers with their share (%) of the wrong / correct answers; a wrong answer with no set is "G<n> vs. L?". Ties break
+  by G, then L (L? last), so the result is deterministic. core/analysis/ (the dashboard's table) uses the same
+  definitions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from core.tasks.setops.operations import OPERATIONS, apply_operation, canonical, member_key  # noqa: F401  (re-exported)
+from core.tasks.setops.parse import parse_set
+
+__all__ = [
+    "AGG_SQL", "OPERATIONS", "ROW_SQL", "apply_operation", "canonical", "error_fields", "error_summary", "gl_label",
+    "kind_of", "score_set_response", "set_metrics", "solve", "top_gl_sql",
+]
+
+
+def _norm(m):
+    """Members compare as ints (numbers, integral floats) or stripped lower-case strings; anything else (e.g. a
+    value from an imported file) compares as its lower-case text, so scoring never fails on odd data."""
+    if isinstance(m, bool):
+        return str(m).lower()
+    if isinstance(m, int):
+        return m
+    if isinstance(m, float) and m.is_integer():
+        return int(m)
+    return (m if isinstance(m, str) else str(m)).strip().lower()
+
+
+def set_metrics(truth: Iterable, answer: Iterable | None, set_a: Iterable, set_b: Iterable) -> dict:
+    """Exact match, Jaccard, precision, recall, G/L lengths, made-up count and empty-truth flag of one answer."""
+    t = {_norm(m) for m in truth}
+    out = {"truth_len": len(t), "empty_truth": not t}
+    if answer is None:
+        out.update(correct=False, jaccard=0.0, precision=0.0, recall=0.0, answer_len=None, made_up=0)
+        return out
+    a = {_norm(m) for m in answer}
+    universe = {_norm(m) for m in set_a} | {_norm(m) for m in set_b}
+    inter = len(t & a)
+    if not t and not a:
+        jac = prec = rec = 1.0
+    else:
+        jac = inter / len(t | a)
+        prec = inter / len(a) if a else 0.0
+        rec = inter / len(t) if t else 0.0
+    out.update(correct=t == a, jaccard=jac, precision=prec, recall=rec, answer_len=len(a),
+               made_up=len(a - universe))
+    return out
+
+
+def kind_of(members_factor: str) -> str:
+    """Parser kind for a setops ``members`` factor: numbers → "numbers"; words, deciles, deceptive → "words"."""
+    return "numbers" if members_factor == "numbers" else "words"
+
+
+def _members(value) -> list:
+    """An item's set as a list, whether it is a list already or JSON text (a stored or exported row)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    return list(value or [])
+
+
+def score_set_response(item: Mapping, response: str, *, with_reason: bool = False) -> dict:
+    """Parse ``response`` for a setops item and score it: the Score dict of the task contract
+    (parsed JSON text or None, followed, correct, and the :func:`set_metrics` keys). This is ``setops.score``."""
+    parsed = parse_set(response if isinstance(response, str) else "", kind_of(item.get("members", "numbers")))
+    metrics = set_metrics(_members(item["truth"]), parsed.members, _members(item["set_a"]), _members(item["set_b"]))
+    out = {"parsed": parsed.to_json(), "followed": parsed.followed, **metrics}
+    if with_reason:
+        out["reason"] = parsed.reason
+    return out
+
+
+def solve(item: Mapping) -> str:
+    """The reference solver's response: the truth inside <answer></answer> tags."""
+    truth = _members(item["truth"])
+    if kind_of(item.get("members")) == "numbers":
+        shown = ", ".join(str(int(m)) for m in truth)
+    else:
+        shown = ", ".join(f"'{m}'" for m in truth)
+    return f"<answer>{{{shown}}}</answer>"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# error analysis (A4)
+
+def gl_label(truth_len: int, answer_len: int | None) -> str:
+    """"G8 vs. L7" (G = truth length, L = answer length; the paper's format); "G8 vs. L?" when no set was found."""
+    return f"G{int(truth_len)} vs. L{'?' if answer_len is None else int(answer_len)}"
+
+
+def _gl_order(item):
+    (g, l_), n = item
+    return (-n, g, l_ is None, l_ or 0)
+
+
+def error_fields(m: Mapping) -> dict:
+    """Per-item flags behind the A4 table, from a :func:`set_metrics` dict (or a stored results row)."""
+    followed = m["answer_len"] is not None
+    empty_answer = followed and m["answer_len"] == 0
+    return {
+        "did_not_follow": not followed,
+        "has_made_up": bool(m.get("made_up") or 0),
+        "empty_truth_correct": bool(m["empty_truth"]) and empty_answer,
+        "empty_truth_wrong": bool(m["empty_truth"]) and not empty_answer,
+        "spurious_empty": (not m["empty_truth"]) and empty_answer,
+        "gl": gl_label(m["truth_len"], m["answer_len"]),
+    }
+
+
+def _top(counter: Counter, k: int) -> list:
+    total = sum(counter.values())
+    ranked = sorted(counter.items(), key=_gl_order)[:k]
+    return [(gl_label(g, l_), round(100.0 * n / total, 2)) for (g, l_), n in ranked] if total else []
+
+
+def error_summary(rows: Sequence[Mapping], k: int = 3) -> dict:
+    """The A4 error table for one group of items (each row a :func:`set_metrics` dict / stored results row)."""
+    n = len(rows)
+    fields = [error_fields(r) for r in rows]
+    correct = sum(bool(r["correct"]) for r in rows)
+    non_empty = [r for r in rows if not r["empty_truth"]]
+    correct_non_empty = sum(bool(r["correct"]) for r in non_empty)
+    wrong_gl = Counter((r["truth_len"], r["answer_len"]) for r in rows if not r["correct"])
+    right_gl = Counter((r["truth_len"], r["answer_len"]) for r in rows if r["correct"])
+
+    def pct(x: int) -> float:
+        return round(100.0 * x / n, 2) if n else 0.0
+
+    return {
+        "n": n,
+        "n_correct": correct,
+        "n_wrong": n - correct,
+        "accuracy": pct(correct),
+        "accuracy_non_empty": pct(correct_non_empty),
+        "accuracy_on_non_empty": round(100.0 * correct_non_empty / len(non_empty), 2) if non_empty else None,
+        "empty_set_equal": sum(f["empty_truth_correct"] for f in fields),
+        "empty_set_mismatch": sum(f["empty_truth_wrong"] for f in fields),
+        "pct_nullset_correct": pct(sum(f["empty_truth_correct"] for f in fields)),
+        "pct_nullset_wrong": pct(sum(f["empty_truth_wrong"] for f in fields)),
+        "spurious_empty": sum(f["spurious_empty"] for f in fields),
+        "pct_made_up": pct(sum(int(r.get("made_up") or 0) for r in rows)),
+        "pct_answers_made_up": pct(sum(f["has_made_up"] for f in fields)),
+        "made_up_sum": sum(int(r.get("made_up") or 0) for r in rows),
+        "did_not_follow": sum(f["did_not_follow"] for f in fields),
+        "top_mistakes": _top(wrong_gl, k),
+        "top_correct": _top(right_gl, k),
+    }
+
+
+# The same definitions in DuckDB SQL over stored columns (results / v_results: correct, followed, truth_len,
+# answer_len, made_up, empty_truth). Rows whose ``correct`` is NULL (not answered yet) should be filtered out first.
+ROW_SQL = {
+    "did_not_follow": "(answer_len IS NULL)",
+    "has_made_up": "(coalesce(made_up, 0) > 0)",
+    "empty_truth_correct": "(empty_truth AND coalesce(answer_len = 0, false))",
+    "empty_truth_wrong": "(empty_truth AND (answer_len IS NULL OR answer_len > 0))",
+    "spurious_empty": "(NOT empty_truth AND coalesce(answer_len = 0, false))",
+    "gl": "'G' || CAST(truth_len AS VARCHAR) || ' vs. L' || coalesce(CAST(answer_len AS VARCHAR), '?')",
+}
+
+AGG_SQL = {
+    "n": "count(*)",
+    "n_correct": "count(*) FILTER (WHERE correct)",
+    "n_wrong": "count(*) FILTER (WHERE NOT correct)",
+    "accuracy": "round(100.0 * count(*) FILTER (WHERE correct) / count(*), 2)",
+    "accuracy_non_empty": "round(100.0 * count(*) FILTER (WHERE correct AND NOT empty_truth) / count(*), 2)",
+    "accuracy_on_non_empty": "round(100.0 * count(*) FILTER (WHERE correct AND NOT empty_truth)"
+                             " / nullif(count(*) FILTER (WHERE NOT empty_truth), 0), 2)",
+    "empty_set_equal": f"count(*) FILTER (WHERE {ROW_SQL['empty_truth_correct']})",
+    "empty_set_mismatch": f"count(*) FILTER (WHERE {ROW_SQL['empty_truth_wrong']})",
+    "pct_nullset_correct": f"round(100.0 * count(*) FILTER (WHERE {ROW_SQL['empty_truth_correct']}) / count(*), 2)",
+    "pct_nullset_wrong": f"round(100.0 * count(*) FILTER (WHERE {ROW_SQL['empty_truth_wrong']}) / count(*), 2)",
+    "spurious_empty": f"count(*) FILTER (WHERE {ROW_SQL['spurious_empty']})",
+    "pct_made_up": "round(100.0 * coalesce(sum(made_up), 0) / count(*), 2)",
+    "pct_answers_made_up": f"round(100.0 * count(*) FILTER (WHERE {ROW_SQL['has_made_up']}) / count(*), 2)",
+    "made_up_sum": "coalesce(sum(made_up), 0)",
+    "did_not_follow": f"count(*) FILTER (WHERE {ROW_SQL['did_not_follow']})",
+}
+
+
+def top_gl_sql(source: str, group_cols: Sequence[str] = (), *, correct: bool, k: int = 3) -> str:
+    """SQL giving, per group, the top-k "G vs. L" labels among correct (or wrong) answers with their share (%) of
+    that group's correct (wrong) answers: columns ``*group_cols, gl, n, share, rank``.
+
+    ``source`` and ``group_cols`` are identifiers chosen by code (never user text); values are not interpolated.
+    """
+    cols = "".join(f'"{c}", ' for c in group_cols)
+    part = ("PARTITION BY " + ", ".join(f'"{c}"' for c in group_cols)) if group_cols else ""
+    return (
+        f"SELECT {cols}gl, n, share, rank FROM ("
+        f" SELECT {cols}{ROW_SQL['gl']} AS gl, n, round(100.0 * n / sum(n) OVER ({part}), 2) AS share,"
+        f" row_number() OVER ({part} ORDER BY n DESC, truth_len, answer_len NULLS LAST) AS rank FROM ("
+        f"  SELECT {cols}truth_len, answer_len, count(*) AS n FROM {source}"
+        f"  WHERE correct IS NOT NULL AND {'' if correct else 'NOT '}correct GROUP BY ALL))"
+        f" WHERE rank <= {int(k)} ORDER BY {cols}rank"
+    )

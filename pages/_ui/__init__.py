@@ -1,0 +1,31 @@
+"""Shared UI helpers for every page (the only Streamlit-aware helpers; core never imports streamlit), one module per
+kind: ``nav`` (the page list), ``db`` (store handle, cached analysis, run list), ``url`` (query-string state),
+``pickers`` (run picker, slice filters), ``model_picker``, ``progress`` (start and follow runs).
+
+Conventions — reuse these in any page (Quantifiers, Embeddings, …):
+
+* ``from pages._ui import …`` (the app's directory is on sys.path under ``streamlit run app.py`` and AppTest).
+* **Database**: ``db_path()`` is the store file ($STUDIO_DB or .studio/studio.duckdb). Never keep a connection open:
+  use ``with store.connect(db_path()) as con:`` for one short piece of work (other processes — a CLI run — wait
+  while it is open). ``db_token()`` is a cheap change token (file sizes/mtimes) to key ``st.cache_data`` on.
+* **Cached analysis**: ``cached_analysis(name, run_ids, **kwargs)`` calls ``core.analysis.<name>(con, run_ids,
+  **kwargs)`` through ``st.cache_data`` keyed on the DB token, run ids and arguments (all must be hashable / JSON).
+* **Models**: ``model_picker(key)`` → ``ModelChoice(spec, base_url, api_key, params)``. Keys come from the
+  environment or ``.streamlit/secrets.toml``; a key typed in the UI is kept only in ``st.session_state`` (this
+  browser session) and passed to the runner, never written anywhere.
+* **Runs**: ``start_run(...)`` wraps ``core.runner.start_run`` (errors → ``st.error``); ``run_progress(run_id)``
+  is a self-refreshing fragment (progress bar, done/cached/failed, running accuracy, cost, cancel) that finds a
+  run again after a page switch or a closed tab (the runner's registry lives in the server process).
+* **URL**: ``qp_get`` / ``qp_list`` / ``qp_set`` keep a page's main selection in the query string so a view can be
+  shared; ``qp_set`` only writes when values change.
+* **Errors**: ``user_errors()`` context manager shows ``UserError`` (and DuckDB busy) as one st.error line.
+"""
+
+from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_label, runs_df, user_errors  # noqa: F401
+from pages._ui.model_picker import MODEL_CHOICES, ModelChoice, api_key_for, key_env_for, model_picker  # noqa: F401
+from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
+from pages._ui.pickers import run_picker, slice_filters, warn_unknown_runs  # noqa: F401
+from pages._ui.progress import run_progress, start_run  # noqa: F401
+from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
+
+_leave_pages_directory_mode()

@@ -1,0 +1,98 @@
+"""The database handle of the pages: the store's path, a cheap change token, cached analysis calls, the run list
+and run pickers, one-line errors, downloads. Never keeps a connection open."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from core import analysis, store
+from core.errors import UserError
+
+# ------------------------------------------------------------------------------------------------------ database
+
+def db_path() -> str:
+    return str(store.resolve_db_path())
+
+
+def db_token(path: str | None = None) -> str:
+    """Changes whenever the DB file or its WAL changes (or journals of running processes grow)."""
+    p = Path(path or db_path())
+    parts = []
+    for f in (p, p.with_name(p.name + ".wal")):
+        try:
+            s = f.stat()
+            parts.append(f"{s.st_size}:{s.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return "|".join(parts)
+
+
+@contextmanager
+def user_errors(prefix: str = "") -> Iterator[None]:
+    """Show a UserError as one clear st.error line instead of a traceback."""
+    try:
+        yield
+    except UserError as exc:
+        st.error(f"{prefix}{exc}")
+
+
+@st.cache_data(show_spinner=False, max_entries=256, ttl=600)
+def _cached(name: str, db: str, token: str, run_ids: tuple | None, kwargs_json: str):
+    kwargs = json.loads(kwargs_json)
+    for k, v in list(kwargs.items()):
+        if isinstance(v, list) and k in ("by", "factors"):
+            kwargs[k] = tuple(v)
+    with store.connect(db) as con:
+        return getattr(analysis, name)(con, list(run_ids) if run_ids is not None else None, **kwargs)
+
+
+def cached_analysis(name: str, run_ids: Sequence[str] | None, **kwargs):
+    """core.analysis.<name>(con, run_ids, **kwargs), cached on (DB change token, runs, arguments)."""
+    db = db_path()
+    key = json.dumps(kwargs, sort_keys=True, default=str)
+    return _cached(name, db, db_token(db), tuple(run_ids) if run_ids is not None else None, key)
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=600)
+def _runs(db: str, token: str) -> pd.DataFrame:
+    return store.list_runs(db)
+
+
+def runs_df() -> pd.DataFrame:
+    """All runs (newest first), cached on the DB token."""
+    db = db_path()
+    return _runs(db, db_token(db))
+
+
+def run_label(row: Any) -> str:
+    """Readable one-line label of a run row (dict or Series)."""
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    name = get("name") or ""
+    when = get("created_at")
+    when_s = pd.Timestamp(when).strftime("%m-%d %H:%M") if when is not None and not pd.isna(when) else ""
+    n = get("n_items")
+    n_s = f"{int(n)} items" if n is not None and not pd.isna(n) else ""
+    bits = [b for b in (get("model"), name if name and get("model") not in name else "", n_s, when_s,
+                        get("status")) if b]
+    return f"{get('run_id')} · " + " · ".join(str(b) for b in bits)
+
+
+def df_download(df: pd.DataFrame, fmt: str) -> bytes:
+    """A DataFrame as CSV / Parquet / JSONL bytes (for st.download_button)."""
+    import io
+
+    if fmt == "csv":
+        return df.to_csv(index=False).encode("utf-8")
+    if fmt == "parquet":
+        buf = io.BytesIO()
+        df.to_parquet(buf, index=False)
+        return buf.getvalue()
+    if fmt == "jsonl":
+        return df.to_json(orient="records", lines=True, date_format="iso", force_ascii=False).encode("utf-8")
+    raise UserError(f"unknown export format {fmt!r}")

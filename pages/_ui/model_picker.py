@@ -1,0 +1,108 @@
+"""The model picker: spec, base URL, API key (environment, secrets.toml or this browser session only — never
+stored) and sampling parameters."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from core.models import PROVIDERS, key_env_for  # noqa: F401  (key_env_for re-exported for the pages)
+from pages._ui.url import qp_get, qp_set
+
+# ------------------------------------------------------------------------------------------------------ models
+
+MODEL_CHOICES = ("local/smollm2", "reference/solver", "openai/gpt-4o-mini", "anthropic/claude-haiku-4-5",
+                 "openai-compatible/…", "other…")
+
+
+@dataclass
+class ModelChoice:
+    spec: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    params: dict = field(default_factory=dict)
+    missing_key: str | None = None  # env var name when a cloud model has no key yet
+
+
+def _secret(name: str) -> str | None:
+    try:
+        v = st.secrets.get(name)  # raises when there is no secrets file
+    except Exception:
+        return None
+    return str(v) if v else None
+
+
+def api_key_for(spec: str) -> tuple[str | None, str]:
+    """(key, where it came from) — environment, secrets.toml, or this browser session."""
+    env = key_env_for(spec)
+    if env is None:
+        return None, "not needed"
+    if os.environ.get(env):
+        return os.environ[env], "environment"
+    s = _secret(env)
+    if s:
+        return s, ".streamlit/secrets.toml"
+    sess = st.session_state.get(f"_key_{env}")
+    if sess:
+        return sess, "this session only"
+    return None, "missing"
+
+
+def model_picker(key: str, default: str = "local/smollm2", show_params: bool = True) -> ModelChoice:
+    """Model spec + base URL + key (session only) + sampling parameters (paper defaults)."""
+    from core.models import SamplingParams
+
+    c1, c2 = st.columns([2, 3])
+    qp_model = qp_get("model")
+    options = list(MODEL_CHOICES)
+    initial = qp_model if qp_model in options else default
+    if qp_model and qp_model not in options:
+        initial = "other…"
+    choice = c1.selectbox("Model", options, index=options.index(initial) if initial in options else 0,
+                          key=f"{key}_model", help="local/smollm2 is embedded (SmolLM2-135M, no key). "
+                          "reference/solver always answers correctly (checks the pipeline).")
+    spec, base_url = choice, None
+    if choice == "openai-compatible/…":
+        name = c2.text_input("Model name on the server", value="smollm2", key=f"{key}_oc_name")
+        base_url = c2.text_input("Base URL", value="http://127.0.0.1:8000/v1", key=f"{key}_oc_url")
+        spec = f"openai-compatible/{name.strip() or 'model'}"
+    elif choice == "other…":
+        spec = c2.text_input("Model spec (provider/name)", value=qp_model or "openai/gpt-4.1-mini",
+                             key=f"{key}_other").strip()
+    else:
+        info = {"local/smollm2": "SmolLM2-135M-Instruct in-process via llama.cpp — small (135M parameters), "
+                                 "fails often and instructively. No key needed.",
+                "reference/solver": "Always correct; not an LLM. Use it to check the pipeline end to end."}
+        c2.caption(info.get(choice, "Cloud model: needs an API key (see below)."))
+    if spec:
+        qp_set(model=spec)
+    api_key, where = api_key_for(spec)
+    env = key_env_for(spec)
+    missing = None
+    if env:
+        if api_key:
+            st.caption(f"API key for {spec.split('/')[0]}: from {where}.")
+        else:
+            typed = st.text_input(f"{env} (kept in this browser session only, never stored)", type="password",
+                                  key=f"_key_{env}", help="Better: set the environment variable or put it in "
+                                  ".streamlit/secrets.toml.")
+            api_key = typed or None
+            info = PROVIDERS.get(spec.split("/", 1)[0])
+            if not api_key and not (info and info.key_optional):
+                missing = env
+    params = SamplingParams().to_dict()
+    if show_params:
+        with st.expander("Sampling parameters (paper defaults: temperature 0.25, top-p 0.25, top-k 20)"):
+            p1, p2, p3, p4, p5 = st.columns(5)
+            params["temperature"] = p1.number_input("temperature", 0.0, 2.0, float(params["temperature"]), 0.05,
+                                                    key=f"{key}_temp")
+            params["top_p"] = p2.number_input("top_p", 0.0, 1.0, float(params["top_p"]), 0.05, key=f"{key}_top_p")
+            params["top_k"] = int(p3.number_input("top_k", 0, 1000, int(params["top_k"] or 0), 1, key=f"{key}_top_k"))
+            params["max_tokens"] = int(p4.number_input("max_tokens", 1, 32000, int(params["max_tokens"]), 16,
+                                                       key=f"{key}_max_tokens"))
+            seed = p5.number_input("seed (optional)", -1, 2**31 - 1, -1, 1, key=f"{key}_seed",
+                                   help="-1 = no seed")
+            params["seed"] = None if seed < 0 else int(seed)
+    return ModelChoice(spec=spec, base_url=base_url, api_key=api_key, params=params, missing_key=missing)

@@ -1,0 +1,67 @@
+"""Pickers shared by pages: stored runs (labelled, synced with the URL) and slice filters on any factor."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import streamlit as st
+
+from core import analysis
+from pages._ui.db import cached_analysis, run_label, runs_df
+from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set
+
+
+def run_picker(label: str, key: str, default: Sequence[str] | None = None, task: str | None = None,
+               max_selections: int | None = None, help: str | None = None) -> list[str]:
+    """Multiselect of stored runs (labelled), synced with the query parameter ``key``."""
+    all_runs = runs = runs_df()
+    if task is not None and not runs.empty:
+        runs = runs[runs["task"] == task]
+    ids = runs["run_id"].tolist() if not runs.empty else []
+    labels = {r["run_id"]: run_label(r) for _, r in runs.iterrows()} if not runs.empty else {}
+    warn_unknown_runs(qp_list(key), ids, all_runs["run_id"].tolist() if not all_runs.empty else [], task)
+    wanted = [r for r in qp_list(key) if r in ids] or [r for r in (default or []) if r in ids]
+    if max_selections:
+        wanted = wanted[:max_selections]
+    state_key = f"_pick_{key}"
+    if state_key in st.session_state:
+        st.session_state[state_key] = [r for r in st.session_state[state_key] if r in ids]
+    chosen = st.multiselect(label, ids, default=wanted if state_key not in st.session_state else None,
+                            format_func=lambda r: labels.get(r, r), key=state_key, max_selections=max_selections,
+                            help=help, placeholder="Choose one or more runs")
+    qp_set(**{key: chosen})
+    return chosen
+
+
+def warn_unknown_runs(requested: Sequence[str], shown: Sequence[str], stored: Sequence[str],
+                      task: str | None = None) -> None:
+    """A shared link may name runs deleted since (or mistyped): say so instead of silently showing other runs."""
+    gone = [r for r in requested if r not in stored]
+    other = [r for r in requested if r in stored and r not in shown]
+    if gone:
+        st.warning(f"Not in the database (deleted, or a mistyped link): {', '.join(gone)}.")
+    if other:
+        st.warning(f"Not {task or 'selectable'} runs here: {', '.join(other)}.")
+
+
+def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (), expanded: bool = False
+                  ) -> dict[str, list]:
+    """An expander with one multiselect per varying factor; the slice is kept in the URL (``key``)."""
+    initial = filters_from_qp(qp_get(key))
+    factors = [f for f in cached_analysis("factor_columns", run_ids, varying=True)
+               if f not in exclude and f not in ("run_id", "task", "name")]
+    chosen: dict[str, list] = {}
+    with st.expander("Slice (filter on any factor)", expanded=expanded or bool(initial)):
+        if not factors:
+            st.caption("No factor varies in these runs.")
+        cols = st.columns(3)
+        for i, f in enumerate(factors):
+            levels = cached_analysis("factor_levels", run_ids, column=f)
+            as_text = {("none" if v is None else str(v)): v for v in levels}
+            default = [t for t in initial.get(f, []) if t in as_text]
+            sel = cols[i % 3].multiselect(analysis.label(f), list(as_text), default=default, key=f"{key}_{f}",
+                                          placeholder="all")
+            if sel:
+                chosen[f] = [as_text[t] for t in sel]
+    qp_set(**{key: filters_to_qp({k: ["none" if v is None else v for v in vals] for k, vals in chosen.items()})})
+    return chosen

@@ -1,0 +1,90 @@
+"""The Deceptive sets page with a small hyponym-groups file: the three conditions side by side, a pair drawn at
+random, and a reference/solver run over all three conditions shown live at 100 %."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.support import ROOT  # noqa: E402
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from core import runner  # noqa: E402
+from core.lexicon import hyponyms as H  # noqa: E402
+from core.lexicon.hyponyms import HyponymGroup  # noqa: E402
+
+GROUPS = [
+    HyponymGroup("grandparent.n.01", "grandparent", "a parent of your father or mother",
+                 ("gramps", "granddad", "grandma", "grandpa", "granny", "nan", "nana", "grandfather")),
+    HyponymGroup("appearance.n.03", "appearance", "the act of appearing in public view",
+                 ("apparition", "arrival", "emergence", "materialization", "presence", "showing", "turnout")),
+    HyponymGroup("tree.n.01", "tree", "a tall perennial woody plant",
+                 ("ash", "beech", "birch", "elm", "fir", "larch", "maple", "oak", "pine", "yew")),
+]
+
+
+def _clear_caches():
+    import streamlit as st
+
+    from core.tasks.setops import config as setops_config
+    from core.tasks.setops.sets import deceptive as D
+
+    for fn in (H._load, H._by_synset, H._groups_at_least, H._all_vocabulary, D.vocabulary,
+               setops_config._config_from_json):
+        fn.cache_clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture()
+def groups_file(tmp_path, monkeypatch):
+    path = tmp_path / "groups.json.gz"
+    H.write_groups(GROUPS, path, {"source": "test groups"})
+    monkeypatch.setattr(H, "DEFAULT_PATH", path)
+    monkeypatch.setenv("STUDIO_DB", str(tmp_path / "studio.duckdb"))
+    _clear_caches()
+    yield path
+    monkeypatch.undo()
+    _clear_caches()
+
+
+def open_deceptive() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/deceptive_sets.py")
+    at.query_params["a"] = "grandparent.n.01"
+    at.query_params["b"] = "appearance.n.03"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.slow
+def test_three_conditions_side_by_side_and_a_live_solver_run(groups_file):
+    at = open_deceptive()
+    assert at.selectbox(key="dec_a").value == "grandparent.n.01"
+    assert at.selectbox(key="dec_b").value == "appearance.n.03"
+    md = [m.value for m in at.markdown]
+    for title in ("Not swapped", "Swapped", "Random baseline"):
+        assert any(f"**{title}**" in m for m in md)
+    chips = [m for m in md if m.startswith("A = ") or m.startswith("B = ")]
+    assert len(chips) == 6 and all("<span" in c for c in chips)
+    assert {m.label: m.value for m in at.metric}["Items"] == "9"  # 1 operation x 3 conditions x 3 samples
+
+    at.selectbox(key="dec_m_model").set_value("reference/solver")
+    at.button(key="dec_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.session_state["dec_run_id"]
+    p = runner.get_handle(run_id).wait(120)
+    assert p.status == "done" and p.correct == p.done == 9
+    at.run()
+    m = {x.label: x.value for x in at.metric}
+    assert m["Not swapped"] == m["Swapped"] == m["Random baseline"] == "100 %"
+
+    at.button(key="dec_draw").click().run()
+    assert not at.exception
+    assert at.selectbox(key="dec_a").value != at.selectbox(key="dec_b").value

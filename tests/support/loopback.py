@@ -1,0 +1,218 @@
+"""A loopback OpenAI-compatible chat endpoint with fixed latency and injectable failures (benchmarks, tests, demos).
+
+It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) for the official OpenAI SDK pointed at it with
+``openai-compatible/<name>`` and ``--base-url http://127.0.0.1:PORT/v1``. Every ``POST /v1/chat/completions`` waits
+``latency`` seconds and answers ``answer`` (default ``{1, 2}``). With ``fail_rate`` > 0 a deterministic share of
+requests fails in mixed ways — 429 with Retry-After, 500, a hang longer than any sane timeout, or a malformed (non-JSON)
+200 body — but never more than ``max_fail_streak`` times in a row for one prompt, so a runner retrying enough
+always finishes. ``GET /stats`` returns per-prompt counts (by sha256 of the prompt): requests received and valid
+answers sent, plus the peak number of requests in flight.
+
+    python -m tests.support.loopback --port 8765 --latency 0.25 [--fail-rate 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import sys
+import threading
+import time
+from collections import Counter
+
+FAIL_KINDS = ("429", "500", "timeout", "malformed")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class LoopbackServer:
+    def __init__(self, latency: float = 0.25, *, answer: str = "{1, 2}", fail_rate: float = 0.0,
+                 max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
+                 host: str = "127.0.0.1", port: int = 0, reject_key: bool = False):
+        self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
+        self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
+        self.host, self.port = host, port
+        self.reject_key = reject_key           # answer 401 echoing the bearer token, like some real servers do
+        self.requests: Counter = Counter()     # prompt sha -> requests received
+        self.answered: Counter = Counter()     # prompt sha -> valid answers sent
+        self.failures: Counter = Counter()     # failure kind -> count
+        self.streak: Counter = Counter()       # prompt sha -> consecutive failures so far
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._server: asyncio.AbstractServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+    async def serve(self) -> None:
+        self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> "LoopbackServer":
+        """Serve from a background thread (own event loop). Returns self once listening."""
+        ready = threading.Event()
+
+        def main():
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self.serve())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=main, daemon=True, name="loopback-llm")
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            async def shutdown():
+                self._server.close()
+                for task in asyncio.all_tasks():
+                    if task is not asyncio.current_task():
+                        task.cancel()
+            asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)
+
+    def stats(self) -> dict:
+        return {"requests": dict(self.requests), "answered": dict(self.answered), "failures": dict(self.failures),
+                "total_requests": sum(self.requests.values()), "total_answered": sum(self.answered.values()),
+                "max_in_flight": self.max_in_flight, "in_flight": self.in_flight}
+
+    # -- behaviour
+    def _failure(self, key: str, n: int) -> str | None:
+        if self.fail_rate <= 0 or self.streak[key] >= self.max_fail_streak:
+            return None
+        rng = random.Random(f"{self.seed}:{key}:{n}")
+        if rng.random() >= self.fail_rate:
+            return None
+        return FAIL_KINDS[rng.randrange(len(FAIL_KINDS))]
+
+    async def _chat(self, body: bytes, auth: str = "") -> tuple[int, dict, bytes]:
+        if self.reject_key:
+            token = auth.split(" ", 1)[-1]
+            return 401, {}, json.dumps({"error": {"message": f"Incorrect API key provided: {token}",
+                                                  "type": "invalid_request_error", "code": "invalid_api_key"}}).encode()
+        try:
+            req = json.loads(body)
+            prompt = "".join(str(m.get("content", "")) for m in req.get("messages", []))
+            model = str(req.get("model", "loopback"))
+        except (ValueError, AttributeError):
+            return 400, {}, json.dumps({"error": {"message": "bad request body", "type": "invalid_request"}}).encode()
+        key = _sha(prompt)
+        self.requests[key] += 1
+        kind = self._failure(key, self.requests[key])
+        if kind == "timeout":
+            self.failures[kind] += 1
+            self.streak[key] += 1
+            await asyncio.sleep(self.hang)
+            return 504, {}, b'{"error": {"message": "gateway timeout"}}'
+        await asyncio.sleep(self.latency)
+        if kind is not None:
+            self.failures[kind] += 1
+            self.streak[key] += 1
+            if kind == "429":
+                return 429, {"retry-after-ms": str(self.retry_after_ms), "retry-after": "1"}, json.dumps(
+                    {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
+                ).encode()
+            if kind == "500":
+                return 500, {}, json.dumps({"error": {"message": "internal error", "type": "server_error"}}).encode()
+            return 200, {}, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "{1, 2'   # malformed
+        self.streak[key] = 0
+        self.answered[key] += 1
+        payload = {
+            "id": f"chatcmpl-{key[:12]}-{self.requests[key]}", "object": "chat.completion", "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": self.answer},
+                         "finish_reason": "stop", "logprobs": None}],
+            "usage": {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(self.answer) // 3),
+                      "total_tokens": max(1, len(prompt) // 4) + max(1, len(self.answer) // 3)},
+        }
+        return 200, {}, json.dumps(payload).encode()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                try:
+                    method, path, _ = line.decode("latin-1").split(" ", 2)
+                except ValueError:
+                    break
+                headers = {}
+                while True:
+                    h = await reader.readline()
+                    if h in (b"\r\n", b"\n", b""):
+                        break
+                    k, _, v = h.decode("latin-1").partition(":")
+                    headers[k.strip().lower()] = v.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+                if method == "POST" and path.rstrip("/").endswith("/chat/completions"):
+                    self.in_flight += 1
+                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                    try:
+                        status, extra, out = await self._chat(body, headers.get("authorization", ""))
+                    finally:
+                        self.in_flight -= 1
+                elif method == "GET" and path.startswith("/stats"):
+                    status, extra, out = 200, {}, json.dumps(self.stats()).encode()
+                elif method == "GET" and path.rstrip("/").endswith("/models"):
+                    status, extra, out = 200, {}, json.dumps(
+                        {"object": "list", "data": [{"id": "loopback", "object": "model"}]}).encode()
+                else:
+                    status, extra, out = 404, {}, b'{"error": {"message": "not found"}}'
+                reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
+                          500: "Internal Server Error", 504: "Gateway Timeout"}.get(status, "OK")
+                head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json",
+                        f"Content-Length: {len(out)}", "Connection: keep-alive"]
+                head += [f"{k}: {v}" for k, v in extra.items()]
+                writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + out)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            try:
+                writer.close()
+            except Exception:
+                pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.25)
+    ap.add_argument("--fail-rate", type=float, default=0.0)
+    ap.add_argument("--hang", type=float, default=30.0)
+    ap.add_argument("--answer", default="{1, 2}")
+    ap.add_argument("--retry-after-ms", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reject-key", action="store_true", help="answer 401 echoing the bearer token")
+    args = ap.parse_args(argv)
+    server = LoopbackServer(args.latency, answer=args.answer, fail_rate=args.fail_rate, hang=args.hang,
+                            port=args.port, retry_after_ms=args.retry_after_ms, seed=args.seed,
+                            reject_key=args.reject_key)
+
+    async def run():
+        await server.serve()
+        print(f"listening {server.base_url}", flush=True)
+        await asyncio.Event().wait()
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
