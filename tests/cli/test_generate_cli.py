@@ -116,8 +116,8 @@ def test_broad_grid_invariants_from_the_file_alone(broad_file):
         else:
             assert r["hypernym_a"] is None and r["member_hypernyms"] is None
         # the prompt shows the sets in the recorded order and asks for <answer> tags
-        shown = (", ".join(f"'{x}'" for x in a) if isinstance(a[0], str) else ", ".join(map(str, a)))
-        assert "Set A = {" + shown + "}" in r["prompt"] and "<answer></answer>" in r["prompt"]
+        shown = ", ".join(map(str, a))   # bare members in parentheses, as the reference shows them
+        assert "Set A is (" + shown + ")" in r["prompt"] and "<answer></answer>" in r["prompt"]
         cells[r["config_id"]].add((tuple(a), tuple(b)))
     assert seen_members == {"numbers", "words", "deciles", "deceptive"}
     assert all(len(pairs) == BROAD["samples"] for pairs in cells.values())  # distinct samples per configuration

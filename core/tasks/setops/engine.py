@@ -61,9 +61,9 @@ class _CellContext:
     base: dict  # the item dict with the per-item values still None
     pairs: list
     head: str  # persona (if any) — before the construction
-    tail_plain: str  # task [+ fixed demonstrations] + instructions, joined
+    tail_plain: str  # task [+ fixed demonstrations] + instructions [+ cue], joined
     task: str
-    instructions: str
+    instructions: str  # instructions [+ cue], joined
     phrasing: object
     fixed_shots: list  # fixed shots of this cell (first k of the stream), [] when k = 0 or per item
     fixed_idents: frozenset
@@ -182,7 +182,7 @@ class _Engine:
         s = cell.sampler
         persona = R.persona(t, cell.approach, phr)
         task_text = R.task(phr, cell.operation, s.size_a, s.size_b)
-        instr = R.instructions(t, cell.approach, phr)
+        instr = self.sep.join(p for p in (R.instructions(t, cell.approach, phr), R.cue(t, cell.approach)) if p)
         fixed: list = []
         tail_parts = [task_text]
         if cell.shots and self.cfg.fixed_shots:
