@@ -48,7 +48,10 @@ tpl = load_templates(base.get("templates"))
 c_preset, c_info = st.columns([2, 3])
 preset = c_preset.selectbox("Start from a preset", ["(custom)", *setops.PRESETS],
                             index=(["(custom)", *setops.PRESETS].index(preset_q) if preset_q in setops.PRESETS else 0),
-                            key="so_preset", help="paper-main is the paper's main grid (≈125k prompts).")
+                            key="so_preset", help="The SetLexSem reference's studies: " + "; ".join(
+                                f"{k} = {v}" for k, v in setops.PRESET_SOURCES.items()))
+if preset in setops.PRESET_SOURCES:
+    c_info.caption(f"**{preset}** reproduces {setops.PRESET_SOURCES[preset]}")
 if preset != "(custom)" and preset != preset_q:
     _ui.qp_set(preset=preset)
     for k in list(st.session_state):

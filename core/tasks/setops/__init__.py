@@ -79,12 +79,13 @@ from core.tasks.setops.engine import item, items, preview
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.grid import Cell, Plan, Sampler, Skip, count, plan, warnings
 from core.tasks.setops.operations import OPERATIONS, SYMBOLS
-from core.tasks.setops.presets import PRESETS, preset_config
+from core.tasks.setops.presets import PRESET_SOURCES, PRESETS, preset_config
 from core.tasks.setops.scoring import kind_of, score_set_response as score, solve
 
 __all__ = [
     "CONDITIONS", "DECILE_MODES", "FACTORS", "ITEM_KEYS", "KEY_VERSION", "KEYS", "MAX_LENGTH", "MAX_SAMPLES",
-    "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "SYMBOLS", "TASK", "Cell",
+    "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "PRESET_SOURCES", "SYMBOLS",
+    "TASK", "Cell",
     "Config", "Plan", "Sampler", "Skip", "count", "item", "items", "kind_of", "load_config", "load_config_file",
     "load_config_yaml", "plan", "preset_config", "preview", "score", "solve", "warnings",
 ]

@@ -149,3 +149,26 @@ def test_a_reference_file_inside_a_run_document_and_from_text():
     # the stored config is ours: it round-trips without the reference's keys or notes
     again = run_spec(a.config_dict())
     assert again.config == a.config and again.notes == ()
+
+
+@pytest.mark.parametrize("preset, files", [
+    ("paper-main", ["anthr_haiku.yaml"]),
+    ("paper-deciles", ["anthr_haiku_deciles.yaml"]),
+    ("paper-deceptive", ["anthr_haiku_deceptive.yaml", "anthr_haiku_deceptive_NoSwap.yaml"]),
+])
+def test_presets_are_the_reference_studies(preset, files):
+    """Each paper preset is the grid its reference YAML gives (same seed, so the same items); the deceptive preset
+    adds the random-baseline condition to the swapped and not-swapped studies."""
+    cfg = S.preset_config(preset)
+    for name in files:
+        assert name in S.PRESET_SOURCES[preset]
+        ref = read_run_spec(REF / name).config
+        ours = cfg.to_dict()
+        theirs = ref.to_dict()
+        if preset == "paper-deceptive":
+            assert set(theirs.pop("conditions")) < set(ours.pop("conditions")) == {"not_swapped", "swapped", "random"}
+        assert ours == theirs
+    if preset == "paper-main":
+        assert S.count(cfg) == 198_400
+    if preset == "paper-deceptive":
+        assert S.count(cfg) == 3 * 256 * 50
