@@ -31,6 +31,7 @@ DETAIL_COLUMNS = (
 
 LABELS = {
     "operation": "Operation", "size_a": "|A|", "size_b": "|B|", "members": "Token type", "length": "Token length",
+    "pos": "Part of speech",
     "decile": "Frequency decile", "decile_mode": "Decile mode", "condition": "Deceptive condition",
     "hypernym_a": "Hypernym A", "hypernym_b": "Hypernym B", "swap_count": "Swapped members", "overlap": "Overlap",
     "phrasing": "Phrasing", "approach": "Prompting approach", "shots": "k (shots)", "model": "Model", "task": "Task",

@@ -22,7 +22,8 @@ Config keys (YAML; a list is a grid axis, a scalar a one-value axis)
     sizes: [2, 4, 8, 16]      or sizes_a + sizes_b (crossed, |A| ≠ |B| allowed)
     members: numbers | words | deciles | deceptive               (numbers, words)
     lengths: [none, 1, 2, …]  digits of numbers / letters of words and decile words (none)
-    pos: noun | verb | adjective | adverb | none     WordNet part of speech of word members (none)
+    pos: noun | verb | adjective | adverb | none     WordNet part of speech of word members, or of the hyponym
+                              groups of deceptive sets (none = any; items record it in their ``pos`` column)
     deciles: 1…10 (all)       decile_mode: log_width | rank (log_width)
     frequency_source: wordfreq | path of a "word,count" file (wordfreq)
     conditions: not_swapped | swapped | random (all)   swap_count: none (= ⌊m/2⌋) | int
@@ -32,6 +33,8 @@ Config keys (YAML; a list is a grid axis, a scalar a one-value axis)
     phrasings: formal | plain | functional | pythonic | iterative (formal)
     approaches: baseline | baseline_allow_empty | cot | self_recitation | domain_expertise | composite |
                 composite_allow_empty (baseline)
+    The SetLexSem reference's value names (formal_language, chain_of_thought, "symmetric difference", decile_words …)
+    are accepted as aliases (``aliases``), and a reference experiment YAML as a whole (``reference_yaml``).
     shots: [0, 1, 3, 5] (0)   fixed_shots: true | false (true)
     templates: an override of core/tasks/setops/prompts/templates.yaml (edited templates, stored with the run)
 
@@ -43,8 +46,8 @@ Identity
     Deceptive sets also accept ``hypernym_pairs: [[hypernym_a, hypernym_b], ...]`` to fix the hypernyms (for the
     UI's "pick a pair"); by default every sample draws its own pair.
 
-Modules: ``config`` (keys, validation) · ``grid`` (cells, samplers, skipped combinations) · ``engine`` (items) ·
-``presets`` · ``factors`` (item columns) · ``operations`` (the four operations, canonical member order) · ``sets/``
+Modules: ``config`` (keys, validation) · ``aliases`` (the reference's value names) · ``reference_yaml`` (the
+reference's experiment YAML) · ``grid`` (cells, samplers, skipped combinations) · ``engine`` (items) · ``presets`` · ``factors`` (item columns) · ``operations`` (the four operations, canonical member order) · ``sets/``
 (populations, pair draws, deceptive sets) · ``prompts/`` (templates, rendering) · ``parse`` (answers) · ``scoring``
 (per-item metrics, error-analysis fields).
 

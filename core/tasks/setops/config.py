@@ -152,7 +152,7 @@ class Config:
     sizes_b: tuple | None = None
     members: tuple = ("numbers", "words")
     lengths: tuple = (None,)
-    pos: tuple = (None,)  # words only: WordNet part of speech (noun, verb, adjective, adverb); None = any
+    pos: tuple = (None,)  # words and deceptive: WordNet part of speech (noun, verb, adjective, adverb); None = any
     deciles: tuple = tuple(range(1, 11))
     decile_mode: tuple = ("log_width",)
     conditions: tuple = tuple(CONDITIONS)

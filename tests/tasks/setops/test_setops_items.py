@@ -173,4 +173,10 @@ def test_part_of_speech_filter_for_words():
             assert all(len(str(m)) == 4 for m in members)
     with pytest.raises(Exception, match="not a part of speech"):
         S.load_config({"pos": ["pronoun"]})
-    assert "pos" not in S.item(dict(NUM, samples=1, sizes=[2]), 0)  # only recorded when the filter is used
+    # every item has the column; numbers have no part of speech, and a cell without the filter keeps the config_id it
+    # had before the column existed
+    plain = S.item(dict(NUM, samples=1, sizes=[2]), 0)
+    assert plain["pos"] is None
+    assert S.item(dict(NUM, samples=1, sizes=[2], pos=[None]), 0)["config_id"] == plain["config_id"]
+    assert S.item({"members": "words", "samples": 1, "sizes": [2], "pos": "noun"}, 0)["config_id"] != \
+        S.item({"members": "words", "samples": 1, "sizes": [2]}, 0)["config_id"]
