@@ -286,8 +286,14 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW) ->
     return con.execute(sql, params).df()
 
 
+_ALIAS_KINDS = {"operation": "operations", "phrasing": "phrasings", "approach": "approaches", "members": "members"}
+
+
 def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:
-    """Parse ["col=v1,v2", …] (URL / CLI form) into a filters dict; ignores malformed entries."""
+    """Parse ["col=v1,v2", …] (URL / CLI form) into a filters dict; ignores malformed entries. The SetLexSem
+    reference's value names (``approach=chain_of_thought``, ``phrasing=formal_language`` …) are read as ours."""
+    from core.tasks.setops import aliases
+
     out: dict[str, list[str]] = {}
     for p in pairs:
         if "=" not in p:
@@ -295,5 +301,8 @@ def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:
         k, v = p.split("=", 1)
         k = k.strip()
         if k and v:
-            out.setdefault(k, []).extend(x for x in v.split(",") if x != "")
+            values = [x for x in v.split(",") if x != ""]
+            if k in _ALIAS_KINDS:
+                values = [aliases.canonical(_ALIAS_KINDS[k], x) for x in values]
+            out.setdefault(k, []).extend(values)
     return out

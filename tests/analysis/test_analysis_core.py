@@ -223,3 +223,10 @@ def test_gqg_pythia_figure_is_the_average_of_table_5():
     row = A.reference_table("gqg_pythia").iloc[0]
     assert row["mean"] == pytest.approx(sum(table5) / len(table5)) == pytest.approx(49.7)
     assert (row["min"], row["max"]) == (min(table5), max(table5))
+
+
+def test_url_filters_read_the_reference_value_names_as_ours():
+    f = A.filters_from_pairs(["approach=chain_of_thought,baseline", "phrasing=formal_language",
+                              "operation=symmetric difference", "members=decile_words", "size_a=2"])
+    assert f == {"approach": ["cot", "baseline"], "phrasing": ["formal"], "operation": ["symmetric_difference"],
+                 "members": ["deciles"], "size_a": ["2"]}
