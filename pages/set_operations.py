@@ -122,7 +122,9 @@ with st.container(border=True):
     approaches = _pills(st, "Prompting approach", tpl.approaches, _d("approaches", D.approaches), "so_approaches",
                         format_func=lambda a: a.replace("_", " "))
     p1, p2, p3 = st.columns([2, 1, 1])
-    phrasings = _pills(p1, "Demonstration phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings")
+    phrasings = _pills(p1, "Task phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings",
+                       help="How the task names or describes the operation (the reference's PROMPT_TYPE): formal "
+                            "names it, plain defines it; functional, pythonic and iterative describe it as recipes.")
     shots = _pills(p2, "k (demonstrations)", [0, 1, 3, 5], _d("shots", D.shots), "so_shots")
     fixed = p3.toggle("Fixed demonstrations", value=bool(_d("fixed_shots", True)), key="so_fixed",
                       help="On: the same demonstrations for every item of a configuration; off: drawn per item.")
