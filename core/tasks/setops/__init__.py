@@ -63,6 +63,7 @@ Public API (the Task protocol of ``core/tasks/__init__.py``)::
 from core.tasks.setops.config import (
                                       CONDITIONS,
                                       DECILE_MODES,
+                                      GENERATOR_VERSION,
                                       ITEM_KEYS,
                                       KEY_VERSION,
                                       KEYS,
@@ -86,7 +87,7 @@ from core.tasks.setops.presets import PRESET_SOURCES, PRESETS, preset_config
 from core.tasks.setops.scoring import kind_of, score_set_response as score, solve
 
 __all__ = [
-    "CONDITIONS", "DECILE_MODES", "FACTORS", "ITEM_KEYS", "KEY_VERSION", "KEYS", "MAX_LENGTH", "MAX_SAMPLES",
+    "CONDITIONS", "DECILE_MODES", "FACTORS", "GENERATOR_VERSION", "ITEM_KEYS", "KEY_VERSION", "KEYS", "MAX_LENGTH", "MAX_SAMPLES",
     "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "PRESET_SOURCES", "SYMBOLS",
     "TASK", "Cell",
     "Config", "Plan", "Sampler", "Skip", "count", "item", "items", "kind_of", "load_config", "load_config_file",

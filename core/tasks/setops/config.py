@@ -24,6 +24,10 @@ MEMBER_TYPES = ("numbers", "words", "deciles", "deceptive")
 DECILE_MODES = ("log_width", "rank")
 CONDITIONS = D.CONDITIONS
 KEY_VERSION = "setops/v1"
+# The version of what a config generates (prompts, populations). Bump it whenever the same config starts giving other
+# items: it keys runs (core/runner/plan.py), so a run stored by an older version is never continued with other items.
+# 2: reference-faithful prompts, one-digit numbers 1-9, overlap floor(m*f), deceptive groups of every part of speech.
+GENERATOR_VERSION = 2
 
 ITEM_KEYS = ("config_id", "idx", "sample", "seed") + FACTORS + (
     "hypernym_a", "hypernym_b", "member_hypernyms", "set_a", "set_b", "truth", "prompt")
