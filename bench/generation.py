@@ -1,8 +1,9 @@
 """Benchmark: generate the SetLexSem paper's main grid and print prompts per second.
 
-Grid (preset ``paper-main``): members numbers and words, sizes 2/4/8/16, lengths none/1/2/3/4, the four operations,
-formal and plain phrasing, baseline and chain of thought, k in {0, 1, 3, 5}, 50 samples. Sixteen one-digit numbers
-are impossible (only 10 exist), so those cells are skipped with a counted warning.
+Grid (preset ``paper-main`` = the reference's anthr_haiku.yaml): members numbers and words, sizes 2/4/8/16, lengths
+1/2/3/4, the four operations, formal and plain phrasing, the approaches baseline, baseline_allow_empty, composite and
+composite_allow_empty, k in {0, 1, 3, 5}, 50 samples: 3,968 configurations, 198,400 prompts. Sixteen one-digit
+numbers are impossible (only 1…9 exist), so those cells are skipped with a counted warning.
 
     python bench/generation.py                 # fixed shots (the default), then shots drawn per item
     python bench/generation.py --members numbers --no-per-item

@@ -43,27 +43,28 @@ def main() -> int:
 
     rows: list = []
     with Stage("open NLTK WordNet reader", rows):
-        reader, close = wb.open_nltk_wordnet(args.wordnet_dir, ("noun",))
+        reader, close = wb.open_nltk_wordnet(args.wordnet_dir, tuple(wb.POS_FILES.values()))
     try:
-        with Stage("read noun synset graph", rows):
-            graph = wb.nltk_graph(reader, "n")
+        with Stage("read the synset graph (all parts of speech)", rows):
+            graph = wb.graph_of(reader, "all")
         with Stage("clean lemmas + closures + filter", rows):
             groups, counts = wb.build(graph)
         source = wb.nltk_source_info(reader, args.wordnet_dir)
     finally:
         close()
-    meta = {"source": source, "rules": wb.rules("n", wb.DEFAULT_MIN_SIZE, wb.DEFAULT_MAX_SIZE,
+    meta = {"source": source, "rules": wb.rules("all", wb.DEFAULT_MIN_SIZE, wb.DEFAULT_MAX_SIZE,
                                                  wb.DEFAULT_MIN_EDIT_DISTANCE), "counts": counts}
     with Stage("serialise (deterministic gzip JSON)", rows):
         data = serialize_groups(groups, meta)
 
-    print(f"{'stage':38s} {'wall s':>8s} {'cpu s':>8s}")
+    print(f"{'stage':44s} {'wall s':>8s} {'cpu s':>8s}")
     for name, wall, cpu in rows:
-        print(f"{name:38s} {wall:8.2f} {cpu:8.2f}")
-    print(f"{'TOTAL (in process)':38s} {sum(r[1] for r in rows):8.2f} {sum(r[2] for r in rows):8.2f}")
+        print(f"{name:44s} {wall:8.2f} {cpu:8.2f}")
+    print(f"{'TOTAL (in process)':44s} {sum(r[1] for r in rows):8.2f} {sum(r[2] for r in rows):8.2f}")
     print(f"groups: {counts['groups']}  vocabulary: {counts['vocabulary']}  members: {counts['members_total']}  "
           f">=8: {counts['groups_by_min_size']['8']}  >=16: {counts['groups_by_min_size']['16']}  "
-          f"(noun synsets {counts['synsets']}, with hyponyms {counts['hypernyms_with_hyponyms']}, "
+          f"by part of speech {counts['groups_by_pos']}  "
+          f"(synsets {counts['synsets']}, with hyponyms {counts['hypernyms_with_hyponyms']}, "
           f"too generic {counts['dropped_too_generic']}, too small {counts['dropped_too_small']}, "
           f"duplicate member sets {counts['dropped_duplicate_member_sets']})")
 

@@ -9,6 +9,9 @@ Documents accepted (YAML mappings)::
     a task config            task: setops, operations: [...], …          (task defaults to setops)
     a task config + run      the same, plus model:, params: {…}, base_url:
     a run document           config: {task config}, model:, params:, base_url:   (what the Runs page downloads)
+    a SetLexSem reference experiment YAML (STUDY_NAME, N_RUN, OP_LIST, SET_TYPES, M, … — its upper-case keys),
+                             translated once, here, by core.tasks.setops.reference_yaml; what cannot be honoured
+                             exactly is listed in ``RunSpec.notes`` (one line each)
 
     run_spec(doc, *, task=None, model=None, params=None, base_url=None) -> RunSpec
     read_run_spec(path, …) / parse_run_spec(text, …) / preset_run_spec(task, name, …)
@@ -78,6 +81,8 @@ class RunSpec:
     model: str | None = None
     params: dict = field(default_factory=dict)
     base_url: str | None = None
+    notes: tuple[str, ...] = ()          # how a reference experiment YAML was translated (one line each)
+    name: str | None = None              # a run label the document gives (the reference's STUDY_NAME)
 
     @property
     def task_module(self):
@@ -112,6 +117,17 @@ def run_spec(doc: dict, *, task: str | None = None, model: str | None = None, pa
     from core.tasks import get_task
 
     config, run = _split(doc)
+    notes: tuple[str, ...] = ()
+    name = None
+    from core.tasks.setops import reference_yaml
+
+    if reference_yaml.is_reference(config):
+        if task not in (None, "setops") or config.get("task", "setops") != "setops":
+            raise ConfigError(f"a SetLexSem reference experiment config is a setops config, not {task!r}")
+        ref = reference_yaml.translate(config)
+        config, notes, name = ref.config, ref.notes, ref.name
+        if ref.model and "model" not in run:
+            run["model"] = ref.model
     given = config.get("task", task or "setops")
     if not isinstance(given, str):
         raise ConfigError(f"'task' must be a task name, got {given!r}")
@@ -125,7 +141,7 @@ def run_spec(doc: dict, *, task: str | None = None, model: str | None = None, pa
             raise ConfigError(f"'{key}' in the config must be text, got {run[key]!r}")
     cfg = get_task(given).load_config({**config, "task": given})
     merged = {**doc_params, **{k: v for k, v in (params or {}).items() if v is not None}}
-    return RunSpec(given, cfg, model or run.get("model"), merged, base_url or run.get("base_url"))
+    return RunSpec(given, cfg, model or run.get("model"), merged, base_url or run.get("base_url"), notes, name)
 
 
 def parse_run_spec(text: str, what: str = "config", **overrides) -> RunSpec:

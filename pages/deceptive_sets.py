@@ -39,11 +39,15 @@ from core.tasks import setops  # noqa: E402
 from core.tasks.setops.sets import deceptive as D  # noqa: E402
 
 by_synset = {g.synset: g for g in groups}
-c1, c2, c3 = st.columns([1, 1, 1])
+c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
 size = c1.selectbox("Set size |A| = |B|", [2, 3, 4, 5, 6, 8], index=2, key="dec_size")
 seed = int(c2.number_input("Seed", value=0, step=1, key="dec_seed"))
 samples = int(c3.number_input("Samples per condition and operation", 1, 50, 3, 1, key="dec_samples"))
-eligible = sorted((g.synset for g in groups if len(g.members) >= size), key=lambda s: by_synset[s].name)
+pos = c4.selectbox("Part of speech", ["any", "noun", "verb"], key="dec_pos",
+                   help="The hyponym groups come from every WordNet synset with hyponyms, nouns and verbs (as in the "
+                        "SetLexSem code); restrict them — and the random baseline's pool — to one part of speech.")
+eligible = sorted((g.synset for g in groups if len(g.members) >= size and pos in ("any", g.pos)),
+                  key=lambda s: by_synset[s].name)
 if len(eligible) < 2:
     st.warning(f"Fewer than two hyponym groups have {size} members.")
     st.stop()
@@ -52,7 +56,7 @@ if len(eligible) < 2:
 def _fmt(syn: str) -> str:
     g = by_synset[syn]
     gloss = g.gloss if len(g.gloss) <= 70 else g.gloss[:67] + "…"
-    return f"{g.name} ({syn}, {len(g.members)}) — {gloss}"
+    return f"{g.name} ({syn}, {g.pos}, {len(g.members)}) — {gloss}"
 
 
 def _feasible(a: str, b: str) -> bool:
@@ -103,7 +107,7 @@ st.subheader("Run all three conditions")
 o1, o2 = st.columns([2, 1])
 ops = o1.multiselect("Operations", list(setops.OPERATIONS), default=["intersection"], key="dec_ops",
                      format_func=lambda o: o.replace("_", " "))
-tpl_approaches = ["baseline", "baseline_allow_empty", "cot"]
+tpl_approaches = ["baseline", "baseline_allow_empty", "composite", "composite_allow_empty"]  # the reference's study
 approach = o1.selectbox("Prompting approach", tpl_approaches, key="dec_approach")
 cfg = None
 with _ui.user_errors():
@@ -115,7 +119,8 @@ with _ui.user_errors():
     cfg = run_spec({
         "task": "setops", "seed": seed, "samples": samples, "operations": ops or ["intersection"],
         "sizes": [int(size)], "members": ["deceptive"], "conditions": list(setops.CONDITIONS),
-        "hypernym_pairs": [[hyp_a, hyp_b]], "phrasings": ["formal"], "approaches": [approach], "shots": [0]}).config
+        "hypernym_pairs": [[hyp_a, hyp_b]], "phrasings": ["formal"], "approaches": [approach], "shots": [0],
+        "pos": [None if pos == "any" else pos]}).config
     n_items = setops.count(cfg)
 if cfg is None:
     st.stop()

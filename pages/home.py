@@ -34,7 +34,8 @@ with c1:
         if st.button(title, key=f"home_example_{i}", use_container_width=True):
             cfg = setops.preset_config(preset).to_dict()
             if preset == "paper-deceptive":
-                cfg.update({"samples": 2, "sizes": [4], "operations": ["intersection", "union"]})
+                cfg.update({"samples": 2, "sizes": [4], "operations": ["intersection", "union"],
+                            "approaches": ["baseline"], "shots": [0]})   # 12 items: the three conditions
             # short answers keep the CPU demo quick; otherwise the paper's sampling defaults
             params = dict(SamplingParams().to_dict(), max_tokens=160)
             handle = _ui.start_run(cfg, _ui.ModelChoice(spec=spec, params=params),

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from core import store
-from core.config import load_task_config, run_yaml
+from core.config import run_spec, run_yaml
 from core.errors import UserError
 from core.files import parse_yaml_mapping
 from core.tasks import get_task
@@ -20,12 +20,16 @@ st.title("Runs")
 
 # ---------------------------------------------------------------------------------------------------- YAML upload
 with st.expander("Open a run configuration (YAML)", expanded=False):
-    up = st.file_uploader("Configuration YAML", type=["yaml", "yml"], key="runs_yaml")
+    up = st.file_uploader("Configuration YAML (ours, or a SetLexSem reference experiment YAML as it is)",
+                          type=["yaml", "yml"], key="runs_yaml")
     if up is not None:
         try:
-            task, cfg = load_task_config(parse_yaml_mapping(up.getvalue().decode("utf-8"), "the file"))
+            spec = run_spec(parse_yaml_mapping(up.getvalue().decode("utf-8"), "the file"))
+            task, cfg = spec.task, spec.config
             n = get_task(task).count(cfg)
             st.success(f"Valid {task} configuration: {n:,} items.")
+            for note in spec.notes:   # a SetLexSem reference experiment YAML: what is not honoured exactly
+                st.info(note)
             target = {"setops": "set_operations", "quantifiers": "quantifiers"}.get(task)
             if target and _ui.page_exists(target) and st.button(f"Open on the {target.replace('_', ' ')} page",
                                                                   key="runs_open_yaml"):

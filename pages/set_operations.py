@@ -48,7 +48,10 @@ tpl = load_templates(base.get("templates"))
 c_preset, c_info = st.columns([2, 3])
 preset = c_preset.selectbox("Start from a preset", ["(custom)", *setops.PRESETS],
                             index=(["(custom)", *setops.PRESETS].index(preset_q) if preset_q in setops.PRESETS else 0),
-                            key="so_preset", help="paper-main is the paper's main grid (≈125k prompts).")
+                            key="so_preset", help="The SetLexSem reference's studies: " + "; ".join(
+                                f"{k} = {v}" for k, v in setops.PRESET_SOURCES.items()))
+if preset in setops.PRESET_SOURCES:
+    c_info.caption(f"**{preset}** reproduces {setops.PRESET_SOURCES[preset]}")
 if preset != "(custom)" and preset != preset_q:
     _ui.qp_set(preset=preset)
     for k in list(st.session_state):
@@ -119,7 +122,9 @@ with st.container(border=True):
     approaches = _pills(st, "Prompting approach", tpl.approaches, _d("approaches", D.approaches), "so_approaches",
                         format_func=lambda a: a.replace("_", " "))
     p1, p2, p3 = st.columns([2, 1, 1])
-    phrasings = _pills(p1, "Demonstration phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings")
+    phrasings = _pills(p1, "Task phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings",
+                       help="How the task names or describes the operation (the reference's PROMPT_TYPE): formal "
+                            "names it, plain defines it; functional, pythonic and iterative describe it as recipes.")
     shots = _pills(p2, "k (demonstrations)", [0, 1, 3, 5], _d("shots", D.shots), "so_shots")
     fixed = p3.toggle("Fixed demonstrations", value=bool(_d("fixed_shots", True)), key="so_fixed",
                       help="On: the same demonstrations for every item of a configuration; off: drawn per item.")

@@ -31,6 +31,7 @@ DETAIL_COLUMNS = (
 
 LABELS = {
     "operation": "Operation", "size_a": "|A|", "size_b": "|B|", "members": "Token type", "length": "Token length",
+    "pos": "Part of speech",
     "decile": "Frequency decile", "decile_mode": "Decile mode", "condition": "Deceptive condition",
     "hypernym_a": "Hypernym A", "hypernym_b": "Hypernym B", "swap_count": "Swapped members", "overlap": "Overlap",
     "phrasing": "Phrasing", "approach": "Prompting approach", "shots": "k (shots)", "model": "Model", "task": "Task",
@@ -285,8 +286,14 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW) ->
     return con.execute(sql, params).df()
 
 
+_ALIAS_KINDS = {"operation": "operations", "phrasing": "phrasings", "approach": "approaches", "members": "members"}
+
+
 def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:
-    """Parse ["col=v1,v2", …] (URL / CLI form) into a filters dict; ignores malformed entries."""
+    """Parse ["col=v1,v2", …] (URL / CLI form) into a filters dict; ignores malformed entries. The SetLexSem
+    reference's value names (``approach=chain_of_thought``, ``phrasing=formal_language`` …) are read as ours."""
+    from core.tasks.setops import aliases
+
     out: dict[str, list[str]] = {}
     for p in pairs:
         if "=" not in p:
@@ -294,5 +301,8 @@ def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:
         k, v = p.split("=", 1)
         k = k.strip()
         if k and v:
-            out.setdefault(k, []).extend(x for x in v.split(",") if x != "")
+            values = [x for x in v.split(",") if x != ""]
+            if k in _ALIAS_KINDS:
+                values = [aliases.canonical(_ALIAS_KINDS[k], x) for x in values]
+            out.setdefault(k, []).extend(values)
     return out

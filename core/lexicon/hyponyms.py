@@ -6,9 +6,10 @@ A group is one hypernym synset (e.g. ``grandparent.n.01``) with the cleaned sing
 
 File format (``groups.json.gz``, deterministic gzip of canonical JSON)::
 
-    {"format": "setlexsem-studio/hyponym-groups", "format_version": 1,
+    {"format": "setlexsem-studio/hyponym-groups", "format_version": 2,
      "source": {...}, "rules": {...}, "counts": {...},
-     "groups": [[synset, name, gloss, [member, ...]], ...]}     # groups sorted by synset, members sorted
+     "groups": [[synset, name, gloss, [member, ...], pos], ...]}    # groups sorted by synset, members sorted;
+                                                                     # pos = noun / verb (the hypernym's)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from core.files import DATA_DIR
 from core.lexicon.datafile import dump_json_gz, read_json_gz, write_atomic
 
 FORMAT = "setlexsem-studio/hyponym-groups"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: each group also records the hypernym's part of speech (1 is still read: pos from the id)
 DEFAULT_PATH = DATA_DIR / "hyponyms" / "groups.json.gz"
 
 
@@ -34,17 +35,30 @@ class HyponymGroup:
     name: str  # readable: the synset's first lemma with spaces, e.g. "motor vehicle"
     gloss: str  # the synset's definition
     members: tuple[str, ...]
+    pos: str | None = None  # the hypernym's part of speech: "noun", "verb" (None: unknown)
     member_set: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "members", tuple(self.members))
+        if self.pos is None:
+            object.__setattr__(self, "pos", pos_of_synset(self.synset))
         object.__setattr__(self, "member_set", frozenset(self.members))
 
     def __len__(self) -> int:
         return len(self.members)
 
     def to_dict(self) -> dict:
-        return {"synset": self.synset, "name": self.name, "gloss": self.gloss, "members": list(self.members)}
+        return {"synset": self.synset, "name": self.name, "gloss": self.gloss, "members": list(self.members),
+                "pos": self.pos}
+
+
+_POS_LETTERS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
+
+
+def pos_of_synset(synset: str) -> str | None:
+    """The part of speech an NLTK-style synset name carries (``dog.n.01`` -> noun), else None."""
+    parts = synset.rsplit(".", 2)
+    return _POS_LETTERS.get(parts[1]) if len(parts) == 3 else None
 
 
 # ------------------------------------------------------------------------------------------------------ read / write
@@ -60,8 +74,11 @@ def _load(path: str) -> tuple[dict, tuple[HyponymGroup, ...]]:
     groups = []
     for row in doc["groups"]:
         try:
-            synset, name, gloss, members = row
-            groups.append(HyponymGroup(str(synset), str(name), str(gloss), tuple(str(m) for m in members)))
+            synset, name, gloss, members, *rest = row
+            if len(rest) > 1:
+                raise ValueError(row)
+            pos = str(rest[0]) if rest and rest[0] is not None else None
+            groups.append(HyponymGroup(str(synset), str(name), str(gloss), tuple(str(m) for m in members), pos))
         except (TypeError, ValueError):
             raise ImportFileError(f"{path}: malformed group entry {str(row)[:80]!r}") from None
     meta = {k: v for k, v in doc.items() if k != "groups"}
@@ -83,7 +100,8 @@ def serialize_groups(groups, meta: dict) -> bytes:
     doc = dict(meta)
     doc["format"] = FORMAT
     doc["format_version"] = FORMAT_VERSION
-    doc["groups"] = [[g.synset, g.name, g.gloss, sorted(g.members)] for g in sorted(groups, key=lambda g: g.synset)]
+    doc["groups"] = [[g.synset, g.name, g.gloss, sorted(g.members), g.pos]
+                     for g in sorted(groups, key=lambda g: g.synset)]
     return dump_json_gz(doc)
 
 

@@ -2,7 +2,8 @@
 
 Rules (also written into the output file and ``data/hyponyms/README.md``):
 
-1. Every synset of the chosen part of speech (nouns by default) that has hyponyms is a candidate hypernym. Its group
+1. Every synset of the chosen parts of speech (all of them by default, as the SetLexSem code walks every synset; in
+   WordNet 3.0 only nouns and verbs have hyponyms) that has hyponyms is a candidate hypernym. Its group
    is the **full hyponym closure** (children, grand-children, …; regular hyponym links only — WordNet's *instance*
    hyponyms, i.e. named individuals such as cities or people, are not followed), as in the SetLexSem code.
 2. Lemmas are cleaned **per synset**: lower-cased; only single tokens of letters a–z are kept (no underscores, hyphens,
@@ -12,8 +13,9 @@ Rules (also written into the output file and ``data/hyponyms/README.md``):
    variants of one concept (``granny``/``grannie``, ``grandpa``/``grandpapa``) but keeps distinct concepts that look
    alike (``grandma`` and ``grandpa`` are different synsets).
 3. A group's members are the distinct cleaned lemmas of all synsets in the closure, minus the hypernym's own cleaned
-   lemmas, sorted. Groups with fewer than ``min_size`` (default 4) or more than ``max_size`` (default 30, "too
-   generic") members are dropped.
+   lemmas, sorted, with the hypernym's part of speech. Groups with fewer than ``min_size`` (default 2, the smallest
+   set the SetLexSem studies draw) or more than ``max_size`` (default 30, the reference's bound: "too generic")
+   members are dropped.
 4. Several hypernyms can yield the very same member set (a chain whose intermediate synsets only have multi-word
    lemmas); only one is kept: the most specific (fewest synsets in its closure), then the smallest synset name.
 
@@ -36,7 +38,7 @@ from importlib import metadata
 from core.errors import UserError
 from core.lexicon.hyponyms import HyponymGroup
 
-DEFAULT_MIN_SIZE = 4
+DEFAULT_MIN_SIZE = 2
 DEFAULT_MAX_SIZE = 30
 DEFAULT_MIN_EDIT_DISTANCE = 3
 _SIMPLE = re.compile(r"[a-z]+")
@@ -61,6 +63,23 @@ class SynsetNode:
     lemmas: tuple[str, ...]  # in WordNet's order, as written (underscores for spaces in NLTK)
     gloss: str
     hyponyms: tuple[str, ...]  # ids of direct hyponyms
+    pos: str | None = None  # "noun", "verb", "adjective", "adverb"
+
+
+POS_TAGS = ("n", "v", "a", "r")
+POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+POS_WORDS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
+
+
+def pos_tags(pos) -> tuple[str, ...]:
+    """``"all"`` / None -> every part of speech; ``"n"`` or ``("n", "v")`` -> those (WordNet's one-letter tags)."""
+    if pos is None or pos == "all":
+        return POS_TAGS
+    tags = (pos,) if isinstance(pos, str) else tuple(pos)
+    bad = [t for t in tags if t not in POS_TAGS]
+    if bad or not tags:
+        raise UserError(f"unknown part of speech {bad[0] if bad else pos!r} (expected n, v, a, r or all)")
+    return tags
 
 
 # ---------------------------------------------------------------------------------------------------- backends
@@ -70,7 +89,7 @@ def nltk_graph(reader, pos: str = "n") -> dict[str, SynsetNode]:
     nodes = {}
     for s in synsets:
         nodes[s.name()] = SynsetNode(s.name(), tuple(s.lemma_names()), s.definition() or "",
-                                     tuple(h.name() for h in s.hyponyms()))
+                                     tuple(h.name() for h in s.hyponyms()), POS_WORDS.get(s.pos(), s.pos()))
     return nodes
 
 
@@ -80,18 +99,24 @@ def wn_graph(wordnet, pos: str = "n") -> dict[str, SynsetNode]:
     for s in wordnet.synsets(pos=pos):
         # regular hyponyms only (wn's Synset.hyponyms() would add instance hyponyms), like NLTK's hyponyms()
         nodes[s.id] = SynsetNode(s.id, tuple(w.replace(" ", "_") for w in s.lemmas()), s.definition() or "",
-                                 tuple(h.id for h in s.get_related("hyponym")))
+                                 tuple(h.id for h in s.get_related("hyponym")), POS_WORDS.get(s.pos, s.pos))
     return nodes
 
 
-def graph_of(wordnet_reader, pos: str = "n") -> dict[str, SynsetNode]:
+def graph_of(wordnet_reader, pos="all") -> dict[str, SynsetNode]:
+    """The synset graph of the parts of speech ``pos`` (see :func:`pos_tags`; hyponym links never leave one)."""
     if isinstance(wordnet_reader, dict):
         return wordnet_reader
     if hasattr(wordnet_reader, "all_synsets"):
-        return nltk_graph(wordnet_reader, pos)
-    if hasattr(wordnet_reader, "synsets") and hasattr(wordnet_reader, "lexicons"):
-        return wn_graph(wordnet_reader, pos)
-    raise TypeError(f"not a WordNet reader: {type(wordnet_reader).__name__}")
+        one = nltk_graph
+    elif hasattr(wordnet_reader, "synsets") and hasattr(wordnet_reader, "lexicons"):
+        one = wn_graph
+    else:
+        raise TypeError(f"not a WordNet reader: {type(wordnet_reader).__name__}")
+    nodes: dict[str, SynsetNode] = {}
+    for tag in pos_tags(pos):
+        nodes.update(one(wordnet_reader, tag))
+    return nodes
 
 
 # ----------------------------------------------------------------------------------------------------- cleaning
@@ -127,14 +152,14 @@ def readable_name(node: SynsetNode) -> str:
 
 
 # ------------------------------------------------------------------------------------------------------ building
-def build_groups(wordnet_reader, *, pos: str = "n", min_size: int = DEFAULT_MIN_SIZE, max_size: int = DEFAULT_MAX_SIZE,
+def build_groups(wordnet_reader, *, pos="all", min_size: int = DEFAULT_MIN_SIZE, max_size: int = DEFAULT_MAX_SIZE,
                  min_edit_distance: int = DEFAULT_MIN_EDIT_DISTANCE) -> tuple[HyponymGroup, ...]:
     """All hyponym groups of ``wordnet_reader`` (an NLTK WordNet reader, a ``wn.Wordnet``, or a prepared graph)."""
     return build(wordnet_reader, pos=pos, min_size=min_size, max_size=max_size,
                  min_edit_distance=min_edit_distance)[0]
 
 
-def build(wordnet_reader, *, pos: str = "n", min_size: int = DEFAULT_MIN_SIZE, max_size: int = DEFAULT_MAX_SIZE,
+def build(wordnet_reader, *, pos="all", min_size: int = DEFAULT_MIN_SIZE, max_size: int = DEFAULT_MAX_SIZE,
           min_edit_distance: int = DEFAULT_MIN_EDIT_DISTANCE) -> tuple[tuple[HyponymGroup, ...], dict]:
     """Like :func:`build_groups`, also returning counts for the README / metadata."""
     if not 1 <= min_size <= max_size:
@@ -205,7 +230,7 @@ def build(wordnet_reader, *, pos: str = "n", min_size: int = DEFAULT_MIN_SIZE, m
             n_duplicates += len(sids) - 1
             sids = sorted(sids, key=lambda s: (_closure_size(graph, s), s))
         node = graph[sids[0]]
-        groups.append(HyponymGroup(node.id, readable_name(node), node.gloss, members))
+        groups.append(HyponymGroup(node.id, readable_name(node), node.gloss, members, node.pos))
     groups.sort(key=lambda g: g.synset)
     sizes = [len(g.members) for g in groups]
     counts = {
@@ -216,7 +241,8 @@ def build(wordnet_reader, *, pos: str = "n", min_size: int = DEFAULT_MIN_SIZE, m
         "dropped_duplicate_member_sets": n_duplicates,
         "groups": len(groups),
         "vocabulary": len({m for g in groups for m in g.members}),
-        "groups_by_min_size": {str(k): sum(s >= k for s in sizes) for k in (4, 8, 16)},
+        "groups_by_min_size": {str(k): sum(s >= k for s in sizes) for k in (2, 4, 8, 16)},
+        "groups_by_pos": {p: sum(g.pos == p for g in groups) for p in sorted({str(g.pos) for g in groups})},
         "members_total": sum(sizes),
     }
     return tuple(groups), counts
@@ -233,8 +259,8 @@ def _closure_size(graph: dict[str, SynsetNode], sid: str) -> int:
     return len(seen)
 
 
-def rules(pos: str, min_size: int, max_size: int, min_edit_distance: int) -> dict:
-    return {"pos": pos, "closure": "full (regular hyponym links, no instance hyponyms)", "min_size": min_size,
+def rules(pos, min_size: int, max_size: int, min_edit_distance: int) -> dict:
+    return {"pos": [POS_WORDS[t] for t in pos_tags(pos)], "closure": "full (regular hyponym links, no instance hyponyms)", "min_size": min_size,
             "max_size": max_size, "min_edit_distance": min_edit_distance,
             "lemmas": "lower-cased, [a-z]+ only; near-duplicates (substring or edit distance < min_edit_distance) "
                       "removed within each synset keeping WordNet's order; hypernym's own lemmas excluded",
@@ -376,9 +402,6 @@ def wn_source_info(wordnet, lmf_path: str) -> dict:
 
 
 # ------------------------------------------------------------------------------------------- part-of-speech table
-POS_TAGS = ("n", "v", "a", "r")
-POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
-
 
 def build_pos_table(reader, words) -> dict[str, list[str]]:
     """{pos: sorted words having at least one synset of that part of speech}, for ``words_by_pos`` (SPEC S4).

@@ -103,8 +103,11 @@ def _plan(config: dict, model_spec: str, params, base_url, limit, name, source) 
         sampling = SamplingParams.from_dict({**spec.params, **(params or {})})
     RunOptions(limit=limit).checked()
     base_url = _clean_base_url(base_url)
-    run_key = stable_id({"config": cfg_dict, "model": model_spec, "base_url": base_url,
-                         "params": sampling.to_dict(), "limit": limit}, n=16)
+    key = {"config": cfg_dict, "model": model_spec, "base_url": base_url, "params": sampling.to_dict(), "limit": limit}
+    generator = getattr(spec.task_module, "GENERATOR_VERSION", None)
+    if generator is not None:   # a run stored by an older generator is never continued with other items
+        key["generator"] = generator
+    run_key = stable_id(key, n=16)
     return _Plan(spec.task_module, spec.task, spec.config, cfg_dict, model_spec, base_url, sampling, limit, run_key,
                  name, source)
 

@@ -37,6 +37,7 @@ from core import store
 from core.errors import ImportFileError, UserError
 from core.files import check_output_path
 from core.store.schema import FACTOR_COLUMNS
+from core.tasks.setops import aliases
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
 MAX_LITERAL_CHARS = 100_000
@@ -62,18 +63,16 @@ _INT_COLS = {"idx", "sample", "seed", "size_a", "size_b", "length", "decile", "s
              "tokens_out", "attempts"}
 _FLOAT_COLS = {"overlap", "jaccard", "precision", "recall", "latency_ms", "cost_usd"}
 _BOOL_COLS = {"followed", "correct", "empty_truth", "correct_gqg", "cached"}
-_OPERATIONS = {"union": "union", "intersection": "intersection", "difference": "difference",
-               "symmetric_difference": "symmetric_difference", "symmetric difference": "symmetric_difference",
-               "symmetricdifference": "symmetric_difference", "symmetric-difference": "symmetric_difference"}
+_OPERATIONS = {**{op: op for op in ("union", "intersection", "difference", "symmetric_difference")},
+               **aliases.aliases_of("operations")}
 _MEMBER_FOLDERS = {"numbers": "numbers", "basicnumbersampler": "numbers", "words": "words",
                    "basicwordsampler": "words", "decile_words": "deciles", "deciles": "deciles",
                    "deceptive_words": "deceptive", "deceptive": "deceptive",
                    "overlapping_basicnumbersampler": "numbers", "overlapping_basicwordsampler": "words"}
 # The reference code's prompt types / approaches under this tool's names (core/tasks/setops/prompts/templates.yaml), so an
 # imported reference file lines up with our runs (Compare's alignment) and with the published tables.
-_REFERENCE_PHRASINGS = {"formal_language": "formal", "plain_language": "plain", "functional_language": "functional",
-                        "pythonic_language": "pythonic", "iterative_accumulation": "iterative"}
-_REFERENCE_APPROACHES = {"chain_of_thought": "cot"}
+_REFERENCE_PHRASINGS = aliases.aliases_of("phrasings")   # one table: core/tasks/setops/aliases.py
+_REFERENCE_APPROACHES = aliases.aliases_of("approaches")
 
 
 # ------------------------------------------------------------------------------------------------------------ export

@@ -74,6 +74,8 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         """CREATE TABLE IF NOT EXISTS embedding_cache (
   encoder VARCHAR, text_sha VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (encoder, text_sha))""",
     ]),
+    # 2: items.pos (the part of speech of word and deceptive members; core/tasks/setops/factors.py) — added below
+    (2, []),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:

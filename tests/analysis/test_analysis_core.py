@@ -215,3 +215,18 @@ def test_reference_tables_load():
     assert A.reference_for("size_a")[0]["id"] == "setlexsem_by_size"
     with pytest.raises(UserError):
         A.reference_table("nope")
+
+
+def test_gqg_pythia_figure_is_the_average_of_table_5():
+    """GQG Table 5: Pythia 410M, 1B, 1.4B, 2.8B, 6.9B reach 0.464, 0.503, 0.519, 0.515, 0.484 accuracy."""
+    table5 = [46.4, 50.3, 51.9, 51.5, 48.4]
+    row = A.reference_table("gqg_pythia").iloc[0]
+    assert row["mean"] == pytest.approx(sum(table5) / len(table5)) == pytest.approx(49.7)
+    assert (row["min"], row["max"]) == (min(table5), max(table5))
+
+
+def test_url_filters_read_the_reference_value_names_as_ours():
+    f = A.filters_from_pairs(["approach=chain_of_thought,baseline", "phrasing=formal_language",
+                              "operation=symmetric difference", "members=decile_words", "size_a=2"])
+    assert f == {"approach": ["cot", "baseline"], "phrasing": ["formal"], "operation": ["symmetric_difference"],
+                 "members": ["deciles"], "size_a": ["2"]}

@@ -116,8 +116,8 @@ def test_broad_grid_invariants_from_the_file_alone(broad_file):
         else:
             assert r["hypernym_a"] is None and r["member_hypernyms"] is None
         # the prompt shows the sets in the recorded order and asks for <answer> tags
-        shown = (", ".join(f"'{x}'" for x in a) if isinstance(a[0], str) else ", ".join(map(str, a)))
-        assert "Set A = {" + shown + "}" in r["prompt"] and "<answer></answer>" in r["prompt"]
+        shown = ", ".join(map(str, a))   # bare members in parentheses, as the reference shows them
+        assert "Set A is (" + shown + ")" in r["prompt"] and "<answer></answer>" in r["prompt"]
         cells[r["config_id"]].add((tuple(a), tuple(b)))
     assert seen_members == {"numbers", "words", "deciles", "deceptive"}
     assert all(len(pairs) == BROAD["samples"] for pairs in cells.values())  # distinct samples per configuration
@@ -227,3 +227,24 @@ def test_quantifiers_dispatch_with_the_gqg_preset(tmp_path):
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 18360
     assert sum(r["label"] == "true" for r in rows) == 8592
+
+
+REFERENCE_CONFIGS = ROOT / "tests" / "data" / "reference_configs"
+
+
+def test_generate_and_run_accept_a_reference_experiment_yaml_as_it_is(tmp_path, cli):
+    out = tmp_path / "haiku.jsonl"
+    r = cli("generate", "setops", "--config", REFERENCE_CONFIGS / "anthr_haiku.yaml", "--out", out, "--limit", "60")
+    assert r.returncode == 0, r.stderr
+    assert "note: LOAD_GENERATED_DATA" in r.stderr and "warning: skipped 128 of 4096 grid cells" in r.stderr
+    rows = _read_jsonl(out)
+    assert len(rows) == 60 and rows[0]["seed"] == 292 and rows[0]["phrasing"] == "formal"
+    db = tmp_path / "c.duckdb"
+    r = cli("run", "--config", REFERENCE_CONFIGS / "test_config.yaml", "--model", "reference/solver", "--db", db,
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "5/5 answered" in r.stdout and "accuracy 1.000" in r.stdout and "note: LOAD_GENERATED_DATA" in r.stderr
+    from core import store
+
+    runs = store.list_runs(db)
+    assert runs.loc[0, "name"] == "TEST"   # the reference's STUDY_NAME labels the run

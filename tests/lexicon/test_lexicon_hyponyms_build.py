@@ -131,7 +131,7 @@ def test_max_size_and_min_size_are_honoured(tiny_dir):
         big = by_synset(wb.build_groups(reader, min_size=2, max_size=30))
     finally:
         close()
-    assert big["bird.n.01"].members == ("redbreast", "robin", "wren")  # 3 < 4: dropped by default
+    assert big["bird.n.01"].members == ("redbreast", "robin", "wren")  # 3 members: dropped with min_size 4 only
     assert "organism.n.01" in big and len(big["organism.n.01"].members) <= 30
     assert "entity.n.01" in big
 
@@ -141,7 +141,7 @@ def test_written_file_round_trips_and_loads_without_wordnet(tiny_groups, tmp_pat
     out = tmp_path / "groups.json.gz"
     H.write_groups(groups, out, {"source": {"wordnet": "tiny"}, "rules": wb.rules("n", 4, 8, 3), "counts": counts})
     loaded = H.load_groups(out)
-    assert loaded == groups
+    assert loaded == groups and {g.pos for g in loaded} == {"noun"}
     assert H.load_metadata(out)["counts"]["groups"] == 3
     assert H.hyponym_vocabulary(loaded) == tuple(sorted({m for g in groups for m in g.members}))
     cat, grand = H.group_by_synset("cat.n.01", out), H.group_by_synset("grandparent.n.01", out)
@@ -163,7 +163,7 @@ def test_cli_output_is_byte_identical_across_hash_seeds(tiny_dir, tmp_path):
         out = tmp_path / f"g{seed}.json.gz"
         r = run_cli("build-hyponyms", "--wordnet-dir", str(tiny_dir), "--out", str(out), "--max-size", "8", seed=seed)
         assert r.returncode == 0, r.stderr
-        assert "wrote 3 groups" in r.stdout
+        assert "wrote 4 groups (4 noun;" in r.stdout   # bird's 3 members are enough with the default min size 2
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
 
@@ -243,3 +243,37 @@ def test_wn_backend_over_a_tiny_lmf_file(tmp_path):
     assert groups["tiny-hunting_dog-n"].members == ("beagle", "hound", "pointer", "setter", "terrier")
     assert groups["tiny-cat-n"].members == ("manx", "queen", "siamese", "tabby")
     assert groups["tiny-grandparent-n"].name == "grandparent"
+
+
+def test_groups_of_every_part_of_speech_record_it():
+    """The reference walks every synset: verb hierarchies give groups too, each recording its part of speech; a
+    build can be restricted to one part of speech."""
+    N = wb.SynsetNode
+    graph = {
+        "animal.n.01": N("animal.n.01", ("animal",), "a living organism", ("cat.n.01", "dog.n.01"), "noun"),
+        "cat.n.01": N("cat.n.01", ("cat",), "a feline", (), "noun"),
+        "dog.n.01": N("dog.n.01", ("dog",), "a canine", (), "noun"),
+        "cook.v.02": N("cook.v.02", ("cook",), "transform by heating", ("bake.v.01", "fry.v.01", "roast.v.01"),
+                       "verb"),
+        "bake.v.01": N("bake.v.01", ("bake",), "cook in an oven", (), "verb"),
+        "fry.v.01": N("fry.v.01", ("fry",), "cook in fat", (), "verb"),
+        "roast.v.01": N("roast.v.01", ("roast", "roast_in_oven"), "cook with dry heat", (), "verb"),
+    }
+    groups, counts = wb.build(graph, min_size=2, max_size=30)
+    g = by_synset(groups)
+    assert g["cook.v.02"].members == ("bake", "fry", "roast") and g["cook.v.02"].pos == "verb"
+    assert g["animal.n.01"].pos == "noun" and counts["groups_by_pos"] == {"noun": 1, "verb": 1}
+    assert wb.pos_tags("all") == ("n", "v", "a", "r") and wb.pos_tags("v") == ("v",)
+    with pytest.raises(Exception, match="unknown part of speech"):
+        wb.pos_tags("x")
+
+
+def test_a_version_1_groups_file_still_loads_with_the_part_of_speech_of_its_synset_names(tmp_path):
+    out = tmp_path / "v1.json.gz"
+    doc = {"format": H.FORMAT, "format_version": 1, "groups": [
+        ["cook.v.02", "cook", "transform by heating", ["bake", "fry"]],
+        ["grandparent.n.01", "grandparent", "a parent of a parent", ["gramps", "granny"]]]}
+    with gzip.open(out, "wt") as fh:
+        json.dump(doc, fh)
+    loaded = by_synset(H.load_groups(out))
+    assert loaded["cook.v.02"].pos == "verb" and loaded["grandparent.n.01"].pos == "noun"

@@ -26,12 +26,19 @@ def test_shipped_groups_follow_the_rules():
         assert rules["min_size"] <= len(g.members) <= rules["max_size"] == 30
         assert list(g.members) == sorted(set(g.members))  # distinct, sorted
         assert all(re.fullmatch(r"[a-z]+", m) for m in g.members)
-        assert re.fullmatch(r"[a-z0-9_.'-]+\.n\.\d\d", g.synset), g.synset
+        assert re.fullmatch(r"[a-z0-9_.'-]+\.[nv]\.\d\d", g.synset), g.synset
+        assert g.pos == {"n": "noun", "v": "verb"}[g.synset.rsplit(".", 2)[1]]
         assert g.name and g.gloss
     assert H.hyponym_vocabulary() == tuple(sorted({m for g in groups for m in g.members}))
     assert len(H.hyponym_vocabulary()) == counts["vocabulary"]
     assert len(H.groups_with_at_least(8)) == counts["groups_by_min_size"]["8"] > 1000
     assert len(H.groups_with_at_least(16)) == counts["groups_by_min_size"]["16"] > 300
+    # every synset is walked, as in the reference: verb hierarchies give groups too (WordNet 3.0 has no adjective
+    # or adverb hyponyms)
+    assert rules["pos"] == ["noun", "verb", "adjective", "adverb"]
+    assert counts["groups_by_pos"]["verb"] > 1000 and counts["groups_by_pos"]["noun"] > 3000
+    assert sum(counts["groups_by_pos"].values()) == len(groups)
+    assert {"devour", "consume", "bolt"} <= H.group_by_synset("eat.v.01").member_set
 
 
 def test_the_papers_example_hypernyms_are_there():

@@ -224,8 +224,9 @@ def test_home_example_and_template_edit(db, open_page):
 
     so = open_page("pages/set_operations.py")
     text = so.text_area(key="so_templates").value
-    assert "Compute A ∪ B" in text
-    so.text_area(key="so_templates").set_value(text.replace("Compute A ∪ B", "Please work out A ∪ B")).run()
+    assert "Write down the set union of A and B" in text
+    so.text_area(key="so_templates").set_value(text.replace("Write down the set union of A and B",
+                                                            "Please work out A ∪ B")).run()
     assert not so.exception, [e.value for e in so.exception]
     assert any("Edited parts: phrasings" in i.value for i in so.info)
     so.selectbox(key="so_m_model").set_value("reference/solver")

@@ -25,6 +25,10 @@ GROUPS = [
                  ("apparition", "arrival", "emergence", "materialization", "presence", "showing", "turnout")),
     HyponymGroup("tree.n.01", "tree", "a tall perennial woody plant",
                  ("ash", "beech", "birch", "elm", "fir", "larch", "maple", "oak", "pine", "yew")),
+    HyponymGroup("eat.v.01", "eat", "take in solid food",
+                 ("bolt", "consume", "devour", "dine", "gobble", "graze", "nibble", "wolf")),
+    HyponymGroup("cook.v.02", "cook", "transform and make suitable for consumption by heating",
+                 ("bake", "boil", "broil", "fry", "grill", "poach", "roast", "steam")),
 ]
 
 
@@ -88,3 +92,19 @@ def test_three_conditions_side_by_side_and_a_live_solver_run(groups_file):
     at.button(key="dec_draw").click().run()
     assert not at.exception
     assert at.selectbox(key="dec_a").value != at.selectbox(key="dec_b").value
+
+
+@pytest.mark.slow
+def test_part_of_speech_restricts_the_groups_and_the_random_baseline(groups_file):
+    at = open_deceptive()
+    at.selectbox(key="dec_pos").set_value("verb").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert set(at.selectbox(key="dec_a").options) == {"eat (eat.v.01, verb, 8) — take in solid food",
+                                                      "cook (cook.v.02, verb, 8) — transform and make suitable for "
+                                                      "consumption by heating"}
+    verbs = set(GROUPS[3].members) | set(GROUPS[4].members)
+    chips = [m.value for m in at.markdown if m.value.startswith(("A = ", "B = "))]
+    assert len(chips) == 6
+    for chip in chips:   # every shown member, the random baseline's included, is a verb-group member
+        shown = {part.split("</span>")[0].rsplit(">", 1)[1] for part in chip.split("<span")[1:]}
+        assert shown and shown <= verbs

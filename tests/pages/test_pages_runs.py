@@ -82,6 +82,28 @@ def test_yaml_upload_opens_the_config_and_bad_yaml_is_explained(db):
 
 
 @pytest.mark.slow
+def test_a_reference_experiment_yaml_uploads_as_it_is(db):
+    """The SetLexSem reference's anthr_haiku.yaml (unmodified copy): its 198,400 prompts, the translation notes, and
+    the Set operations page opened with its values under our names."""
+    from pathlib import Path
+
+    data = (Path(__file__).resolve().parents[1] / "data" / "reference_configs" / "anthr_haiku.yaml").read_bytes()
+    at = open_runs()
+    at.file_uploader(key="runs_yaml").set_value(("anthr_haiku.yaml", data, "application/x-yaml"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Valid setops configuration: 198,400 items" in s.value for s in at.success)
+    assert any("LOAD_GENERATED_DATA" in i.value for i in at.info)
+    at.button(key="runs_open_yaml").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.button_group(key="so_phrasings").value == ["formal", "plain"]
+    assert at.button_group(key="so_approaches").value == ["baseline", "baseline_allow_empty", "composite",
+                                                          "composite_allow_empty"]
+    assert at.button_group(key="so_ops").value == ["union", "intersection", "difference", "symmetric_difference"]
+    assert at.number_input(key="so_samples").value == 50
+
+
+@pytest.mark.slow
 def test_delete_a_run(db):
     p = runner.run(SMALL, "reference/solver", db_path=db)
     at = open_runs(p.run_id)

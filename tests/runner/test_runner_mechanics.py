@@ -227,6 +227,22 @@ def test_resume_run_from_stored_configuration(tmp_path):
         runner.resume_run("nope", db_path=db)
 
 
+def test_a_run_of_an_older_generator_is_never_continued_with_other_items(tmp_path, monkeypatch):
+    """setops.GENERATOR_VERSION keys runs: after the items of a config change (e.g. the reference-faithful prompts),
+    the same command starts a new run instead of mixing old and new prompts in one, and resuming the old run is
+    refused with one line."""
+    db = tmp_path / "r.duckdb"
+    monkeypatch.setattr(setops, "GENERATOR_VERSION", setops.GENERATOR_VERSION - 1)
+    old = runner.run(CFG, "reference/solver", db_path=db, limit=6)
+    monkeypatch.undo()
+    new = runner.run(CFG, "reference/solver", db_path=db, limit=6)
+    assert new.run_id != old.run_id and new.done == 6   # (identical prompts still come from the call cache)
+    with pytest.raises(Exception, match="does not match its stored configuration"):
+        runner.resume_run(old.run_id, db_path=db)
+    again = runner.run(CFG, "reference/solver", db_path=db, limit=6)   # same version: the same run
+    assert again.run_id == new.run_id
+
+
 def test_token_bucket_limits_tokens_per_minute():
     from core.runner.ratelimit import RateLimiter
 

@@ -18,7 +18,7 @@ CONTRACT_VIEW_COLUMNS = {
 }
 SETOPS_FACTORS = {"operation", "size_a", "size_b", "members", "length", "decile", "decile_mode", "condition",
                   "hypernym_a", "hypernym_b", "member_hypernyms", "swap_count", "overlap", "phrasing", "approach",
-                  "shots", "set_a", "set_b"}
+                  "shots", "set_a", "set_b", "pos"}
 QUANT_FACTORS = {"quantifier", "object", "noun_group", "total", "count_large", "count_small", "predicate",
                  "template", "label"}
 
@@ -47,6 +47,28 @@ def test_schema_tables_view_and_version(tmp_path):
     with store.connect(db) as con:
         assert con.execute("SELECT count(*) FROM schema_version").fetchall()[0][0] == len(
             __import__("core.store.schema", fromlist=["MIGRATIONS"]).MIGRATIONS)
+
+
+def test_a_version_1_database_gains_the_pos_column_and_keeps_its_rows(tmp_path):
+    """Migration 2 adds items.pos (declared in core/tasks/setops/factors.py with since=2) to a file written by the
+    previous version; its rows stay as they were, with no part of speech."""
+    from core.store import schema
+
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(schema._VERSION_TABLE)
+    for sql in schema.MIGRATIONS[0][1]:
+        con.execute(sql)
+    con.execute("INSERT INTO schema_version (version) VALUES (1)")
+    con.execute("INSERT INTO items (run_id, idx, config_id, prompt, operation, members) "
+                "VALUES ('r', 0, 'c', 'p', 'union', 'words')")
+    assert "pos" not in {r[0] for r in con.execute("DESCRIBE items").fetchall()}
+    con.close()
+    with store.connect(db) as con:
+        assert con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0] == SCHEMA_VERSION >= 2
+        assert con.execute("SELECT run_id, idx, operation, members, pos FROM items").fetchall() == [
+            ("r", 0, "union", "words", None)]
+        assert "pos" in {r[0] for r in con.execute("DESCRIBE v_results").fetchall()}
 
 
 def test_items_bulk_insert_typed_and_extra(tmp_path):

@@ -32,8 +32,11 @@ def register(subparsers) -> None:
                    help=f"WNDB directory for --backend nltk (default {DEFAULT_WORDNET_DIR})")
     p.add_argument("--lexicon", help="WN-LMF XML file for --backend wn")
     p.add_argument("--out", default=str(DEFAULT_PATH), help="output .json.gz (default: the shipped file)")
-    p.add_argument("--pos", default="n", choices=("n", "v"), help="part of speech of the hypernyms (default n)")
-    p.add_argument("--min-size", type=int, default=wb.DEFAULT_MIN_SIZE, help="drop smaller groups (default 4)")
+    p.add_argument("--pos", default="all", choices=("all", *wb.POS_TAGS),
+                   help="part of speech of the hypernyms: all (default; every synset, as the SetLexSem code walks "
+                        "them: in WordNet 3.0 nouns and verbs have hyponyms) or one of n, v, a, r")
+    p.add_argument("--min-size", type=int, default=wb.DEFAULT_MIN_SIZE,
+                   help=f"drop smaller groups (default {wb.DEFAULT_MIN_SIZE})")
     p.add_argument("--max-size", type=int, default=wb.DEFAULT_MAX_SIZE,
                    help="drop larger groups as too generic (default 30)")
     p.add_argument("--min-edit-distance", type=int, default=wb.DEFAULT_MIN_EDIT_DISTANCE,
@@ -75,7 +78,7 @@ def run(args) -> int:
     started = time.perf_counter()
     if args.backend == "nltk":
         # the POS table needs every part of speech; the groups only the hypernyms' one
-        files = tuple(wb.POS_FILES.values()) if args.pos_out else (wb.POS_FILES[args.pos],)
+        files = tuple(wb.POS_FILES[t] for t in (wb.POS_TAGS if args.pos_out else wb.pos_tags(args.pos)))
         reader, close = wb.open_nltk_wordnet(args.wordnet_dir, files)
     else:
         if not args.lexicon:
@@ -105,7 +108,8 @@ def run(args) -> int:
     except OSError as exc:
         raise UserError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     seconds = time.perf_counter() - started
-    print(f"wrote {counts['groups']} groups ({counts['vocabulary']} distinct members; "
+    by_pos = ", ".join(f"{n} {p}" for p, n in counts["groups_by_pos"].items())
+    print(f"wrote {counts['groups']} groups ({by_pos}; {counts['vocabulary']} distinct members; "
           f"{counts['groups_by_min_size']['8']} with >= 8, {counts['groups_by_min_size']['16']} with >= 16 members) "
           f"from {counts['synsets']} synsets to {_shown(args.out)} in {seconds:.1f} s")
     return 0

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
                     "combinations are skipped with a counted warning on stderr.")
     p.add_argument("task", help="task name: setops or quantifiers")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--config", help="task config YAML")
+    src.add_argument("--config", help="task config YAML, or a SetLexSem reference experiment YAML as it is")
     src.add_argument("--preset", help="a named preset of the task (see --list-presets)")
     p.add_argument("--out", help="output file (.jsonl, .csv or .parquet)")
     p.add_argument("--format", choices=FORMATS, default=None, help="override the format implied by --out")
@@ -43,16 +43,22 @@ def register(subparsers) -> None:
 
 
 # --------------------------------------------------------------------------------------------------- config
-def config_of(task_name: str, config_path: str | None, preset: str | None):
-    """The validated task config named by --config or --preset (core.config: the one path for every entry point).
-    A run document's model/params/base_url are accepted and ignored: they belong to `run`."""
+def spec_of(task_name: str, config_path: str | None, preset: str | None):
+    """The RunSpec named by --config or --preset (core.config: the one path for every entry point; a SetLexSem
+    reference experiment YAML is translated there). A run document's model/params/base_url are accepted and
+    ignored: they belong to `run`."""
     from core.config import preset_run_spec, read_run_spec, run_spec
 
     if preset is not None:
-        return preset_run_spec(task_name, preset).config
+        return preset_run_spec(task_name, preset)
     if config_path:
-        return read_run_spec(config_path, task=task_name).config
-    return run_spec({}, task=task_name).config
+        return read_run_spec(config_path, task=task_name)
+    return run_spec({}, task=task_name)
+
+
+def config_of(task_name: str, config_path: str | None, preset: str | None):
+    """The validated task config named by --config or --preset."""
+    return spec_of(task_name, config_path, preset).config
 
 
 # --------------------------------------------------------------------------------------------------- writers
@@ -201,7 +207,11 @@ def main(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1, got {args.limit}")
     fmt = format_of(args.out, args.format)
-    cfg = config_of(args.task, args.config, args.preset)
+    spec = spec_of(args.task, args.config, args.preset)
+    cfg = spec.config
+    if not args.quiet:
+        for line in spec.notes:   # what a reference experiment YAML asks that is not honoured exactly
+            print(f"note: {line}", file=sys.stderr)
     total = task.count(cfg)
     warnings = list(task.warnings(cfg))
     if total == 0:

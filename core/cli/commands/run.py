@@ -19,7 +19,8 @@ def register(subparsers) -> None:
         description="Run every item of a task config against a model and store calls and scored results in DuckDB. "
                     "Running the same (config, model, params, base URL) again resumes it: finished items are "
                     "skipped, failed ones retried. Identical prompts already answered are served from the cache.")
-    p.add_argument("--config", required=True, help="task config YAML (setops or quantifiers)")
+    p.add_argument("--config", required=True, help="task config YAML (setops or quantifiers), or a SetLexSem reference "
+                   "experiment YAML (configs/experiments/*.yaml) as it is")
     p.add_argument("--model", default=None, help="model spec, e.g. local/smollm2 (default), reference/solver, "
                    "openai/gpt-4o-mini, anthropic/claude-haiku-4-5, openai-compatible/NAME")
     p.add_argument("--base-url", default=None, help="endpoint of an openai-compatible server, e.g. http://host:8000/v1")
@@ -28,7 +29,7 @@ def register(subparsers) -> None:
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
     p.add_argument("--fresh", action="store_true", help="new draws: ignore the cache and start a new run")
     p.add_argument("--limit", type=int, default=None, help="only the first N items (N >= 1)")
-    p.add_argument("--name", default=None, help="a label for the run")
+    p.add_argument("--name", default=None, help="a label for the run (default: a reference YAML's STUDY_NAME)")
     p.add_argument("--rpm", type=float, default=None, help="requests per minute limit (default: none)")
     p.add_argument("--tpm", type=float, default=None, help="tokens per minute limit (default: none)")
     p.add_argument("--max-attempts", type=int, default=6, help="attempts per call before it is recorded as failed (default 6)")
@@ -86,6 +87,8 @@ def main(args: argparse.Namespace) -> int:
     spec = read_run_spec(args.config, model=args.model, base_url=args.base_url,
                          params={n: getattr(args, n) for n in ("temperature", "top_p", "top_k", "max_tokens", "seed")})
     config, params = spec.config_dict(), spec.params
+    for line in spec.notes:   # what a reference experiment YAML asks that is not honoured exactly
+        print(f"note: {line}", file=sys.stderr)
     model = spec.model or DEFAULT_MODEL
     base_url = spec.base_url
     provider = parse_spec(model)[0]
@@ -129,7 +132,7 @@ def main(args: argparse.Namespace) -> int:
                             "with: python -m core serve-local --port 8080)")
 
     handle = runner.start_run(config, model, params=params, base_url=base_url, db_path=args.db,
-                              concurrency=args.concurrency, fresh=args.fresh, name=args.name, limit=args.limit,
+                              concurrency=args.concurrency, fresh=args.fresh, name=args.name or spec.name, limit=args.limit,
                               rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts, call_timeout=args.timeout,
                               on_progress=on_progress, source="cli")
     try:

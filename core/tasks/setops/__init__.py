@@ -22,7 +22,8 @@ Config keys (YAML; a list is a grid axis, a scalar a one-value axis)
     sizes: [2, 4, 8, 16]      or sizes_a + sizes_b (crossed, |A| ≠ |B| allowed)
     members: numbers | words | deciles | deceptive               (numbers, words)
     lengths: [none, 1, 2, …]  digits of numbers / letters of words and decile words (none)
-    pos: noun | verb | adjective | adverb | none     WordNet part of speech of word members (none)
+    pos: noun | verb | adjective | adverb | none     WordNet part of speech of word members, or of the hyponym
+                              groups of deceptive sets (none = any; items record it in their ``pos`` column)
     deciles: 1…10 (all)       decile_mode: log_width | rank (log_width)
     frequency_source: wordfreq | path of a "word,count" file (wordfreq)
     conditions: not_swapped | swapped | random (all)   swap_count: none (= ⌊m/2⌋) | int
@@ -32,6 +33,8 @@ Config keys (YAML; a list is a grid axis, a scalar a one-value axis)
     phrasings: formal | plain | functional | pythonic | iterative (formal)
     approaches: baseline | baseline_allow_empty | cot | self_recitation | domain_expertise | composite |
                 composite_allow_empty (baseline)
+    The SetLexSem reference's value names (formal_language, chain_of_thought, "symmetric difference", decile_words …)
+    are accepted as aliases (``aliases``), and a reference experiment YAML as a whole (``reference_yaml``).
     shots: [0, 1, 3, 5] (0)   fixed_shots: true | false (true)
     templates: an override of core/tasks/setops/prompts/templates.yaml (edited templates, stored with the run)
 
@@ -43,8 +46,8 @@ Identity
     Deceptive sets also accept ``hypernym_pairs: [[hypernym_a, hypernym_b], ...]`` to fix the hypernyms (for the
     UI's "pick a pair"); by default every sample draws its own pair.
 
-Modules: ``config`` (keys, validation) · ``grid`` (cells, samplers, skipped combinations) · ``engine`` (items) ·
-``presets`` · ``factors`` (item columns) · ``operations`` (the four operations, canonical member order) · ``sets/``
+Modules: ``config`` (keys, validation) · ``aliases`` (the reference's value names) · ``reference_yaml`` (the
+reference's experiment YAML) · ``grid`` (cells, samplers, skipped combinations) · ``engine`` (items) · ``presets`` · ``factors`` (item columns) · ``operations`` (the four operations, canonical member order) · ``sets/``
 (populations, pair draws, deceptive sets) · ``prompts/`` (templates, rendering) · ``parse`` (answers) · ``scoring``
 (per-item metrics, error-analysis fields).
 
@@ -60,6 +63,7 @@ Public API (the Task protocol of ``core/tasks/__init__.py``)::
 from core.tasks.setops.config import (
                                       CONDITIONS,
                                       DECILE_MODES,
+                                      GENERATOR_VERSION,
                                       ITEM_KEYS,
                                       KEY_VERSION,
                                       KEYS,
@@ -79,12 +83,13 @@ from core.tasks.setops.engine import item, items, preview
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.grid import Cell, Plan, Sampler, Skip, count, plan, warnings
 from core.tasks.setops.operations import OPERATIONS, SYMBOLS
-from core.tasks.setops.presets import PRESETS, preset_config
+from core.tasks.setops.presets import PRESET_SOURCES, PRESETS, preset_config
 from core.tasks.setops.scoring import kind_of, score_set_response as score, solve
 
 __all__ = [
-    "CONDITIONS", "DECILE_MODES", "FACTORS", "ITEM_KEYS", "KEY_VERSION", "KEYS", "MAX_LENGTH", "MAX_SAMPLES",
-    "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "SYMBOLS", "TASK", "Cell",
+    "CONDITIONS", "DECILE_MODES", "FACTORS", "GENERATOR_VERSION", "ITEM_KEYS", "KEY_VERSION", "KEYS", "MAX_LENGTH", "MAX_SAMPLES",
+    "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "PRESET_SOURCES", "SYMBOLS",
+    "TASK", "Cell",
     "Config", "Plan", "Sampler", "Skip", "count", "item", "items", "kind_of", "load_config", "load_config_file",
     "load_config_yaml", "plan", "preset_config", "preview", "score", "solve", "warnings",
 ]

@@ -13,6 +13,7 @@ import yaml
 
 from core.errors import ConfigError, UserError
 from core.files import parse_yaml_mapping
+from core.tasks.setops import aliases
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.operations import OPERATIONS
 from core.tasks.setops.prompts.templates import load_templates
@@ -23,6 +24,10 @@ MEMBER_TYPES = ("numbers", "words", "deciles", "deceptive")
 DECILE_MODES = ("log_width", "rank")
 CONDITIONS = D.CONDITIONS
 KEY_VERSION = "setops/v1"
+# The version of what a config generates (prompts, populations). Bump it whenever the same config starts giving other
+# items: it keys runs (core/runner/plan.py), so a run stored by an older version is never continued with other items.
+# 2: reference-faithful prompts, one-digit numbers 1-9, overlap floor(m*f), deceptive groups of every part of speech.
+GENERATOR_VERSION = 2
 
 ITEM_KEYS = ("config_id", "idx", "sample", "seed") + FACTORS + (
     "hypernym_a", "hypernym_b", "member_hypernyms", "set_a", "set_b", "truth", "prompt")
@@ -78,6 +83,12 @@ def _as_list(key: str, value) -> list:
 
 
 def _choice(key: str, v, allowed) -> str:
+    """``v`` (or our name for a reference alias of it, see ``aliases``) if it is one of ``allowed``."""
+    if key in ("operations", "phrasings", "approaches", "members"):
+        why = aliases.UNSUPPORTED.get(key, {}).get(v.strip().lower() if isinstance(v, str) else v)
+        if why:
+            raise ConfigError(f"{key}: {v!r} is not supported: {why}")
+        v = aliases.canonical(key, v)
     if not isinstance(v, str) or v not in allowed:
         raise ConfigError(f"{key}: {v!r} is not valid (expected one of: {', '.join(allowed)})")
     return v
@@ -145,7 +156,7 @@ class Config:
     sizes_b: tuple | None = None
     members: tuple = ("numbers", "words")
     lengths: tuple = (None,)
-    pos: tuple = (None,)  # words only: WordNet part of speech (noun, verb, adjective, adverb); None = any
+    pos: tuple = (None,)  # words and deceptive: WordNet part of speech (noun, verb, adjective, adverb); None = any
     deciles: tuple = tuple(range(1, 11))
     decile_mode: tuple = ("log_width",)
     conditions: tuple = tuple(CONDITIONS)
@@ -177,7 +188,7 @@ class Config:
             raise ConfigError(f"task must be {TASK!r} for this config, not {g['task']!r}")
         seed = _int("seed", g["seed"], -(2**63), 2**63 - 1)
         samples = _int("samples", g["samples"], 1, MAX_SAMPLES)
-        ops = tuple(_choice("operations", v, OPERATIONS) for v in _as_list("operations", g["operations"]))
+        ops = tuple(dict.fromkeys(_choice("operations", v, OPERATIONS) for v in _as_list("operations", g["operations"])))
 
         has_ab = "sizes_a" in d or "sizes_b" in d
         if has_ab:
@@ -192,7 +203,7 @@ class Config:
             sizes = tuple(_int("sizes", v, 1, MAX_SIZE) for v in _as_list("sizes", g["sizes"]))
             sizes_a = sizes_b = None
 
-        members = tuple(_choice("members", v, MEMBER_TYPES) for v in _as_list("members", g["members"]))
+        members = tuple(dict.fromkeys(_choice("members", v, MEMBER_TYPES) for v in _as_list("members", g["members"])))
         lengths = tuple(dict.fromkeys(_length(v) for v in _as_list("lengths", g["lengths"])))
         pos = tuple(dict.fromkeys(_pos(v) for v in _as_list("pos", g["pos"])))
         deciles = tuple(_int("deciles", v, 1, 10) for v in _as_list("deciles", g["deciles"]))
@@ -230,9 +241,10 @@ class Config:
         if templates == {}:
             templates = None
         tpl = load_templates(templates)  # validates the override
-        phrasings = tuple(_choice("phrasings", v, tuple(tpl.phrasings)) for v in _as_list("phrasings", g["phrasings"]))
-        approaches = tuple(
-            _choice("approaches", v, tuple(tpl.approaches)) for v in _as_list("approaches", g["approaches"]))
+        phrasings = tuple(dict.fromkeys(
+            _choice("phrasings", v, tuple(tpl.phrasings)) for v in _as_list("phrasings", g["phrasings"])))
+        approaches = tuple(dict.fromkeys(
+            _choice("approaches", v, tuple(tpl.approaches)) for v in _as_list("approaches", g["approaches"])))
 
         return cls(task=TASK, seed=seed, samples=samples, operations=ops, sizes=sizes, sizes_a=sizes_a,
                    sizes_b=sizes_b, members=members, lengths=lengths, pos=pos, deciles=deciles, decile_mode=modes,

@@ -20,13 +20,14 @@ from core.tasks.setops.sets.draw import draw_pair
 class _Pair:
     """The final (A, B) of one sampler cell and sample, with per-pair render caches."""
 
-    __slots__ = ("a", "b", "hyp", "hypernym_a", "hypernym_b", "ident", "construction", "truths", "lines", "shown",
-                 "shots", "results")
+    __slots__ = ("a", "b", "hyp", "hypernym_a", "hypernym_b", "pos", "ident", "construction", "truths", "lines",
+                 "shown", "shots", "results")
 
-    def __init__(self, a, b, hyp=None, hypernym_a=None, hypernym_b=None):
+    def __init__(self, a, b, hyp=None, hypernym_a=None, hypernym_b=None, pos=None):
         self.a = a
         self.b = b
         self.hyp = hyp
+        self.pos = pos  # deceptive: the parts of speech of the members' hyponym groups
         self.hypernym_a = hypernym_a
         self.hypernym_b = hypernym_b
         self.ident = (frozenset(a), frozenset(b))
@@ -61,9 +62,9 @@ class _CellContext:
     base: dict  # the item dict with the per-item values still None
     pairs: list
     head: str  # persona (if any) — before the construction
-    tail_plain: str  # task [+ fixed demonstrations] + instructions, joined
+    tail_plain: str  # task [+ fixed demonstrations] + instructions [+ cue], joined
     task: str
-    instructions: str
+    instructions: str  # instructions [+ cue], joined
     phrasing: object
     fixed_shots: list  # fixed shots of this cell (first k of the stream), [] when k = 0 or per item
     fixed_idents: frozenset
@@ -113,7 +114,7 @@ class _Engine:
     def _finish(self, s: Sampler, raw) -> _Pair:
         if s.members == "deceptive":
             a, b, hyp = D.apply_condition(raw, s.condition, s.swap_count, s.population.home)
-            return _Pair(a, b, hyp, raw.hypernym_a, raw.hypernym_b)
+            return _Pair(a, b, hyp, raw.hypernym_a, raw.hypernym_b, s.population.pos_of(hyp))
         return _Pair(list(raw[0]), list(raw[1]))
 
     def pairs_of(self, s: Sampler) -> list:
@@ -182,7 +183,7 @@ class _Engine:
         s = cell.sampler
         persona = R.persona(t, cell.approach, phr)
         task_text = R.task(phr, cell.operation, s.size_a, s.size_b)
-        instr = R.instructions(t, cell.approach, phr)
+        instr = self.sep.join(p for p in (R.instructions(t, cell.approach, phr), R.cue(t, cell.approach)) if p)
         fixed: list = []
         tail_parts = [task_text]
         if cell.shots and self.cfg.fixed_shots:
@@ -223,6 +224,7 @@ class _Engine:
             d["hypernym_a"] = pair.hypernym_a
             d["hypernym_b"] = pair.hypernym_b
             d["member_hypernyms"] = dict(pair.hyp)
+            d["pos"] = pair.pos
         d["set_a"] = pair.a[:]
         d["set_b"] = pair.b[:]
         d["truth"] = truth[:]

@@ -14,14 +14,17 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("hypernym_a", "str", 1), ("hypernym_b", "str", 1), ("member_hypernyms", "str", 1), ("swap_count", "int", 1),
     ("overlap", "float", 1), ("phrasing", "str", 1), ("approach", "str", 1), ("shots", "int", 1),
     ("set_a", "str", 1), ("set_b", "str", 1),
+    # words: the part-of-speech filter; deceptive: the parts of speech of the members' hyponym groups (noun, verb,
+    # noun+verb)
+    ("pos", "str", 2),
 )
 
 FACTORS: tuple[str, ...] = (
-    "operation", "size_a", "size_b", "members", "length", "decile", "decile_mode", "condition", "swap_count",
+    "operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition", "swap_count",
     "overlap", "phrasing", "approach", "shots",
 )
 
 GROUP_BY: tuple[str, ...] = (
-    "operation", "size_a", "size_b", "members", "length", "decile", "decile_mode", "condition",
+    "operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition",
     "hypernym_a", "hypernym_b", "swap_count", "overlap", "phrasing", "approach", "shots",
 )

@@ -82,9 +82,9 @@ def _population(cfg: Config, members: str, length, decile, mode, pos=None):
     return populations.deciles(decile, mode, length, cfg.frequency_source)
 
 
-def _vocabulary() -> D.Vocabulary:
+def _vocabulary(pos: str | None = None) -> D.Vocabulary:
     try:
-        return D.vocabulary()
+        return D.vocabulary(None, pos)
     except (ImportError, OSError) as exc:
         raise ConfigError(f"deceptive sets need the shipped hyponym groups (data/hyponyms/): {exc}") from None
 
@@ -106,7 +106,8 @@ def _sampler_variants(cfg: Config):
                         yield members, length, decile, mode, None, None
         else:
             for pair in cfg.hypernym_pairs or (None,):
-                yield members, None, None, None, pair, None
+                for pos in cfg.pos:
+                    yield members, None, None, None, pair, pos
 
 
 def _build_plan(cfg: Config) -> Plan:
@@ -122,16 +123,21 @@ def _build_plan(cfg: Config) -> Plan:
         s[0] += n_samplers * prompt_cells
         s[1] += n_samplers * prompt_cells * cfg.samples
 
-    uses_pos = any(p is not None for p in cfg.pos) and "words" in cfg.members
     for members, length, decile, mode, hyp_pair, pos in _sampler_variants(cfg):
         if members == "deceptive":
-            vocab = _vocabulary()
+            vocab = _vocabulary(pos)
             pop = vocab
             if hyp_pair is not None:
+                every = _vocabulary(None).by_synset
                 for syn in hyp_pair:
-                    if syn not in vocab.by_synset:
+                    if syn not in every:
                         raise ConfigError(f"hypernym_pairs: unknown hypernym {syn!r} (not among the shipped "
                                           f"hyponym groups)")
+                other = [syn for syn in hyp_pair if syn not in vocab.by_synset]
+                if other:
+                    skip(f"hypernym {other[0]} is a {every[other[0]].pos} group, not a {pos} one",
+                         len(cfg.size_pairs()) * len(cfg.conditions))
+                    continue
         elif members == "numbers" and length is not None and length > populations.MAX_NUMBER_LENGTH:
             skip(f"numbers of length {length}: at most {populations.MAX_NUMBER_LENGTH} digits are supported",
                  len(cfg.size_pairs()) * len(cfg.overlap))
@@ -204,11 +210,14 @@ def _build_plan(cfg: Config) -> Plan:
                                 for k in cfg.shots:
                                     factors = {
                                         "operation": op, "size_a": size_a, "size_b": size_b, "members": members,
-                                        "length": length, **({"pos": pos} if uses_pos else {}), "decile": decile, "decile_mode": mode, "condition": cond,
+                                        "length": length, "pos": pos, "decile": decile, "decile_mode": mode,
+                                        "condition": cond,
                                         "swap_count": swap, "overlap": ov, "phrasing": phr, "approach": app,
                                         "shots": k,
                                     }
                                     ident = dict(factors, task=TASK, seed=cfg.seed)
+                                    if pos is None:   # cells without a part-of-speech filter keep their old ids
+                                        del ident["pos"]
                                     for extra in ("number_max", "frequency_source", "hypernyms", "pos"):
                                         if extra in base:
                                             ident[extra] = base[extra]

@@ -91,16 +91,16 @@ def test_sixteen_one_digit_numbers_are_skipped_with_a_counted_warning():
     assert S.count(cfg) == (2 * 2 - 1) * prompt_cells * 5
     (w,) = S.warnings(cfg)
     assert f"skipped {prompt_cells} of {4 * prompt_cells} grid cells ({prompt_cells * 5} items)" in w
-    assert "numbers of length 1" in w and "only 10 distinct members" in w and "16" in w
+    assert "numbers of length 1" in w and "only 9 distinct members" in w and "16" in w  # 1…9, as the reference
 
 
 def test_too_few_distinct_pairs_for_the_samples_is_skipped():
-    # ten one-digit numbers, sets of 9: 10 * 10 = 100 (A, B) pairs — enough for 100 samples, not for 101
-    ok = S.load_config(dict(NUM, samples=100, sizes=[9], lengths=[1], operations=["union"]))
-    assert S.count(ok) == 100 and not S.warnings(ok)
-    too_many = S.load_config(dict(NUM, samples=101, sizes=[9], lengths=[1], operations=["union"]))
+    # nine one-digit numbers (1…9), sets of 8: 9 * 9 = 81 (A, B) pairs — enough for 81 samples, not for 82
+    ok = S.load_config(dict(NUM, samples=81, sizes=[8], lengths=[1], operations=["union"]))
+    assert S.count(ok) == 81 and not S.warnings(ok)
+    too_many = S.load_config(dict(NUM, samples=82, sizes=[8], lengths=[1], operations=["union"]))
     assert S.count(too_many) == 0
-    assert "only 100 different (A, B) pairs" in S.warnings(too_many)[0]
+    assert "only 81 different (A, B) pairs" in S.warnings(too_many)[0]
 
 
 def test_overlap_larger_than_the_smaller_set_is_skipped():
@@ -112,7 +112,8 @@ def test_overlap_larger_than_the_smaller_set_is_skipped():
 def test_number_population_sizes():
     from core.tasks.setops.sets import populations
 
-    assert len(populations.numbers(1, 10000)) == 10
+    assert populations.numbers(1, 10000) == range(1, 10)   # one-digit numbers are 1…9 (reference, SPEC S3)
+    assert populations.numbers(2, 10000) == range(10, 100)
     assert populations.numbers(3, 10000) == range(100, 1000)
     assert populations.numbers(None, 500) == range(0, 500)
     from core.tasks.setops.sets.draw import distinct_pairs

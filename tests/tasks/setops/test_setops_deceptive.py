@@ -134,3 +134,39 @@ def test_hypernym_pairs_through_the_task_with_the_shipped_groups():
     assert len(rows) == 9 and all((r["hypernym_a"], r["hypernym_b"]) == tuple(big) for r in rows)
     with pytest.raises(ConfigError, match="unknown hypernym"):
         S.count(S.load_config({"members": "deceptive", "hypernym_pairs": [["nothing.n.99", big[0]]]}))
+
+
+def test_part_of_speech_of_groups_filters_and_is_recorded():
+    groups = _groups() + [HyponymGroup("eat.v.01", "eat", "take in solid food",
+                                       ("bolt", "devour", "dine", "gobble", "graze", "nibble"))]
+    every, verbs = D.Vocabulary(groups), D.Vocabulary(groups, "verb")
+    assert [g.synset for g in verbs.groups] == ["eat.v.01"] and verbs.pooled == groups[-1].members
+    assert every.pos_of({"cat": "mammal.n.01", "bus": "vehicle.n.01"}) == "noun"
+    assert every.pos_of({"cat": "mammal.n.01", "dine": "eat.v.01"}) == "noun+verb"
+
+
+def test_shipped_groups_by_part_of_speech_through_the_task():
+    """All parts of speech by default (as the reference); pos: noun / verb restricts the groups and the random
+    baseline's pool, and every item records the parts of speech of its members' groups."""
+    vocab = D.vocabulary()
+    cfg = S.load_config({"members": "deceptive", "samples": 8, "sizes": [4], "operations": ["union"],
+                         "pos": ["noun", "verb", None]})
+    seen = defaultdict(set)
+    for it in S.items(cfg):
+        groups = {vocab.by_synset[h] for h in it["member_hypernyms"].values()}
+        assert it["pos"] == "+".join(sorted({g.pos for g in groups}))
+        seen[it["condition"], it["config_id"]].add(it["pos"])
+        members = set(it["set_a"]) | set(it["set_b"])
+        if it["pos"] == "verb" and it["condition"] != "random":
+            assert members <= {m for g in groups for m in g.members}
+    per_cell = {pos for cell in seen.values() for pos in cell}
+    assert {"noun", "verb"} <= per_cell
+    # the verb cells draw only verb groups, the random baseline included
+    verb_cfg = S.load_config({"members": "deceptive", "samples": 5, "sizes": [4], "operations": ["union"],
+                              "pos": "verb"})
+    assert {it["pos"] for it in S.items(verb_cfg)} == {"verb"}
+    # a fixed pair of another part of speech is skipped with a reason, not drawn
+    noun_pair = [g.synset for g in vocab.groups if g.pos == "noun" and len(g.members) >= 10][:2]
+    skipped = S.load_config({"members": "deceptive", "samples": 2, "sizes": [3], "operations": ["union"],
+                             "pos": "verb", "hypernym_pairs": [noun_pair]})
+    assert S.count(skipped) == 0 and "is a noun group, not a verb one" in S.warnings(skipped)[0]

@@ -11,7 +11,7 @@ from core.tasks.setops import operations as ops
 NUM = {"members": "numbers"}
 PY = {"union": set.union, "intersection": set.intersection, "difference": set.difference,
       "symmetric_difference": set.symmetric_difference}
-DEMO = re.compile(r"Given A = \{([^}]*)\} and B = \{([^}]*)\}")
+DEMO = re.compile(r"If set A is \(([^)]*)\) and set B is \(([^)]*)\)")
 
 
 def _ints(text):
@@ -75,26 +75,28 @@ def test_growing_samples_keeps_earlier_items():
 
 @pytest.mark.parametrize("fixed", [True, False])
 def test_shots_come_from_the_sampler_never_equal_the_item_and_are_nested(fixed):
-    # one-digit numbers in sets of 8: only 45 different sets, so shots often collide with items
+    # one-digit numbers (1…9) in sets of 8: only 9 different sets, so shots often collide with items
     d = dict(NUM, samples=40, sizes=[8], lengths=[1], operations=["union"], shots=[1, 3, 5], fixed_shots=fixed)
     demos_by = {}
     for it in S.items(d):
         item_pair = (frozenset(it["set_a"]), frozenset(it["set_b"]))
         found = DEMO.findall(it["prompt"])
-        assert f"Set A = {{{', '.join(map(str, it['set_a']))}}}" in it["prompt"]
+        assert f"Set A is ({', '.join(map(str, it['set_a']))})" in it["prompt"]
         shots = [(_ints(a), _ints(b)) for a, b in found]
         assert len(shots) == it["shots"]
         assert item_pair not in shots
         assert len(set(shots)) == len(shots)
         for a, b in shots:
-            assert len(a) == len(b) == 8 and all(0 <= x <= 9 for x in a | b)
+            assert len(a) == len(b) == 8 and all(1 <= x <= 9 for x in a | b)
         demos_by[(it["sample"], it["shots"])] = shots
     for sample in range(40):
         assert demos_by[(sample, 1)] == demos_by[(sample, 5)][:1]
         assert demos_by[(sample, 3)] == demos_by[(sample, 5)][:3]
     five = {tuple(demos_by[(s, 5)]) for s in range(40)}
     if fixed:
-        assert len(five) <= 3  # the same demonstrations for all, except where one equals the item's sets
+        # the same demonstrations for all, except that a shot equal to the item's sets is skipped for that item:
+        # every item shows 5 of the stream's first 6 pairs
+        assert len(five) <= 6 and len(set().union(*five)) <= 6
     else:
         assert len(five) == 40
 
@@ -107,7 +109,9 @@ def test_fixed_shots_are_identical_across_items_when_no_collision():
 
 
 @pytest.mark.parametrize("overlap, sizes, expected", [(0, (5, 5), 0), (2, (3, 6), 2), (0.5, (4, 8), 2),
-                                                      (1.0, (3, 3), 3), (0.34, (3, 9), 1)])
+                                                      (1.0, (3, 3), 3), (0.34, (3, 9), 1),
+                                                      # floor(m·f), the reference's int(m * f): never rounded up
+                                                      (0.5, (3, 3), 1), (0.9, (4, 4), 3), (0.5, (5, 9), 2)])
 def test_overlap_control_gives_exactly_c_shared_members(overlap, sizes, expected):
     d = dict(NUM, samples=25, sizes_a=[sizes[0]], sizes_b=[sizes[1]], overlap=overlap, operations=["intersection"])
     for it in S.items(d):
@@ -117,9 +121,9 @@ def test_overlap_control_gives_exactly_c_shared_members(overlap, sizes, expected
 
 
 def test_overlap_works_on_a_tight_population():
-    # 10 one-digit numbers, sets of 6 and 6 sharing 2 need exactly 10 members
-    for it in S.items(dict(NUM, samples=20, sizes=[6], lengths=[1], overlap=2, operations=["union"])):
-        assert sorted(it["truth"]) == list(range(10))
+    # 9 one-digit numbers (1…9), sets of 5 and 5 sharing 1 need exactly 9 members
+    for it in S.items(dict(NUM, samples=20, sizes=[5], lengths=[1], overlap=1, operations=["union"])):
+        assert sorted(it["truth"]) == list(range(1, 10))
 
 
 def test_operations_module():
@@ -169,4 +173,10 @@ def test_part_of_speech_filter_for_words():
             assert all(len(str(m)) == 4 for m in members)
     with pytest.raises(Exception, match="not a part of speech"):
         S.load_config({"pos": ["pronoun"]})
-    assert "pos" not in S.item(dict(NUM, samples=1, sizes=[2]), 0)  # only recorded when the filter is used
+    # every item has the column; numbers have no part of speech, and a cell without the filter keeps the config_id it
+    # had before the column existed
+    plain = S.item(dict(NUM, samples=1, sizes=[2]), 0)
+    assert plain["pos"] is None
+    assert S.item(dict(NUM, samples=1, sizes=[2], pos=[None]), 0)["config_id"] == plain["config_id"]
+    assert S.item({"members": "words", "samples": 1, "sizes": [2], "pos": "noun"}, 0)["config_id"] != \
+        S.item({"members": "words", "samples": 1, "sizes": [2]}, 0)["config_id"]

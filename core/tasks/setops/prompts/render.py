@@ -56,9 +56,14 @@ def demo(phrasing: Phrasing, op: str, a: Sequence, b: Sequence, words: bool, n: 
         "set_b": shown[1],
         "result": fmt.render(result, words, quoted),
         "result_members": fmt.render_list(result, words, quoted),
+        "verb": phrasing.verbs[0] if len(result) == 1 else phrasing.verbs[1],
         "n": n,
         "steps": _steps(phrasing, op, a, b) if "steps" in tpl.fields else "",
     }
+    if "from_a" in tpl.fields or "from_b" in tpl.fields:
+        sa, sb = set(a), set(b)
+        values["from_a"] = fmt.render([m for m in result if m in sa], words, quoted)
+        values["from_b"] = fmt.render([m for m in result if m in sb], words, quoted)
     return phrasing.demo_item.render({"demo": tpl.render(values), "n": n})
 
 
@@ -78,6 +83,11 @@ def instructions(t: Templates, approach: str, phrasing: Phrasing) -> str:
     return t.approaches[approach].instructions.render({"empty": phrasing.set_format.empty})
 
 
+def cue(t: Templates, approach: str) -> str:
+    """The prompt's last part: the reference's ending (an opening <thinking> for the reasoning approaches)."""
+    return t.approaches[approach].cue.render({})
+
+
 def assemble(t: Templates, parts: Sequence[str]) -> str:
-    """Join the non-empty parts (persona, construction, task, demonstrations, instructions)."""
+    """Join the non-empty parts (persona, construction, task, demonstrations, instructions, cue)."""
     return t.separator.join(p for p in parts if p)

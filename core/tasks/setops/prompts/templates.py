@@ -29,21 +29,24 @@ TEMPLATES_PATH = Path(__file__).with_name("templates.yaml")
 PLACEHOLDERS = {
     "construction": ("set_a", "set_b", "size_a", "size_b"),
     "task": ("size_a", "size_b"),
-    "demo": ("set_a", "set_b", "result", "result_members", "steps", "n"),
+    "demo": ("set_a", "set_b", "result", "result_members", "verb", "from_a", "from_b", "steps", "n"),
     "step": ("member", "where", "verdict"),
     "demo_item": ("demo", "n"),
     "demonstrations": ("demos", "k"),
     "persona": ("empty",),
     "instructions": ("empty",),
+    "cue": (),
 }
 _ALL_NAMES = frozenset(n for names in PLACEHOLDERS.values() for n in names)
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-_TOP_KEYS = {"version", "set_format", "construction", "demonstrations", "demo_item", "phrasings", "approaches"}
+_TOP_KEYS = {"version", "set_format", "verb_forms", "construction", "demonstrations", "demo_item", "demo", "demo_empty",
+             "phrasings", "approaches"}
 _SET_FORMAT_KEYS = {"open", "close", "separator", "word_quote", "empty", "list_separator", "list_last"}
-_PHRASING_KEYS = {"description", "task", "demo", "demo_empty", "set_format", "demo_item", "step", "step_separator",
-                  "where", "verdict"}
-_APPROACH_KEYS = {"description", "persona", "instructions"}
+_PHRASING_KEYS = {"description", "reference", "task", "demo", "demo_empty", "set_format", "demo_item", "step",
+                  "step_separator", "where", "verdict"}
+_APPROACH_KEYS = {"description", "reference", "persona", "instructions", "cue"}
+_VERB_KEYS = ("one", "many")
 _WHERE_KEYS = ("both", "a_only", "b_only")
 _VERDICT_KEYS = ("keep", "drop")
 
@@ -118,7 +121,9 @@ class SetFormat:
 class Phrasing:
     name: str
     description: str
+    reference: str  # the reference instruction this phrasing renders
     set_format: SetFormat
+    verbs: tuple  # (one, many): the {verb} of a demonstration, agreeing with the result's size
     task: dict
     demo: dict
     demo_empty: dict
@@ -133,8 +138,10 @@ class Phrasing:
 class Approach:
     name: str
     description: str
+    reference: str  # the reference approach this one renders
     persona: Template
     instructions: Template
+    cue: Template  # the prompt's last part ("<thinking>" for the reasoning approaches, as in the reference)
 
 
 @dataclass(frozen=True)
@@ -253,12 +260,22 @@ def _op_templates(d, kind: str, where: str, required: bool) -> dict:
     return out
 
 
-def _phrasing(name: str, d: dict, doc: dict, global_fmt: dict, global_item: Template) -> Phrasing:
+def _verbs(doc: dict) -> tuple[str, str]:
+    forms = _check_keys(doc.get("verb_forms", {"one": "is", "many": "are"}), set(_VERB_KEYS), "verb_forms")
+    return tuple(_text(forms, k, "verb_forms", "") for k in _VERB_KEYS)
+
+
+def _phrasing(name: str, d: dict, doc: dict, global_fmt: dict, global_item: Template, global_demo: dict,
+              global_empty: dict) -> Phrasing:
     where = f"phrasings.{name}"
     _check_keys(d, _PHRASING_KEYS, where)
     task = _op_templates(d.get("task"), "task", where, True)
-    demo = _op_templates(d.get("demo"), "demo", where, True)
-    demo_empty = _op_templates(d.get("demo_empty"), "demo_empty", where, False)
+    # a phrasing's own demonstrations (if any) replace the shared ones operation by operation
+    demo = {**global_demo, **_op_templates(d.get("demo"), "demo", where, False)}
+    demo_empty = {**global_empty, **_op_templates(d.get("demo_empty"), "demo_empty", where, False)}
+    missing = [op for op in OPERATIONS if op not in demo]
+    if missing:
+        raise ConfigError(f"templates: {where}.demo lacks the operation {missing[0]!r} (and there is no shared demo)")
     uses_steps = any("steps" in t.fields for t in list(demo.values()) + list(demo_empty.values()))
     step = None
     where_words: dict = {}
@@ -275,7 +292,9 @@ def _phrasing(name: str, d: dict, doc: dict, global_fmt: dict, global_item: Temp
     return Phrasing(
         name=name,
         description=str(d.get("description", "")),
+        reference=str(d.get("reference", "")),
         set_format=_set_format(global_fmt, d.get("set_format"), where),
+        verbs=_verbs(doc),
         task=task,
         demo=demo,
         demo_empty=demo_empty,
@@ -293,8 +312,10 @@ def _approach(name: str, d: dict) -> Approach:
     return Approach(
         name=name,
         description=str(d.get("description", "")),
+        reference=str(d.get("reference", "")),
         persona=Template(_text(d, "persona", where, ""), PLACEHOLDERS["persona"], f"{where}.persona"),
         instructions=Template(_text(d, "instructions", where), PLACEHOLDERS["instructions"], f"{where}.instructions"),
+        cue=Template(_text(d, "cue", where, ""), PLACEHOLDERS["cue"], f"{where}.cue"),
     )
 
 
@@ -303,6 +324,9 @@ def _compile(doc: dict) -> Templates:
     global_fmt = doc.get("set_format")
     _check_keys(global_fmt, _SET_FORMAT_KEYS, "set_format")
     global_item = Template(_text(doc, "demo_item", "templates"), PLACEHOLDERS["demo_item"], "demo_item")
+    global_demo = _op_templates(doc.get("demo"), "demo", "templates", False)
+    global_empty = _op_templates(doc.get("demo_empty"), "demo_empty", "templates", False)
+    _verbs(doc)
     phr = _check_keys(doc.get("phrasings"), set(doc.get("phrasings") or {}), "phrasings")
     app = _check_keys(doc.get("approaches"), set(doc.get("approaches") or {}), "approaches")
     if not phr or not app:
@@ -312,7 +336,8 @@ def _compile(doc: dict) -> Templates:
         construction=Template(_text(doc, "construction", "templates"), PLACEHOLDERS["construction"], "construction"),
         demonstrations=Template(_text(doc, "demonstrations", "templates"), PLACEHOLDERS["demonstrations"],
                                 "demonstrations"),
-        phrasings={str(n): _phrasing(str(n), d, doc, global_fmt, global_item) for n, d in phr.items()},
+        phrasings={str(n): _phrasing(str(n), d, doc, global_fmt, global_item, global_demo, global_empty)
+                   for n, d in phr.items()},
         approaches={str(n): _approach(str(n), d) for n, d in app.items()},
     )
 

@@ -8,6 +8,10 @@ disjoint). The same draw serves all three conditions, so items that differ only 
 ``swapped``      ``s`` members exchanged between A and B (positions chosen at random, in place), default s = ⌊m/2⌋
                  with m = min(|A|, |B|).
 ``random``       A and B drawn (disjoint) from the pooled vocabulary of all hyponym groups — the random baseline.
+
+The groups cover every part of speech that has hyponyms (nouns and verbs in WordNet 3.0), as the reference walks every
+synset; a vocabulary can be restricted to one part of speech (``vocabulary(pos="noun")``), the random baseline's pool
+included. ``pos_of(hyp)`` names the parts of speech of the groups an item's members come from.
 """
 
 from __future__ import annotations
@@ -39,7 +43,10 @@ class DeceptiveDraw:
 class Vocabulary:
     """The hyponym groups, indexed for sampling."""
 
-    def __init__(self, groups):
+    def __init__(self, groups, pos: str | None = None):
+        self.pos = pos
+        if pos is not None:
+            groups = [g for g in groups if g.pos == pos]
         self.groups = tuple(sorted(groups, key=lambda g: g.synset))
         self.by_synset = {g.synset: g for g in self.groups}
         first: dict[str, str] = {}
@@ -50,6 +57,12 @@ class Vocabulary:
         self.home = first  # word -> first synset (sorted) holding it, for the random baseline
         self._eligible: dict[int, tuple] = {}
         self._feasible: dict[tuple[int, int], bool] = {}
+
+    def pos_of(self, hyp: dict) -> str | None:
+        """The parts of speech of the groups the members of an item come from ({member: hypernym}): "noun",
+        "verb", or "noun+verb" for a pair of groups of different parts of speech."""
+        found = sorted({str(self.by_synset[h].pos) for h in set(hyp.values()) if h in self.by_synset})
+        return "+".join(found) or None
 
     def eligible(self, size: int) -> tuple:
         if size not in self._eligible:
@@ -158,8 +171,9 @@ def apply_condition(d: DeceptiveDraw, condition: str, swap_count: int | None, ho
     raise ValueError(f"unknown condition {condition!r}")
 
 
-@lru_cache(maxsize=4)
-def vocabulary(path: str | None = None) -> Vocabulary:
+@lru_cache(maxsize=8)
+def vocabulary(path: str | None = None, pos: str | None = None) -> Vocabulary:
+    """The shipped hyponym groups (or those of ``path``), optionally only those of one part of speech."""
     from core.lexicon.hyponyms import load_groups
 
-    return Vocabulary(load_groups(path) if path else load_groups())
+    return Vocabulary(load_groups(path) if path else load_groups(), pos)

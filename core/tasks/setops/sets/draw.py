@@ -2,8 +2,8 @@
 
 Every set has distinct members and exactly the requested size. By default A and B are independent draws, so they may
 share members by chance (as in the paper). With overlap control, exactly ``c`` members of the smaller set are also in
-the larger one: ``overlap`` is a count (int) or a fraction (float in [0, 1]) of the smaller set's size, rounded half
-up.
+the larger one: ``overlap`` is a count (int) or a fraction f (float in [0, 1]) of the smaller set's size m, giving
+⌊m·f⌋ members — the reference's ``int(m * f)``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def overlap_count(overlap: int | float | None, size_a: int, size_b: int) -> int 
         return None
     small = min(size_a, size_b)
     if isinstance(overlap, float):
-        return int(math.floor(overlap * small + 0.5))
+        return int(math.floor(overlap * small))
     return int(overlap)
 
 

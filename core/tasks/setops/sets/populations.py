@@ -1,8 +1,8 @@
 """Where set members come from (SPEC S3–S5): a population is a sorted sequence (tuple of words or a ``range``).
 
 Numbers: integers in [0, number_max) or, with a length L, exactly the L-digit integers [10^(L-1), 10^L) — for L = 1
-that is 0…9 (0 is written with one digit), so there are 10 one-digit numbers. ``number_max`` only applies when no
-length is given.
+that is 1…9, as in the SetLexSem code and SPEC S3 (9 one-digit numbers, so sets of 16 cannot be drawn).
+``number_max`` only applies when no length is given.
 Words: the web2 word list, optionally only words of exactly L characters.
 Deciles: words of frequency decile d (1 rarest … 10 commonest) in ``log_width`` or ``rank`` mode, optionally of length L
 (the length filter is applied after binning).
@@ -16,8 +16,7 @@ MAX_NUMBER_LENGTH = 18
 def numbers(length: int | None, number_max: int) -> range:
     if length is None:
         return range(0, number_max)
-    lo = 0 if length == 1 else 10 ** (length - 1)
-    return range(lo, 10**length)
+    return range(10 ** (length - 1), 10**length)
 
 
 def words(length: int | None, pos: str | None = None) -> tuple[str, ...]:
