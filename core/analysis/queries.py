@@ -110,6 +110,10 @@ def _scored(con, relation: str, scoring: str, view: str = VIEW) -> str:
              if c in have and f"{c}_strict" in have]
     if scoring == "lenient" or not swaps:
         return relation
+    if "truth_len" in have and "truth" in have:   # strict G: the stored truth's own size (ours lower-cases members)
+        setops = "coalesce(task, 'setops') = 'setops' AND " if "task" in have else ""
+        swaps.append(f"CASE WHEN {setops}json_valid(truth) AND json_type(truth) = 'ARRAY' "
+                     "THEN CAST(json_array_length(truth) AS BIGINT) ELSE truth_len END AS truth_len")
     return f"(SELECT * REPLACE ({', '.join(swaps)}) FROM {relation}) AS scored"
 
 
