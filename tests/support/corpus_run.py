@@ -54,4 +54,5 @@ def write_corpus_run(db_path, run_id: str = "corpus", model: str = "corpus/respo
                     "'done', ?, 'test', ?)", [run_id, run_id, at, at, model, len(items), store.SCHEMA_VERSION])
         store.insert_items(con, run_id, [{k: v for k, v in it.items() if k != "response"} for it in items])
         store.write_calls_results(con, calls, results)
+        store.refresh_run_counts(con, run_id)
     return items
