@@ -85,18 +85,21 @@ def current_scoring(default: str = "strict") -> str:
 
 
 def scoring_switch(key: str = "scoring", default: str = "strict", container=None) -> str:
-    """Radio "Strict / Lenient", kept in the URL (``key``) and carried to the next page; returns the choice."""
-    wanted = qp_get(key)
-    if wanted not in SCORING_LABELS:
-        wanted = st.session_state.get(_SCORING_STATE, default)
+    """Radio "Strict / Lenient", kept in the URL (``key``) and carried to the next page; returns the choice.
+
+    Which value shows: the radio's own state (the user's last click, also carried over from the previous page),
+    else the URL's, else this session's last choice, else ``default``."""
     widget_key = f"_scoring_{key}"
-    if widget_key in st.session_state and st.session_state[widget_key] not in SCORING_LABELS:
-        del st.session_state[widget_key]
+    value = st.session_state.get(widget_key)
+    if value not in SCORING_LABELS:
+        value = qp_get(key)
+    if value not in SCORING_LABELS:
+        value = current_scoring(default)
+    st.session_state[widget_key] = value
     place = container if container is not None else st
     choice = place.radio("Scoring", list(SCORING_LABELS), format_func=SCORING_LABELS.get, horizontal=True,
-                         index=list(SCORING_LABELS).index(wanted) if widget_key not in st.session_state else None,
                          key=widget_key, help=SCORING_HELP)
-    choice = choice if choice in SCORING_LABELS else wanted
+    choice = choice if choice in SCORING_LABELS else value
     st.session_state[_SCORING_STATE] = choice
     qp_set(**{key: choice})
     return choice
