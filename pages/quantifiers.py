@@ -16,8 +16,8 @@ from core.errors import UserError
 from core.tasks import quantifiers as Q
 from core.tasks.quantifiers import figures as QF, metrics as QM
 from core.tasks.quantifiers.catalogue import EXAMPLES, GQG_QUANTIFIERS, GRAMMAR, catalogue_table
-from core.tasks.quantifiers.parse import ANSWER_RULES
 from core.tasks.quantifiers.nouns import GROUP_ORDER, PILOT_GROUPS
+from core.tasks.quantifiers.parse import ANSWER_RULES
 from pages import _ui
 
 KEY = "quant_"

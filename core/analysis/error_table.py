@@ -18,7 +18,7 @@ column names and values computed with its formulas, e.g. ``accuracy = round(n_co
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -180,6 +180,11 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
     return base[[*by, *(k for k, _ in ERROR_ROWS)]]
 
 
+def _pct(x, n: int) -> float:
+    """The reference's percentage: round(x / n * 100, 2) on numpy floats."""
+    return float(np.round((int(x) / n) * 100, 2))
+
+
 def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("members", "operation"),
                           filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "strict",
                           unparsed: str = "reference") -> pd.DataFrame:
@@ -193,16 +198,12 @@ def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] 
     for row in base.to_dict("records"):
         n = int(row["n"])
         n_correct = int(row["n_correct"])
-
-        def pct(x) -> float:   # the reference: round(x / n * 100, 2) on numpy floats
-            return float(np.round((int(x) / n) * 100, 2))
-
         out = {k: _norm(row[k]) for k in by}
         out.update({
-            "accuracy": pct(n_correct),
-            "accuracy_non_empty": pct(row["correct_non_empty"]),
-            "pct_nullset_correct": pct(row["empty_equal"]),
-            "pct_nullset_wrong": pct(row["empty_mismatch"]),
+            "accuracy": _pct(n_correct, n),
+            "accuracy_non_empty": _pct(row["correct_non_empty"], n),
+            "pct_nullset_correct": _pct(row["empty_equal"], n),
+            "pct_nullset_wrong": _pct(row["empty_mismatch"], n),
             "pct_with_made_up_vals": (int(row["made_up_sum"]) / n) * 100,
             "n_comparisons": n, "n_correct": n_correct, "n_wrong": n - n_correct,
             "empty_set_equal_count": int(row["empty_equal"]), "empty_set_mismatch_count": int(row["empty_mismatch"]),

@@ -31,7 +31,8 @@ SCORED_COLUMNS = ("parsed", "followed", "correct", "answer_len", "made_up")
 # Columns a drill-down may show (beyond factors).
 DETAIL_COLUMNS = (
     "run_id", "idx", "config_id", "sample", "prompt", "truth", "response", "parsed", "followed", "correct",
-    "parsed_strict", "followed_strict", "correct_strict", "jaccard", "precision", "recall", "truth_len", "answer_len", "made_up", "empty_truth", "pred", "error",
+    "parsed_strict", "followed_strict", "correct_strict", "jaccard", "precision", "recall", "truth_len", "answer_len",
+    "made_up", "empty_truth", "pred", "error",
     "latency_ms", "tokens_in", "tokens_out", "cost_usd", "set_a", "set_b",
 )
 

@@ -35,7 +35,7 @@ def test_export_places_strict_next_to_lenient_and_import_reads_them_back(tmp_pat
                 got["parsed_strict"] = json.dumps(json.loads(got["parsed_strict"]), ensure_ascii=False)
             assert got == want, (ext, it["response"])
         db2 = tmp_path / f"b_{ext}.duckdb"
-        run_id, n = import_results(db2, out)
+        run_id, _ = import_results(db2, out)
         with store.connect(db2) as con:
             back = con.execute("SELECT count(*) FILTER (WHERE correct_strict), count(*) FILTER (WHERE correct) "
                                "FROM v_results WHERE run_id = ?", [run_id]).fetchall()[0]

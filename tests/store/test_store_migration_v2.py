@@ -122,9 +122,8 @@ def test_a_failing_backfill_leaves_the_version_1_file_as_it_was(tmp_path, monkey
 
     monkeypatch.setitem(backfill.BACKFILLS, 2, broken)
     monkeypatch.setitem(schema.BACKFILLS, 2, broken)
-    with pytest.raises(RuntimeError, match="simulated"):
-        with store.connect(db):
-            pass
+    with pytest.raises(RuntimeError, match="simulated"), store.connect(db):
+        pass
     con = duckdb.connect(str(db))
     try:
         assert con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0] == 1

@@ -63,7 +63,8 @@ from core.tasks.setops.parse import parse_set
 from core.tasks.setops.parse_strict import parse_strict, sorted_members
 
 __all__ = [
-    "AGG_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields", "error_summary", "gl_label",
+    "AGG_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
+    "error_summary", "gl_label",
     "kind_of", "reference_result", "score_set_response", "set_metrics", "solve", "strict_fields",
     "strict_from_reference", "top_gl_sql",
 ]

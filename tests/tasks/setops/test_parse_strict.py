@@ -53,7 +53,7 @@ def _blocks(text: str) -> list[str]:
             continue
         out.append(text[start:end])
         last_empty_at = end if end == start else None
-        pos = end if end > start else start
+        pos = max(start, end)
         if end == start and last_empty_at is None:
             pos += 1
     return out

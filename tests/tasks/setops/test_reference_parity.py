@@ -64,7 +64,7 @@ def _reference_verdict(ref, response: str, truth: set):
     try:
         result = ref["parse_lm_response"](response)
         ok = ref["is_correct"](truth, result)
-    except Exception:   # the reference catches everything here and records "did not follow"
+    except Exception:  # noqa: BLE001 — the reference catches everything here and records "did not follow"
         result, ok = {-1}, False
     return result, ok
 
