@@ -1,11 +1,13 @@
-"""Parse throughput of core.tasks.setops.parse.parse_set on a realistic mix of model responses.
+"""Parse throughput of core.tasks.setops.parse.parse_set (lenient) and parse_strict (the reference's rule) on a
+realistic mix of model responses.
 
     python bench/parse_speed.py [--n 200000] [--seed 0]
 
 Builds responses the way chat models answer SetLexSem prompts — baseline answers in <answer> tags, chain-of-thought
 in <thinking> blocks that mention the input sets, answers without tags, empty-set phrasings, truncated outputs —
 parses each once and prints responses per second overall and per shape. Every parse is checked against the set the
-response was built from, so the figure is for correct work.
+response was built from, so the figure is for correct work. Then the same responses through the strict parser: its
+throughput and, per shape, the share it reads as the built set (lenient reads them all).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.tasks.setops.operations import OPERATIONS, SYMBOLS, apply_operation, canonical  # noqa: E402
 from core.tasks.setops.parse import parse_set  # noqa: E402
+from core.tasks.setops.parse_strict import parse_strict  # noqa: E402
 
 
 def _words(rng, k):
@@ -94,6 +97,18 @@ def main(argv=None) -> None:
           f"in {total:.2f} s: {args.n / total:,.0f} responses/s, {chars / total / 1e6:.2f} M chars/s (all correct)")
     for s, (n, secs) in per_shape.items():
         print(f"  {s:<18} {n:>8,}  {n / secs:>10,.0f} responses/s")
+    strict_ok: dict = {s: [0, 0] for s in SHAPES}
+    t0 = time.perf_counter()
+    for shape, kind, response, expected in data:
+        got = parse_strict(response)
+        strict_ok[shape][1] += 1
+        if expected is not None and got.members is not None and canonical(got.members) == expected:
+            strict_ok[shape][0] += 1
+    total = time.perf_counter() - t0
+    print(f"strict: {args.n / total:,.0f} responses/s; share of each shape read as the built set "
+          "(truncated: none expected):")
+    for s, (ok, n) in strict_ok.items():
+        print(f"  {s:<18} {n:>8,}  {100 * ok / n:6.1f} %")
     print(f"(single process; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} — a busy machine slows this)")
 
 

@@ -63,6 +63,7 @@ if any(r not in labels for r in run_ids):
 series = [analysis.Series(labels.get(r, r), (r,)) for r in run_ids]
 
 factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in analysis.RUN_FACTORS]
+scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 x_opts = factors or ["operation"]
 x_q = _ui.qp_get("x")
@@ -81,20 +82,20 @@ filters = _ui.slice_filters(run_ids, key="slice")
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
-def _compare(db, token, series_key, x, align, filters_key):
+def _compare(db, token, series_key, x, align, filters_key, scoring):
     ser = [analysis.Series(n, tuple(ids)) for n, ids in json.loads(series_key)]
     with store.connect(db) as con:
-        return analysis.compare_runs(con, ser, x=x, align=align, filters=json.loads(filters_key))
+        return analysis.compare_runs(con, ser, x=x, align=align, filters=json.loads(filters_key), scoring=scoring)
 
 
 points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]),
-                          x, align, json.dumps(filters, default=str))
+                          x, align, json.dumps(filters, default=str), scoring)
 if shared:
     st.caption("Aligned on: " + ", ".join(analysis.label(f) for f in shared))
 empty_message = "No answered items for this selection yet"
 if points.empty and align and len(series) > 1 and not _compare(
         _ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, False,
-        json.dumps(filters, default=str))[0].empty:
+        json.dumps(filters, default=str), scoring)[0].empty:
     empty_message = "No combination of the shared factors is in every series"
     st.info("No combination of the shared factors (" + ", ".join(analysis.label(f) for f in shared) + ") is in "
             "every series. Turn off “Align on shared factors” to see each series over its own configurations.")
@@ -120,8 +121,9 @@ if not points.empty:
                              ignore_index=True)
             st.plotly_chart(figures.reference_bars(both, "model", highlight=mine["model"].tolist()),
                             width="stretch", key="cmp_paper_models")
-            st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper). Coloured: your series "
-                       "over the configurations shown above — a different grid, so compare with care.")
+            st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper, scored by the "
+                       "reference's rule). Coloured: your series over the configurations shown above, "
+                       f"{scoring} scoring — a different grid, so compare with care.")
     summ = analysis.group_summary(points, ["series", x]).rename(columns={
         "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})
@@ -159,7 +161,7 @@ if len(series) >= 2 and not points.empty:
     rb = next(s.run_ids[0] for s in series if s.name == b_name)
     if ra != rb:
         with store.connect(_ui.db_path()) as con:
-            paired = analysis.paired_items(con, ra, rb, filters)
+            paired = analysis.paired_items(con, ra, rb, filters, scoring=scoring)
         st.subheader("Item by item")
         if paired.empty:
             st.info("These two runs share no items (same configuration, sample and prompt), so no paired test.")

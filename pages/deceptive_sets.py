@@ -155,14 +155,15 @@ if st.button("Run", type="primary", key="dec_run", disabled=not ops):
 
 run_id = st.session_state.get("dec_run_id") or _ui.qp_get("run")
 if run_id:
-    _ui.run_progress(run_id, key="dec")
+    scoring = _ui.scoring_switch()
+    _ui.run_progress(run_id, key="dec", scoring=scoring)
 
     @st.fragment(run_every=1.5)
     def _live():
         try:
             with store.connect(_ui.db_path()) as con:
-                table = analysis.error_table(con, [run_id], by=["condition"])
-                latest = analysis.drilldown(con, [run_id], limit=60)
+                table = analysis.error_table(con, [run_id], by=["condition"], scoring=scoring)
+                latest = analysis.drilldown(con, [run_id], limit=60, scoring=scoring)
         except UserError as exc:
             st.caption(str(exc))
             return
@@ -178,7 +179,8 @@ if run_id:
         answered = latest[latest["correct"].notna()] if not latest.empty else latest
         if not answered.empty:
             show = answered[[c for c in ("condition", "operation", "sample", "set_a", "set_b", "truth", "response",
-                                         "parsed", "correct") if c in answered.columns]]
+                                         "parsed", "correct", "parsed_strict", "correct_strict")
+                             if c in answered.columns]]
             st.dataframe(show, hide_index=True, width="stretch", height=min(320, 36 * (len(show) + 1) + 4))
 
     _live()

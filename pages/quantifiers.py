@@ -17,6 +17,7 @@ from core.tasks import quantifiers as Q
 from core.tasks.quantifiers import figures as QF, metrics as QM
 from core.tasks.quantifiers.catalogue import EXAMPLES, GQG_QUANTIFIERS, GRAMMAR, catalogue_table
 from core.tasks.quantifiers.nouns import GROUP_ORDER, PILOT_GROUPS
+from core.tasks.quantifiers.parse import ANSWER_RULES
 from pages import _ui
 
 KEY = "quant_"
@@ -164,15 +165,16 @@ def run_panel(config: dict) -> None:
 # ------------------------------------------------------------------------------------------------------ results
 
 @st.cache_data(show_spinner=False, max_entries=64, ttl=600)
-def _metrics(db: str, token: str, run_ids: tuple[str, ...], color: str | None, bin_width: int) -> dict:
+def _metrics(db: str, token: str, run_ids: tuple[str, ...], color: str | None, bin_width: int,
+             rule: str = "ours") -> dict:
     by_color = [color] if color else []
     with store.connect(db) as con:
         return {
-            "overall": QM.quantifier_metrics(con, run_ids, by_color or None),
-            "quantifier": QM.quantifier_metrics(con, run_ids, [*by_color, "quantifier"]),
-            "noun_group": QM.quantifier_metrics(con, run_ids, [*by_color, "noun_group"]),
-            "predicate": QM.quantifier_metrics(con, run_ids, [*by_color, "predicate"]),
-            "count": QM.accuracy_by_count(con, run_ids, [*by_color, "quantifier"], bin_width=bin_width),
+            "overall": QM.quantifier_metrics(con, run_ids, by_color or None, rule=rule),
+            "quantifier": QM.quantifier_metrics(con, run_ids, [*by_color, "quantifier"], rule=rule),
+            "noun_group": QM.quantifier_metrics(con, run_ids, [*by_color, "noun_group"], rule=rule),
+            "predicate": QM.quantifier_metrics(con, run_ids, [*by_color, "predicate"], rule=rule),
+            "count": QM.accuracy_by_count(con, run_ids, [*by_color, "quantifier"], bin_width=bin_width, rule=rule),
         }
 
 
@@ -192,15 +194,25 @@ def results_panel() -> None:
     color = "model" if runs[runs["run_id"].isin(chosen)]["model"].nunique() > 1 else None
     db = _ui.db_path()
     with _ui.user_errors():
-        bin_width = st.select_slider("Pool counts in bins of", [1, 2, 5, 10], value=1, key=KEY + "bin",
+        b1, b2 = st.columns(2)
+        bin_width = b1.select_slider("Pool counts in bins of", [1, 2, 5, 10], value=1, key=KEY + "bin",
                                      help="Sampled runs ask only a few counts per cell: pooling smooths the curves")
-        m = _metrics(db, _ui.db_token(db), tuple(chosen), color, int(bin_width))
+        rules = list(ANSWER_RULES)
+        rule_q = _ui.qp_get("qrule")
+        rule = b2.radio("Answer rule", rules, horizontal=True, key=KEY + "rule",
+                        index=rules.index(rule_q) if rule_q in rules else 0,
+                        format_func={"ours": "ours (first whole word; else unparsed)",
+                                     "gqg": "GQG's evaluation script"}.get,
+                        help=" · ".join(f"{k}: {v}" for k, v in ANSWER_RULES.items()))
+        _ui.qp_set(qrule=rule if rule != "ours" else None)
+        m = _metrics(db, _ui.db_token(db), tuple(chosen), color, int(bin_width), rule)
         by_color = [color] if color else []
         cols = ["n", "answered", "unparsed", "accuracy", "accuracy_gqg", "precision", "recall", "f1"]
         fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in
                ("accuracy", "accuracy_gqg", "precision", "recall", "f1")}
         fmt["accuracy_gqg"] = st.column_config.NumberColumn(
-            "accuracy (GQG)", format="%.3f", help="unparseable answers scored as 'false', as in the paper")
+            "accuracy (GQG)", format="%.3f", help="scored by GQG's own evaluation script (its answer rule), "
+                                                  "whichever rule the other columns use")
         st.dataframe(m["overall"][[*by_color, *cols]], hide_index=True, width="stretch", column_config=fmt)
         c1, c2 = st.columns(2)
         c1.plotly_chart(QF.fig_metrics_by(m["quantifier"], "quantifier", color), width="stretch",

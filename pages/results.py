@@ -23,7 +23,8 @@ if not run_ids:
     st.info("Choose at least one run.")
     st.stop()
 
-overview = _ui.cached_analysis("run_overview", run_ids)
+scoring = _ui.scoring_switch()
+overview = _ui.cached_analysis("run_overview", run_ids, scoring=scoring)
 if not overview.empty:
     show = overview.rename(columns={"run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
                                     "answered": "Answered", "failed": "Failed calls", "n_correct": "Correct",
@@ -35,6 +36,12 @@ if not overview.empty:
     if overview["failed"].sum():
         st.caption("Accuracy is over the answered items; failed calls are left out (retry them with Resume on the "
                    "Runs page).")
+    if scoring == "strict":
+        unjudged = _ui.cached_analysis("run_overview", run_ids, scoring="lenient")["answered"].sum() - \
+            overview["answered"].sum()
+        if unjudged > 0:
+            st.caption(f"{int(unjudged)} answered item(s) have no strict verdict (imported without their raw "
+                       "response) and are left out under strict scoring; switch to lenient to include them.")
 running = runs[runs["run_id"].isin(run_ids) & runs["status"].isin(["running", "pending"])]["run_id"].tolist()
 if running:
     r1, r2 = st.columns([4, 1])
@@ -77,7 +84,8 @@ with tab_v:
                           format_func=lambda r: "(none)" if r == "(none)" else ref_titles[r],
                           help="The papers' published mean ± std for this factor (data/reference_figures.json).")
     _ui.qp_set(x=x, color=color)
-    points, summary = _ui.cached_analysis("violin_data", run_ids, x=x, color=color, filters=filters)
+    points, summary = _ui.cached_analysis("violin_data", run_ids, x=x, color=color, filters=filters,
+                                          scoring=scoring)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     fig = figures.violin(points, x, color, summary, reference=ref_df,
                          reference_name=ref_titles.get(ref_id))
@@ -93,7 +101,8 @@ with tab_v:
     if picked:
         picked = list(dict.fromkeys(picked))[:50]
         st.markdown(f"**Items of the {len(picked)} selected configuration(s)**")
-        sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500)
+        sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500,
+                                        scoring=scoring)
         st.dataframe(sel_items.dropna(axis=1, how="all"), hide_index=True, width="stretch", height=300)
     if not summary.empty:
         st.dataframe(summary.rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
@@ -118,22 +127,31 @@ with tab_v:
             from core import store
 
             with store.connect(_ui.db_path()) as con:
-                ci = analysis.config_interval(con, r["run_id"], r["config_id"])
+                ci = analysis.config_interval(con, r["run_id"], r["config_id"], scoring=scoring)
                 items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
             st.markdown(f"Configuration `{r['config_id']}` of run `{r['run_id']}`: **{ci['accuracy']:.1f} %** "
                         f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
                         f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
             st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",
-                                            "answer_len", "truth_len") if c in items.columns]],
+                                            "parsed_strict", "correct_strict", "answer_len", "truth_len")
+                                if c in items.columns]],
                          hide_index=True, width="stretch")
 
 # ---------------------------------------------------------------------------------------------------- error table
 with tab_e:
     default_by = [f for f in _ui.qp_list("by") if f in factors] or \
         [f for f in ("members", "operation") if f in factors] or factors[:1]
-    by = st.multiselect("Group by", factors, default=default_by, format_func=analysis.label, key="res_by")
-    _ui.qp_set(by=by)
-    table = _ui.cached_analysis("error_table", run_ids, by=by, filters=filters)
+    e1, e2 = st.columns([3, 2])
+    by = e1.multiselect("Group by", factors, default=default_by, format_func=analysis.label, key="res_by")
+    unparsed_q = _ui.qp_get("unparsed")
+    unparsed = e2.radio("Answers that did not follow count as", list(analysis.UNPARSED), horizontal=True,
+                        index=list(analysis.UNPARSED).index(unparsed_q) if unparsed_q in analysis.UNPARSED else 0,
+                        format_func={"reference": "the reference does (L1, one made-up)",
+                                     "ours": "ours (L?, none made up)"}.get, key="res_unparsed",
+                        help="The reference's error analysis sees a did-not-follow answer as its sentinel set "
+                             "{-1}: one member (\"L1\") that is made up. Ours says no set was found (\"L?\").")
+    _ui.qp_set(by=by, unparsed=unparsed)
+    table = _ui.cached_analysis("error_table", run_ids, by=by, filters=filters, scoring=scoring, unparsed=unparsed)
     other_tasks = sorted(set(overview["task"].dropna()) - {analysis.ERROR_TABLE_TASK}) if not overview.empty else []
     if other_tasks:
         st.caption(f"This table is for set-operation items; {', '.join(other_tasks)} runs are left out "
@@ -149,7 +167,7 @@ with tab_e:
 
 # ---------------------------------------------------------------------------------------------------- robustness
 with tab_r:
-    rob, per_model = _ui.cached_analysis("robustness", run_ids, filters=filters)
+    rob, per_model = _ui.cached_analysis("robustness", run_ids, filters=filters, scoring=scoring)
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
     st.dataframe(per_model.rename(columns={"model": "Model", "configs": "Configurations", "mean": "Mean %",
@@ -172,12 +190,13 @@ with tab_r:
 # ---------------------------------------------------------------------------------------------------- drill-down
 with tab_d:
     c1, c2, c3 = st.columns([2, 1, 1])
-    which = c1.radio("Items", ["all", "wrong only", "right only"], horizontal=True, key="res_which")
+    which = c1.radio("Items", ["all", "wrong only", "right only"], horizontal=True, key="res_which",
+                     help=f"Right / wrong by the {scoring} verdict (both verdicts are listed).")
     limit = c2.number_input("Show", 10, 2000, 100, 10, key="res_limit")
     page = c3.number_input("Page", 1, 100000, 1, 1, key="res_page")
     correct = {"all": None, "wrong only": False, "right only": True}[which]
     items = _ui.cached_analysis("drilldown", run_ids, filters=filters, correct=correct, limit=int(limit),
-                                offset=int((page - 1) * limit))
+                                offset=int((page - 1) * limit), scoring=scoring)
     if items.empty:
         st.info("No items in this slice.")
     else:
@@ -192,5 +211,6 @@ with tab_d:
             l.code(it["prompt"], language=None, wrap_lines=True)
             r.markdown("**Raw response**")
             r.code(it["response"], language=None, wrap_lines=True)
-            r.markdown(f"**Parsed answer**: `{it['parsed']}` · **Truth**: `{it['truth']}` · "
-                       f"**Correct**: {it['correct']}")
+            r.markdown(f"**Parsed (lenient)**: `{it['parsed']}` · **Correct**: {it['correct']}  \n"
+                       + (f"**Parsed (strict)**: `{it['parsed_strict']}` · **Correct**: {it['correct_strict']}  \n"
+                          if "correct_strict" in it else "") + f"**Truth**: `{it['truth']}`")

@@ -69,14 +69,21 @@ if row is None:   # deleted by another session since the table was read
     st.stop()
 
 st.subheader(f"Run {run_id}")
+scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 c1.markdown(f"**Model** `{row.get('model')}`  \n**Task** {row.get('task')}  \n**Status** {row.get('status')}")
+ov = _ui.cached_analysis("run_overview", [run_id], scoring=scoring)
+acc = ov["accuracy"].iloc[0] if not ov.empty else None
+acc_text = f"{acc:.1f} % ({int(ov['n_correct'].iloc[0])} of {int(ov['answered'].iloc[0])})" \
+    if acc is not None and acc == acc else "–"
 c2.markdown(f"**Items** {row.get('n_items')} · **done** {row.get('n_done')} · **failed** {row.get('n_failed')} · "
-            f"**cached** {row.get('n_cached')}  \n**Source** {row.get('source')}")
-c3.page_link(_ui.PAGE_FILES["results"], label="Open in Results →", query_params={"runs": run_id})
+            f"**cached** {row.get('n_cached')}  \n**Accuracy ({scoring})** {acc_text}  \n"
+            f"**Source** {row.get('source')}")
+c3.page_link(_ui.PAGE_FILES["results"], label="Open in Results →", query_params={"runs": run_id,
+                                                                               "scoring": scoring})
 
 if row.get("status") in ("running", "pending"):
-    _ui.run_progress(run_id, key="runs", results_link=False)
+    _ui.run_progress(run_id, key="runs", results_link=False, scoring=scoring)
 
 config, params, imported = row["config"], row["params"], row["imported"]
 
@@ -156,6 +163,6 @@ with a3.container(border=True):
             st.error(str(exc))
 
 with st.expander("Items of this run (first 200)"):
-    items = _ui.cached_analysis("drilldown", [run_id], limit=200)
+    items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
     st.dataframe(items.dropna(axis=1, how="all") if isinstance(items, pd.DataFrame) else items,
                  hide_index=True, width="stretch")

@@ -237,4 +237,4 @@ if r3.button("Run", type="primary", disabled=cfg is None or not n_items, key="so
 
 active = st.session_state.get("so_run_id") or _ui.qp_get("run")
 if active:
-    _ui.run_progress(active, key="so")
+    _ui.run_progress(active, key="so", scoring=_ui.scoring_switch())

@@ -18,7 +18,11 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     group_summary(points, by)                      mean / std / min / max / N of per-config accuracy per group
     wilson_interval(k, n, confidence)              Wilson score interval for a proportion, in percent
     config_interval(con, run_id, config_id)        accuracy + Wilson interval of one configuration
-    error_table(con, run_ids, by, filters)         SPEC A4 / paper Tables 15–18 per group
+    error_table(con, run_ids, by, filters, scoring, unparsed)   SPEC A4 / paper Tables 15–18 per group
+    reference_error_table(con, run_ids, by, …)     the same with the reference's column names and formulas
+
+Every function that counts right answers takes ``scoring`` = "strict" (the SetLexSem reference's answer rule) or
+"lenient" (our parser); the choice picks the verdict columns in SQL (``SCORINGS``; default "lenient").
     robustness(con, run_ids, factors, filters)     -> (per-factor spread + eta², per-model score)
     compare_runs(con, series, x, filters)          aligned per-config accuracies of several series
     series_without_points(points, series)          series a comparison has nothing for
@@ -51,8 +55,11 @@ from core.analysis.error_table import (
                                    ERROR_ROWS,
                                    ERROR_TABLE_HELP,
                                    ERROR_TABLE_TASK,
+                                   REFERENCE_ERROR_COLUMNS,
+                                   UNPARSED,
                                    error_table,
                                    error_table_paper_layout,
+                                   reference_error_table,
 )
 from core.analysis.queries import (
                                    ALL_FACTORS,
@@ -60,6 +67,7 @@ from core.analysis.queries import (
                                    LABELS,
                                    QUANTIFIER_FACTORS,
                                    RUN_FACTORS,
+                                   SCORINGS,
                                    SETOPS_FACTORS,
                                    VIEW,
                                    change_token,
@@ -84,10 +92,12 @@ from core.analysis.summaries import (
 
 __all__ = [
     "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
-    "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_PATH", "RUN_FACTORS", "SETOPS_FACTORS", "Series", "VIEW",
+    "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_ERROR_COLUMNS", "REFERENCE_PATH", "RUN_FACTORS", "SCORINGS",
+    "SETOPS_FACTORS", "Series", "UNPARSED", "VIEW",
     "agreement_map", "change_token", "compare_runs", "config_accuracy", "config_interval", "difference_of_means",
     "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels", "filters_from_pairs",
     "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for", "reference_table",
-    "reference_tables", "reference_task", "robustness", "run_overview", "series_without_points", "view_columns",
+    "reference_error_table", "reference_tables", "reference_task", "robustness", "run_overview",
+    "series_without_points", "view_columns",
     "violin_data", "wilson_interval",
 ]

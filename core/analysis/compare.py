@@ -25,7 +25,7 @@ class Series:
 
 
 def compare_runs(con, series: Sequence[Series], x: str = "operation", align: bool = True,
-                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW
+                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
                  ) -> tuple[pd.DataFrame, list[str]]:
     """Per-config accuracies of each series (column ``series``), restricted to the combinations of shared factor
     values that every series has (``align``). Returns (points, aligned_on factors)."""
@@ -41,7 +41,7 @@ def compare_runs(con, series: Sequence[Series], x: str = "operation", align: boo
     by = list(dict.fromkeys([x, *shared])) if x else shared
     frames = []
     for s in series:
-        pts = config_accuracy(con, s.run_ids, by, filters, view)
+        pts = config_accuracy(con, s.run_ids, by, filters, view, scoring)
         pts.insert(0, "series", s.name)
         frames.append(pts)
     points = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -114,14 +114,15 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
 
 
 def paired_items(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | None = None,
-                 view: str = VIEW) -> pd.DataFrame:
+                 view: str = VIEW, scoring: str = "lenient") -> pd.DataFrame:
     """Items answered in both runs, matched on (config_id, sample, prompt): correct_a, correct_b and factors."""
     where_a, pa = _where(con, [run_a], filters, view=view)
     where_b, pb = _where(con, [run_b], filters, view=view)
     facs = [c for c in factor_columns(con, [run_a, run_b], view) if c not in RUN_FACTORS]
     fsel = "".join(f", a.{_quote(c)}" for c in facs)
     sql = f"""
-        WITH a AS (SELECT * FROM {_src(con, view)} {where_a}), b AS (SELECT * FROM {_src(con, view)} {where_b})
+        WITH a AS (SELECT * FROM {_src(con, view, scoring)} {where_a}),
+             b AS (SELECT * FROM {_src(con, view, scoring)} {where_b})
         SELECT a.config_id, a.sample, a.idx AS idx_a, b.idx AS idx_b{fsel},
                a.correct AS correct_a, b.correct AS correct_b
         FROM a JOIN b ON a.config_id = b.config_id AND a.sample = b.sample AND a.prompt = b.prompt

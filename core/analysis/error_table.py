@@ -1,17 +1,30 @@
 """The error-analysis table of the SetLexSem paper (SPEC A4): accuracy, empty-set rows, made-up members,
-did-not-follow counts and the top "G vs. L" length confusions per group, computed in DuckDB."""
+did-not-follow counts and the top "G vs. L" length confusions per group, counted in DuckDB.
+
+Two choices shape it:
+- ``scoring``: whose verdict — "strict" (the reference's answer rule) or "lenient" (our parser).
+- ``unparsed``: how an answer that did not follow the instructions counts. "reference" = as the reference's
+  error analysis (setlexsem/analyze/error_analysis.py) counts its sentinel answer ``{-1}``: one member, so "L1",
+  and that member is made up (−1 is never in A or B). "ours" = no set was found: "L?", nothing made up.
+  With "reference" the top-3 lists are also ranked as the reference ranks them (most frequent first, ties in the
+  order of the label text; the labels seen anywhere in the group fill the list with share 0.0 when fewer labels
+  occur among the wrong (or right) answers; with no such answer at all the shares are nan). With "ours" ties break
+  by G, then L (L? last) and only labels that occur are listed.
+
+``error_table`` gives our column names (the dashboard's table); ``reference_error_table`` gives the reference's
+column names and values computed with its formulas, e.g. ``accuracy = round(n_correct / n * 100, 2)``,
+``pct_with_made_up_vals`` unrounded, mistakes as ``('G0 vs. L1', 57.07)`` — for ``python -m core report errors``.
+"""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from core.analysis.queries import VIEW, _check_column, _isnan, _norm, _src, _where, view_columns
-
-# --------------------------------------------------------------------------------------------------------------------
-# error analysis (SPEC A4; the paper's Tables 15–18)
+from core.analysis.queries import VIEW, _check_column, _isnan, _norm, _src, _where, check_scoring, view_columns
+from core.errors import UserError
 
 ERROR_ROWS = (
     ("accuracy", "Accuracy"),
@@ -31,36 +44,57 @@ ERROR_ROWS = (
     ("top1_mistake", "Top1 Mistake"), ("top2_mistake", "Top2 Mistake"), ("top3_mistake", "Top3 Mistake"),
     ("top1_correct", "Top1 Correct"), ("top2_correct", "Top2 Correct"), ("top3_correct", "Top3 Correct"),
 )
+# The reference's column names (create_error_analysis_table), in its order.
+REFERENCE_ERROR_COLUMNS = (
+    "accuracy", "accuracy_non_empty", "pct_nullset_correct", "pct_nullset_wrong", "pct_with_made_up_vals",
+    "n_comparisons", "n_correct", "n_wrong", "empty_set_equal_count", "empty_set_mismatch_count", "made_up_vals_sum",
+    "did_not_follow_instruction", "top1_mistake", "top2_mistake", "top3_mistake", "top1_correct", "top2_correct",
+    "top3_correct",
+)
+UNPARSED = {
+    "reference": "as the reference counts its {-1} answer: L1, one made-up member",
+    "ours": "no set found: L?, nothing made up",
+}
 ERROR_TABLE_HELP = """Row definitions (all percentages are of N Comparisons unless said otherwise), as in the paper:
 Accuracy = N Correct / N; Accuracy Non Empty = correct answers whose truth is non-empty / N (so Accuracy =
 Accuracy Non Empty + Pct Nullset Correct); Accuracy On Non-Empty Truths = correct / items with a non-empty truth;
 Pct Nullset Correct / Wrong = items with an empty truth answered right / wrong, over N; Pct With Made Up Vals =
 Made Up Vals Sum / N (the paper's definition: members, not answers); Pct Answers With Made Up Members = answers
 containing at least one member outside A∪B / N; TopK Mistake / Correct = the K-th most frequent ("G<truth length>
-vs. L<answer length>") pair among wrong / correct answers, with its share of the wrong / correct answers in percent
-(L? = no set found in the answer)."""
+vs. L<answer length>") pair among wrong / correct answers, with its share of the wrong / correct answers in percent.
+Answers that did not follow the instructions count, by the reference's definition, as one made-up member and
+"L1" (its sentinel answer {-1}); by ours as "L?" with nothing made up. With the reference's definition the top-3
+lists are also ranked as the reference does (ties by label text; labels of the group fill short lists with 0.0)."""
 
 
 ERROR_TABLE_TASK = "setops"
 
 
-def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("members", "operation"),
-                filters: Mapping[str, Sequence] | None = None, view: str = VIEW) -> pd.DataFrame:
-    """One row per group of ``by`` with the columns of ERROR_ROWS (keys), ordered by the group columns.
+def _check_unparsed(unparsed: str) -> str:
+    if unparsed not in UNPARSED:
+        raise UserError(f"unknown definition of unparsed answers {unparsed!r}; expected one of: {', '.join(UNPARSED)}")
+    return unparsed
 
-    Set-operation items only: its rows (empty-set answers, made-up members, "G vs L" set lengths) mean nothing for
-    a quantifier's true/false answer, so items of other tasks are left out (see quantifier_metrics for those)."""
+
+def _counts(con, run_ids, by, filters, view, scoring, unparsed):
+    """(group counts, (group, label, correct) counts, by) — the numbers every formula below is made of."""
+    check_scoring(scoring)
+    ref = _check_unparsed(unparsed) == "reference"
     by = [c for c in dict.fromkeys(by) if c]
     cols = [_check_column(con, c, view) for c in by]
     if "task" in view_columns(con, view):
         filters = {**(filters or {}), "task": [ERROR_TABLE_TASK]}
     where, params = _where(con, run_ids, filters, view=view)
-    sel = ", ".join(cols)
-    grp = f"GROUP BY {sel} ORDER BY {sel}" if by else ""
-    head = f"{sel}, " if by else ""
+    src = _src(con, view, scoring)
+    head = "".join(f"{c}, " for c in cols)
+    grp = f"GROUP BY {', '.join(cols)} ORDER BY {', '.join(cols)}" if by else ""
     c = "CAST(correct AS INTEGER)"
     e = "CAST(coalesce(empty_truth, FALSE) AS INTEGER)"
-    base_sql = f"""
+    # the per-row made-up count and answer length under the chosen definition of an unparsed answer
+    made_up = "(coalesce(made_up, 0) + CASE WHEN answer_len IS NULL THEN 1 ELSE 0 END)" if ref \
+        else "coalesce(made_up, 0)"
+    length = f"coalesce(CAST(CAST(answer_len AS BIGINT) AS VARCHAR), '{'1' if ref else '?'}')"
+    base = con.execute(f"""
         SELECT {head}
             count(*) AS n,
             sum({c}) AS n_correct,
@@ -69,11 +103,58 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
             sum((1 - {c}) * {e}) AS empty_mismatch,
             sum({c} * (1 - {e})) AS correct_non_empty,
             count(*) - sum({e}) AS n_non_empty,
-            coalesce(sum(made_up), 0) AS made_up_sum,
-            count(*) FILTER (WHERE coalesce(made_up, 0) > 0) AS answers_made_up,
+            sum({made_up}) AS made_up_sum,
+            count(*) FILTER (WHERE {made_up} > 0) AS answers_made_up,
             count(*) FILTER (WHERE NOT coalesce(followed, FALSE)) AS did_not_follow
-        FROM {_src(con, view)} {where} {grp}"""
-    base = con.execute(base_sql, params).df()
+        FROM {src} {where} {grp}""", params).df()
+    pairs = con.execute(f"""
+        SELECT {head} correct, truth_len, answer_len,
+               'G' || coalesce(CAST(CAST(truth_len AS BIGINT) AS VARCHAR), '?') || ' vs. L' || {length} AS label,
+               count(*) AS k
+        FROM {src} {where} GROUP BY ALL""", params).df()
+    return base, pairs, by
+
+
+def _key(row, by) -> tuple:
+    return tuple(_norm(row[k]) for k in by)
+
+
+def _ranked(pairs: pd.DataFrame, by, reference: bool) -> dict:
+    """{(group key, correct?): [(label, share %), …]} ranked by frequency (see the module docstring for ties)."""
+    out: dict = {}
+    if pairs.empty:
+        return out
+    groups: dict = {}
+    for row in pairs.to_dict("records"):
+        groups.setdefault(_key(row, by), []).append(row)
+    for key, rows in groups.items():
+        labels = sorted({r["label"] for r in rows})
+        for flag in (False, True):
+            sub = [r for r in rows if bool(r["correct"]) is flag]
+            total = sum(int(r["k"]) for r in sub)
+            if reference:   # every label of the group, counts descending, ties by label text (pandas value_counts)
+                counts = {lb: 0 for lb in labels}
+                for r in sub:
+                    counts[r["label"]] += int(r["k"])
+                ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+                out[(key, flag)] = [(lb, float(np.round(100 * (k / total), 2)) if total else float("nan"))
+                                    for lb, k in ranked]
+            else:
+                def order(r):
+                    g, l_ = r["truth_len"], r["answer_len"]
+                    return (-int(r["k"]), _norm(g) if not _isnan(g) else -1, _isnan(l_), 0 if _isnan(l_) else l_)
+                out[(key, flag)] = [(r["label"], 100.0 * int(r["k"]) / total) for r in sorted(sub, key=order)]
+    return out
+
+
+def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("members", "operation"),
+                filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
+                unparsed: str = "ours") -> pd.DataFrame:
+    """One row per group of ``by`` with the columns of ERROR_ROWS (keys), ordered by the group columns.
+
+    Set-operation items only: its rows (empty-set answers, made-up members, "G vs L" set lengths) mean nothing for
+    a quantifier's true/false answer, so items of other tasks are left out (see quantifier_metrics for those)."""
+    base, pairs, by = _counts(con, run_ids, by, filters, view, scoring, unparsed)
     if base.empty:
         return pd.DataFrame(columns=[*by, *(k for k, _ in ERROR_ROWS)])
     n = base["n"].astype(float)
@@ -85,37 +166,55 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
     base["pct_nullset_wrong"] = 100 * base["empty_mismatch"] / n
     base["pct_made_up_vals"] = 100 * base["made_up_sum"] / n
     base["pct_answers_made_up"] = 100 * base["answers_made_up"] / n
-
-    # top-3 (G vs L) pairs among wrong and among correct answers, per group — ranked in SQL
-    part = f"PARTITION BY {sel}, correct" if by else "PARTITION BY correct"
-    pairs_sql = f"""
-        WITH p AS (
-            SELECT {head} correct, truth_len, answer_len, count(*) AS k
-            FROM {_src(con, view)} {where} GROUP BY ALL),
-        r AS (
-            SELECT *, 100.0 * k / sum(k) OVER ({part}) AS share,
-                   row_number() OVER ({part} ORDER BY k DESC, truth_len, answer_len NULLS LAST) AS rk
-            FROM p)
-        SELECT * FROM r WHERE rk <= 3"""
-    pairs = con.execute(pairs_sql, params).df()
-    for kind, flag in (("mistake", False), ("correct", True)):
+    ranked = _ranked(pairs, by, unparsed == "reference")
+    for kind in ("mistake", "correct"):
         for rank in (1, 2, 3):
-            base[f"top{rank}_{kind}"] = None
-    key_cols = by
-    index = {tuple(_norm(v) for v in row): i for i, row in enumerate(base[key_cols].itertuples(index=False))} \
-        if by else {(): 0}
-    for row in pairs.itertuples(index=False):
-        d = row._asdict()
-        key = tuple(_norm(d[k]) for k in key_cols) if by else ()
-        i = index.get(key)
-        if i is None:
-            continue
-        g = "?" if d["truth_len"] is None or _isnan(d["truth_len"]) else int(d["truth_len"])
-        l_ = "?" if d["answer_len"] is None or _isnan(d["answer_len"]) else int(d["answer_len"])
-        kind = "correct" if bool(d["correct"]) else "mistake"
-        base.at[i, f"top{int(d['rk'])}_{kind}"] = f"G{g} vs. L{l_} ({d['share']:.2f}%)"
-    keep = [*by, *(k for k, _ in ERROR_ROWS)]
-    return base[keep]
+            base[f"top{rank}_{kind}"] = pd.Series([None] * len(base), index=base.index, dtype=object)
+    for i, row in enumerate(base.to_dict("records")):
+        for kind, flag in (("mistake", False), ("correct", True)):
+            top = ranked.get((_key(row, by), flag), [])
+            for rank in (1, 2, 3):
+                if rank <= len(top):
+                    label, share = top[rank - 1]
+                    base.at[i, f"top{rank}_{kind}"] = f"{label} ({'nan' if _isnan(share) else f'{share:.2f}'}%)"
+    return base[[*by, *(k for k, _ in ERROR_ROWS)]]
+
+
+def _pct(x, n: int) -> float:
+    """The reference's percentage: round(x / n * 100, 2) on numpy floats."""
+    return float(np.round((int(x) / n) * 100, 2))
+
+
+def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("members", "operation"),
+                          filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "strict",
+                          unparsed: str = "reference") -> pd.DataFrame:
+    """The error table with the reference's column names and formulas: one row per group of ``by`` (the group
+    columns first, like the reference's filter values), then REFERENCE_ERROR_COLUMNS."""
+    base, pairs, by = _counts(con, run_ids, by, filters, view, scoring, unparsed)
+    if base.empty:
+        return pd.DataFrame(columns=[*by, *REFERENCE_ERROR_COLUMNS])
+    ranked = _ranked(pairs, by, unparsed == "reference")
+    rows = []
+    for row in base.to_dict("records"):
+        n = int(row["n"])
+        n_correct = int(row["n_correct"])
+        out = {k: _norm(row[k]) for k in by}
+        out.update({
+            "accuracy": _pct(n_correct, n),
+            "accuracy_non_empty": _pct(row["correct_non_empty"], n),
+            "pct_nullset_correct": _pct(row["empty_equal"], n),
+            "pct_nullset_wrong": _pct(row["empty_mismatch"], n),
+            "pct_with_made_up_vals": (int(row["made_up_sum"]) / n) * 100,
+            "n_comparisons": n, "n_correct": n_correct, "n_wrong": n - n_correct,
+            "empty_set_equal_count": int(row["empty_equal"]), "empty_set_mismatch_count": int(row["empty_mismatch"]),
+            "made_up_vals_sum": int(row["made_up_sum"]), "did_not_follow_instruction": int(row["did_not_follow"]),
+        })
+        for kind, flag in (("mistake", False), ("correct", True)):
+            top = ranked.get((_key(row, by), flag), [])
+            for rank in (1, 2, 3):
+                out[f"top{rank}_{kind}"] = str(top[rank - 1]) if rank <= len(top) else None
+        rows.append(out)
+    return pd.DataFrame(rows, columns=[*by, *REFERENCE_ERROR_COLUMNS])
 
 
 def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:

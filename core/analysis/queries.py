@@ -22,10 +22,17 @@ QUANTIFIER_FACTORS = group_by()["quantifiers"]
 RUN_FACTORS = ("model", "task", "name", "run_id")
 ALL_FACTORS = RUN_FACTORS + SETOPS_FACTORS + QUANTIFIER_FACTORS
 
+# Which verdict a view shows: "strict" = the SetLexSem reference's rule (core/tasks/setops/parse_strict.py), "lenient"
+# = our parser. Only set-operation rows have a strict verdict; other tasks' rows keep theirs under either choice.
+SCORINGS = ("strict", "lenient")
+# the result columns each scoring has its own copy of (<name>_strict for strict)
+SCORED_COLUMNS = ("parsed", "followed", "correct", "answer_len", "made_up")
+
 # Columns a drill-down may show (beyond factors).
 DETAIL_COLUMNS = (
     "run_id", "idx", "config_id", "sample", "prompt", "truth", "response", "parsed", "followed", "correct",
-    "jaccard", "precision", "recall", "truth_len", "answer_len", "made_up", "empty_truth", "pred", "error",
+    "parsed_strict", "followed_strict", "correct_strict", "jaccard", "precision", "recall", "truth_len", "answer_len",
+    "made_up", "empty_truth", "pred", "error",
     "latency_ms", "tokens_in", "tokens_out", "cost_usd", "set_a", "set_b",
 )
 
@@ -79,10 +86,48 @@ def view_columns(con, view: str = VIEW) -> tuple[str, ...]:
 _CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "finish_reason"}
 
 
-def _src(con, view: str = VIEW) -> str:
-    """FROM-clause relation for aggregations. Over the store, the same rows as ``v_results`` minus the call columns
-    (response, latency, tokens, cost): skipping the LEFT JOIN on the call cache halves the time of a violin or
-    error table on a million rows. Falls back to the view itself for anything that is not the store's schema."""
+def check_scoring(scoring: str) -> str:
+    if scoring not in SCORINGS:
+        raise UserError(f"unknown scoring {scoring!r}; expected one of: {', '.join(SCORINGS)}")
+    return scoring
+
+
+def scored_expr(con, column: str, scoring: str, view: str = VIEW) -> str:
+    """SQL for ``column`` (one of SCORED_COLUMNS) under ``scoring``, over a relation with the view's columns."""
+    check_scoring(scoring)
+    have = view_columns(con, view)
+    strict = f"{column}_strict"
+    if scoring == "lenient" or strict not in have:
+        return _quote(column)
+    if "task" not in have:
+        return _quote(strict)
+    return f"CASE WHEN coalesce(task, 'setops') = 'setops' THEN {_quote(strict)} ELSE {_quote(column)} END"
+
+
+def _scored(con, relation: str, scoring: str, view: str = VIEW) -> str:
+    """``relation`` with the verdict columns (correct, followed, parsed, answer_len, made_up) of ``scoring``."""
+    check_scoring(scoring)
+    have = view_columns(con, view)
+    swaps = [f"{scored_expr(con, c, scoring, view)} AS {_quote(c)}" for c in SCORED_COLUMNS
+             if c in have and f"{c}_strict" in have]
+    if scoring == "lenient" or not swaps:
+        return relation
+    if "truth_len" in have and "truth" in have:   # strict G: the stored truth's own size (ours lower-cases members)
+        setops = "coalesce(task, 'setops') = 'setops' AND " if "task" in have else ""
+        swaps.append(f"CASE WHEN {setops}json_valid(truth) AND json_type(truth) = 'ARRAY' "
+                     "THEN CAST(json_array_length(truth) AS BIGINT) ELSE truth_len END AS truth_len")
+    return f"(SELECT * REPLACE ({', '.join(swaps)}) FROM {relation}) AS scored"
+
+
+def _src(con, view: str = VIEW, scoring: str = "lenient") -> str:
+    """FROM-clause relation for aggregations, its verdict columns those of ``scoring``. Over the store, the same
+    rows as ``v_results`` minus the call columns (response, latency, tokens, cost): skipping the LEFT JOIN on the
+    call cache halves the time of a violin or error table on a million rows. Falls back to the view itself for
+    anything that is not the store's schema."""
+    return _scored(con, _base_src(con, view), scoring, view)
+
+
+def _base_src(con, view: str = VIEW) -> str:
     if view != VIEW:
         return view
     items, results, runs = (_columns_of(con, t) for t in ("items", "results", "runs"))
@@ -205,15 +250,16 @@ def _norm(v):
 
 def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence] | None = None,
               correct: bool | None = None, config_id: str | None = None, limit: int = 200, offset: int = 0,
-              view: str = VIEW) -> pd.DataFrame:
-    """Individual items of a slice with prompt, raw response, parsed answer and score."""
+              view: str = VIEW, scoring: str = "lenient") -> pd.DataFrame:
+    """Individual items of a slice with prompt, raw response, parsed answer and score (both verdicts: ``correct``
+    and ``correct_strict``); ``correct`` = True/False keeps the items right/wrong under ``scoring``."""
     f = dict(filters or {})
     if config_id:
         f["config_id"] = [config_id]
     where, params = _where(con, run_ids, f, answered=False, view=view)
     extra = []
     if correct is not None:
-        extra.append("correct = ?")
+        extra.append(f"{scored_expr(con, 'correct', scoring, view)} = ?")
         params.append(bool(correct))
     if extra:
         where = (where + " AND " if where else "WHERE ") + " AND ".join(extra)
@@ -249,40 +295,51 @@ def item_detail(row: Mapping[str, Any]) -> dict[str, Any]:
         v = row.get(key) if hasattr(row, "get") else None
         return None if _isnan(v) else v
 
-    error, response, parsed, correct = get("error"), get("response"), get("parsed"), get("correct")
-    followed = get("followed")
+    error, response = get("error"), get("response")
     if response is not None:
         response_text = str(response)
     elif error is not None:
         response_text = f"(no response: the call failed — {error})"
     else:
         response_text = "(no response yet)"
-    if parsed is not None:
-        parsed_text = str(parsed)
-    elif response is not None and followed is not None and not bool(followed):
-        parsed_text = "(no answer found: did not follow the instruction)"
-    else:
-        parsed_text = "(none)"
-    if correct is None:
-        correct_text = "not scored (the call failed)" if error is not None else "not scored (not answered yet)"
-    else:
-        correct_text = "yes" if bool(correct) else "no"
+
+    def verdict(suffix: str) -> tuple[str, str]:
+        parsed, correct, followed = get("parsed" + suffix), get("correct" + suffix), get("followed" + suffix)
+        if parsed is not None:
+            parsed_text = str(parsed)
+        elif response is not None and followed is not None and not bool(followed):
+            parsed_text = "(no answer found: did not follow the instruction)"
+        else:
+            parsed_text = "(none)"
+        if correct is None:
+            correct_text = "not scored (the call failed)" if error is not None else (
+                "not scored (not answered yet)" if response is None or not suffix else "not scored")
+        else:
+            correct_text = "yes" if bool(correct) else "no"
+        return parsed_text, correct_text
+
+    parsed_text, correct_text = verdict("")
+    out = {"parsed": parsed_text, "correct": correct_text}
+    if get("correct_strict") is not None or get("parsed_strict") is not None:
+        out["parsed_strict"], out["correct_strict"] = verdict("_strict")
     idx = get("idx")
     return {"run_id": get("run_id"), "idx": None if idx is None else int(idx), "prompt": str(get("prompt") or ""),
-            "response": response_text, "parsed": parsed_text, "truth": "(none)" if get("truth") is None
-            else str(get("truth")), "correct": correct_text, "error": None if error is None else str(error)}
+            "response": response_text, "truth": "(none)" if get("truth") is None else str(get("truth")),
+            "error": None if error is None else str(error), **out}
 
 
-def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW) -> pd.DataFrame:
+def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, scoring: str = "lenient"
+                 ) -> pd.DataFrame:
     """Per run: model, items, answered, failed (calls that ended in an error: not in the accuracy), correct,
-    accuracy (over the answered items), cost — the headline numbers."""
+    accuracy (over the answered items), cost — the headline numbers; verdicts of ``scoring``."""
     where, params = _where(con, run_ids, None, answered=False, view=view)
     failed = "count(*) FILTER (WHERE correct IS NULL AND error IS NOT NULL)" if "error" in view_columns(con, view) \
         else "0"
     sql = (f"SELECT run_id, any_value(model) AS model, any_value(task) AS task, count(*) AS items, "
            f"count(correct) AS answered, {failed} AS failed, sum(CAST(correct AS INTEGER)) AS n_correct, "
            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy, count(DISTINCT config_id) AS configs, "
-           f"sum(cost_usd) AS cost_usd FROM {view} {where} GROUP BY run_id ORDER BY run_id")
+           f"sum(cost_usd) AS cost_usd FROM {_scored(con, view, scoring, view)} {where} GROUP BY run_id "
+           "ORDER BY run_id")
     return con.execute(sql, params).df()
 
 

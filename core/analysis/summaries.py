@@ -15,14 +15,17 @@ from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src
 # per-config accuracy (violins)
 
 def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
-                    filters: Mapping[str, Sequence] | None = None, view: str = VIEW) -> pd.DataFrame:
-    """One row per (run_id, config_id, *by): n answered, n_correct, accuracy in percent (0–100)."""
+                    filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
+                    ) -> pd.DataFrame:
+    """One row per (run_id, config_id, *by): n answered, n_correct, accuracy in percent (0–100), verdicts of
+    ``scoring`` ("strict" | "lenient")."""
     by = [c for c in dict.fromkeys(by) if c and c not in ("run_id", "config_id")]
     cols = [_check_column(con, c, view) for c in by]
     where, params = _where(con, run_ids, filters, view=view)
     sel = ", ".join(["run_id", "config_id", *cols])
     sql = (f"SELECT {sel}, count(*) AS n, sum(CAST(correct AS INTEGER)) AS n_correct, "
-           f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {_src(con, view)} {where} GROUP BY {sel} "
+           f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {_src(con, view, scoring)} {where} "
+           f"GROUP BY {sel} "
            f"ORDER BY {sel}")
     return con.execute(sql, params).df()
 
@@ -48,10 +51,11 @@ def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 
 def violin_data(con, run_ids: Sequence[str] | None, x: str = "operation", color: str | None = None,
-                filters: Mapping[str, Sequence] | None = None, view: str = VIEW) -> tuple[pd.DataFrame, pd.DataFrame]:
+                filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Points (one per run × config, with x and color columns) and the per-group summary (mean/std/min/max/N)."""
     by = [c for c in (x, color) if c]
-    points = config_accuracy(con, run_ids, by, filters, view)
+    points = config_accuracy(con, run_ids, by, filters, view, scoring)
     return points, group_summary(points, by)
 
 
@@ -69,10 +73,11 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return (100 * max(0.0, centre - half), 100 * min(1.0, centre + half))
 
 
-def config_interval(con, run_id: str, config_id: str, confidence: float = 0.95, view: str = VIEW) -> dict:
+def config_interval(con, run_id: str, config_id: str, confidence: float = 0.95, view: str = VIEW,
+                    scoring: str = "lenient") -> dict:
     """Accuracy of one configuration with its Wilson interval (percent)."""
     n, k = con.execute(
-        f"SELECT count(*), coalesce(sum(CAST(correct AS INTEGER)), 0) FROM {_src(con, view)} "
+        f"SELECT count(*), coalesce(sum(CAST(correct AS INTEGER)), 0) FROM {_src(con, view, scoring)} "
         "WHERE run_id = ? AND config_id = ? AND correct IS NOT NULL", [run_id, config_id]).fetchone()
     lo, hi = wilson_interval(int(k), int(n), confidence)
     return {"run_id": run_id, "config_id": config_id, "n": int(n), "n_correct": int(k),
@@ -83,7 +88,7 @@ def config_interval(con, run_id: str, config_id: str, confidence: float = 0.95, 
 # robustness (A7)
 
 def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None = None,
-               filters: Mapping[str, Sequence] | None = None, view: str = VIEW
+               filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per model and factor: levels, spread of level means (max − min, accuracy points), eta² (share of the variance
     of per-config accuracy explained by the factor, one-way ANOVA) and its F-test p-value; plus a per-model table:
@@ -100,7 +105,7 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
     any_cols = "".join(f", any_value({q}) AS {q}" for q in qf)
     cfg_df = con.execute(
         f"SELECT model, run_id, config_id{any_cols}, 100.0 * avg(CAST(correct AS INTEGER)) AS acc "
-        f"FROM {_src(con, view)} {where} GROUP BY model, run_id, config_id", params).df()
+        f"FROM {_src(con, view, scoring)} {where} GROUP BY model, run_id, config_id", params).df()
     empty = pd.DataFrame(columns=["model", "factor", "levels", "spread", "eta_squared", "p_value",
                                   "best_level", "worst_level"])
     local = duckdb.connect()

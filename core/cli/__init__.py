@@ -24,6 +24,7 @@ COMMANDS = {
     "serve-local": "core.cli.commands.serve_local",
     "embeddings": "core.cli.commands.embeddings",
     "build-hyponyms": "core.cli.commands.build_hyponyms",
+    "report": "core.cli.commands.report",
 }
 
 

@@ -8,7 +8,8 @@ Tables (see ``schema.py`` for the DDL and migrations)::
     calls(cache_key, model, base_url, params_json, prompt_sha, draw, response, latency_ms, tokens_in, tokens_out,
           cost_usd, finish_reason, dropped_params, error, attempts, at)          -- the response cache
     results(run_id, idx, cache_key, parsed, followed, correct, jaccard, precision, recall, truth_len, answer_len,
-            made_up, empty_truth, pred, correct_gqg, error, attempts, cached, at)
+            made_up, empty_truth, pred, correct_gqg, error, attempts, cached, at,
+            parsed_strict, followed_strict, correct_strict, answer_len_strict, made_up_strict)   -- v2: strict scoring
     embedding_cache(encoder, text_sha, text, vector FLOAT[])
     VIEW v_results                                                                -- what the analysis queries
 
@@ -33,7 +34,8 @@ run. API keys are never passed to this module.
 
 Modules: ``db`` (file, connections, transactions) · ``schema`` (DDL, migrations, factor columns) · ``cache``
 (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters) · ``journal`` (per-process
-fsynced journals and their recovery) · ``runs`` (run list and records) · ``io`` (export and import of result files).
+fsynced journals and their recovery) · ``runs`` (run list and records) · ``io`` (export and import of result files) ·
+``backfill`` (re-scoring stored rows from their responses when a migration adds derived columns).
 """
 
 from core.store.cache import cache_key, canonical_json, lookup_calls, sha256

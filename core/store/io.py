@@ -45,12 +45,14 @@ MAX_ROWS = 2_000_000
 
 EXPORT_COLUMNS = (
     ["run_id", "idx", "config_id", "sample", "seed"] + FACTOR_COLUMNS
-    + ["prompt", "truth", "response", "parsed", "followed", "correct", "jaccard", "precision", "recall", "truth_len",
+    + ["prompt", "truth", "response", "parsed", "followed", "correct", "parsed_strict", "followed_strict",
+       "correct_strict", "answer_len_strict", "made_up_strict", "jaccard", "precision", "recall", "truth_len",
        "answer_len", "made_up", "empty_truth", "pred", "correct_gqg", "latency_ms", "tokens_in", "tokens_out",
        "cost_usd", "error", "cached", "attempts", "model", "task", "name", "extra_json"]
 )
+STRICT_COLUMNS = ("parsed_strict", "followed_strict", "correct_strict", "answer_len_strict", "made_up_strict")
 # stored as JSON text; CSV and Parquet keep the text, JSONL nests the value (like `generate`'s JSONL does)
-JSON_TEXT_COLUMNS = ("member_hypernyms", "set_a", "set_b", "truth", "parsed")
+JSON_TEXT_COLUMNS = ("member_hypernyms", "set_a", "set_b", "truth", "parsed", "parsed_strict")
 _JSONL_NESTED = 'CASE WHEN json_valid("{c}") THEN CAST("{c}" AS JSON) ELSE to_json("{c}") END AS "{c}"'
 REFERENCE_COLUMNS = ("op_name", "prompt", "ground_truth", "result_obj", "llm_vs_gt", "set_A", "set_B")
 REFERENCE_OPTIONAL = ("context_length_in", "context_length_out", "log_context")
@@ -60,11 +62,12 @@ FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "
 _FORMULA = re.compile(r"^\s*[=+\-@]\s*[A-Za-z_][A-Za-z0-9_.]*\s*[(|!]")
 _INT_COLS = {"idx", "sample", "seed", "size_a", "size_b", "length", "decile", "swap_count", "shots", "total",
              "count_large", "count_small", "count_asked", "truth_len", "answer_len", "made_up", "tokens_in",
-             "tokens_out", "attempts"}
+             "tokens_out", "attempts", "answer_len_strict", "made_up_strict"}
 _FLOAT_COLS = {"overlap", "jaccard", "precision", "recall", "latency_ms", "cost_usd"}
-_BOOL_COLS = {"followed", "correct", "empty_truth", "correct_gqg", "cached"}
+_BOOL_COLS = {"followed", "correct", "empty_truth", "correct_gqg", "cached", "followed_strict", "correct_strict"}
 _OPERATIONS = {**{op: op for op in ("union", "intersection", "difference", "symmetric_difference")},
-               **aliases.aliases_of("operations")}
+               **aliases.aliases_of("operations"), "symmetricdifference": "symmetric_difference",
+               "symmetric-difference": "symmetric_difference"}
 _MEMBER_FOLDERS = {"numbers": "numbers", "basicnumbersampler": "numbers", "words": "words",
                    "basicwordsampler": "words", "decile_words": "deciles", "deciles": "deciles",
                    "deceptive_words": "deceptive", "deceptive": "deceptive",
@@ -365,7 +368,7 @@ def _float_or_none(v) -> float | None:
 
 def _from_reference(df: pd.DataFrame, name: str, where: str) -> tuple[pd.DataFrame, dict]:
     from core.tasks.base import stable_id
-    from core.tasks.setops.scoring import set_metrics
+    from core.tasks.setops.scoring import reference_result, set_metrics, strict_from_reference
 
     meta = reference_path_meta(where)
     rows = []
@@ -385,6 +388,11 @@ def _from_reference(df: pd.DataFrame, name: str, where: str) -> tuple[pd.DataFra
         llm_vs_gt = _bool(rec.get("llm_vs_gt"), name, r, "llm_vs_gt")
         members = meta.get("members") or ("numbers" if all(isinstance(m, int) for m in set_a + set_b) else "words")
         metrics = set_metrics(truth, answer, set_a, set_b)
+        # strict = the reference's own parse and verdict; its made-up count compares with A and B as written
+        strict = strict_from_reference(rec.get("result_obj"), llm_vs_gt if llm_vs_gt is not None else
+                                       metrics["correct"],
+                                       reference_result(rec.get("set_A")) or set_a,
+                                       reference_result(rec.get("set_B")) or set_b)
         factors = {
             "operation": operation, "members": members,
             "size_a": _int_or_none(meta.get("MA") or meta.get("M")) or len(set_a),
@@ -409,7 +417,7 @@ def _from_reference(df: pd.DataFrame, name: str, where: str) -> tuple[pd.DataFra
             "response": None if rec.get("result_obj") is None else str(rec.get("result_obj")),
             "parsed": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
             "followed": answer is not None,
-            **metrics, "correct": bool(metrics["correct"]),
+            **metrics, "correct": bool(metrics["correct"]), **strict,
             "tokens_in": _int_or_none(rec.get("context_length_in")),
             "tokens_out": _int_or_none(rec.get("context_length_out")),
             "extra_json": store.canonical_json(extra),
@@ -442,7 +450,7 @@ def _from_studio(df: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict]:
                 value = _bool(value, name, r, col)
             elif col in ("truth", "set_a", "set_b", "member_hypernyms"):
                 value = _json_list(value, name, r, col)
-            elif col == "parsed" and value is not None and not isinstance(value, str):   # nested (our JSONL)
+            elif col in ("parsed", "parsed_strict") and value is not None and not isinstance(value, str):  # JSONL
                 value = json.dumps(value, ensure_ascii=False)
             elif value is not None and not isinstance(value, str):
                 value = value if isinstance(value, (int, float)) else str(value)
@@ -454,11 +462,29 @@ def _from_studio(df: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict]:
         seen.add(row["idx"])
         if not isinstance(row.get("prompt"), str):
             raise ImportFileError(f"{name}: row {r}, column 'prompt' is empty")
+        _fill_strict(row)
         rows.append(row)
     out = pd.DataFrame(rows)
     models = sorted({str(m) for m in out.get("model", pd.Series(dtype=object)).dropna()})
     tasks = sorted({str(t) for t in out.get("task", pd.Series(dtype=object)).dropna()})
     return out, {"kind": "studio", "models": models, "tasks": tasks}
+
+
+def _fill_strict(row: dict) -> None:
+    """A set-operation row of an export that predates strict scoring (no strict verdict) but holds the raw
+    response, its truth and sets: judge it now with the reference's rule."""
+    from core.tasks.setops.scoring import strict_fields
+
+    if row.get("correct_strict") is not None or row.get("task") not in (None, "setops"):
+        return
+    if not isinstance(row.get("response"), str) or row.get("error") is not None or row.get("correct") is None:
+        return
+    if not all(isinstance(row.get(k), list) for k in ("truth", "set_a", "set_b")):
+        return
+    try:
+        row.update(strict_fields(row["truth"], row["set_a"], row["set_b"], row["response"]))
+    except TypeError:   # members that are not numbers or words: leave the row without a strict verdict
+        pass
 
 
 def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.DataFrame, dict]:
@@ -528,7 +554,7 @@ def import_results(db_path, path_or_bytes, filename: str | None = None, name: st
         if answered or rec.get("error") is not None:
             results.append({k: rec.get(k) for k in ("parsed", "followed", "correct", "jaccard", "precision", "recall",
                                                      "truth_len", "answer_len", "made_up", "empty_truth", "pred",
-                                                     "correct_gqg", "error", "attempts")}
+                                                     "correct_gqg", "error", "attempts", *STRICT_COLUMNS)}
                            | {"run_id": run_id, "idx": idx, "cache_key": key if rec.get("response") is not None
                               else None, "cached": False, "at": at})
     config = {"task": task, "imported_from": meta["filename"], "kind": meta["kind"],

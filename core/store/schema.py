@@ -6,7 +6,9 @@ keys a task adds later without a column land in ``items.extra_json`` until a mig
 
 To change the schema: append a ``(version, [statements])`` pair to MIGRATIONS (never edit an applied one) and bump
 nothing else — SCHEMA_VERSION is the last migration's number. ``ensure_schema`` applies the missing ones in one
-transaction and records each in ``schema_version``; the view is recreated afterwards.
+transaction and records each in ``schema_version``; the view is recreated afterwards. A version whose new columns
+must be filled for rows already stored names a function in ``backfill.BACKFILLS`` (run right after its statements,
+in the same transaction: a failure leaves the file at the previous version).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 
 import pyarrow as pa
 
+from core.store.backfill import BACKFILLS
 from core.tasks import item_columns
 
 S, I, F, B, TS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.timestamp("us")
@@ -39,11 +42,15 @@ CALL_COLUMNS = [
     ("response", S), ("latency_ms", F), ("tokens_in", I), ("tokens_out", I), ("cost_usd", F),
     ("finish_reason", S), ("dropped_params", S), ("error", S), ("attempts", I), ("at", TS),
 ]
-RESULT_COLUMNS = [
+_RESULT_COLUMNS_V1 = [
     ("run_id", S), ("idx", I), ("cache_key", S), ("parsed", S), ("followed", B), ("correct", B), ("jaccard", F),
     ("precision", F), ("recall", F), ("truth_len", I), ("answer_len", I), ("made_up", I), ("empty_truth", B),
     ("pred", S), ("correct_gqg", B), ("error", S), ("attempts", I), ("cached", B), ("at", TS),
 ]
+# version 2: the SetLexSem reference's verdict beside ours (core/tasks/setops/parse_strict.py)
+STRICT_RESULT_COLUMNS = [("parsed_strict", S), ("followed_strict", B), ("correct_strict", B),
+                         ("answer_len_strict", I), ("made_up_strict", I)]
+RESULT_COLUMNS = _RESULT_COLUMNS_V1 + STRICT_RESULT_COLUMNS   # as of now
 
 _SQL_TYPE = {S: "VARCHAR", I: "BIGINT", F: "DOUBLE", B: "BOOLEAN", TS: "TIMESTAMP"}
 
@@ -58,6 +65,7 @@ SELECT i.*,
        ru.model, ru.task, ru.name, ru.base_url, ru.status AS run_status, ru.source,
        r.cache_key, r.parsed, r.followed, r.correct, r.jaccard, r."precision", r.recall, r.truth_len,
        r.answer_len, r.made_up, r.empty_truth, r.pred, r.correct_gqg, r.error, r.attempts, r.cached,
+       r.parsed_strict, r.followed_strict, r.correct_strict, r.answer_len_strict, r.made_up_strict,
        c.response, c.latency_ms, c.tokens_in, c.tokens_out, c.cost_usd, c.finish_reason
 FROM items i
 JOIN runs ru ON ru.run_id = i.run_id
@@ -70,12 +78,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         f"CREATE TABLE IF NOT EXISTS runs (\n  {_cols(RUN_COLUMNS)},\n  PRIMARY KEY (run_id))",
         f"CREATE TABLE IF NOT EXISTS items (\n  {_cols(_ITEM_COLUMNS_V1)},\n  PRIMARY KEY (run_id, idx))",
         f"CREATE TABLE IF NOT EXISTS calls (\n  {_cols(CALL_COLUMNS)},\n  PRIMARY KEY (cache_key))",
-        f"CREATE TABLE IF NOT EXISTS results (\n  {_cols(RESULT_COLUMNS)},\n  PRIMARY KEY (run_id, idx))",
+        f"CREATE TABLE IF NOT EXISTS results (\n  {_cols(_RESULT_COLUMNS_V1)},\n  PRIMARY KEY (run_id, idx))",
         """CREATE TABLE IF NOT EXISTS embedding_cache (
   encoder VARCHAR, text_sha VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (encoder, text_sha))""",
     ]),
-    # 2: items.pos (the part of speech of word and deceptive members; core/tasks/setops/factors.py) — added below
-    (2, []),
+    # 2 (issue 9): strict (reference) scoring stored beside lenient; rows already stored are re-scored from their
+    # responses by backfill.BACKFILLS[2] (also: GQG's own answer rule in correct_gqg). items.pos (the part of speech
+    # of word and deceptive members; core/tasks/setops/factors.py) is added below.
+    (2, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}' for name, typ in
+         STRICT_RESULT_COLUMNS]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:
@@ -122,6 +133,8 @@ def _migrate(con) -> int:
                 continue
             for sql in statements:
                 con.execute(sql)
+            if number in BACKFILLS:
+                BACKFILLS[number](con)
             con.execute("INSERT INTO schema_version (version) VALUES (?)", [number])
         con.execute(V_RESULTS)
         con.execute("COMMIT")

@@ -18,13 +18,15 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
   run again after a page switch or a closed tab (the runner's registry lives in the server process).
 * **URL**: ``qp_get`` / ``qp_list`` / ``qp_set`` keep a page's main selection in the query string so a view can be
   shared; ``qp_set`` only writes when values change.
+* **Scoring**: ``scoring_switch()`` is the one "Strict / Lenient" switch of a page that shows set-operation accuracy
+  (kept in the URL as ``scoring``); pass its value as ``scoring=`` to the core.analysis calls.
 * **Errors**: ``user_errors()`` context manager shows ``UserError`` (and DuckDB busy) as one st.error line.
 """
 
 from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_label, runs_df, user_errors  # noqa: F401
 from pages._ui.model_picker import MODEL_CHOICES, ModelChoice, api_key_for, key_env_for, model_picker  # noqa: F401
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
-from pages._ui.pickers import run_picker, slice_filters, warn_unknown_runs  # noqa: F401
+from pages._ui.pickers import current_scoring, run_picker, scoring_switch, slice_filters, warn_unknown_runs  # noqa: F401
 from pages._ui.progress import run_progress, start_run  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 

@@ -1,4 +1,6 @@
-"""Pickers shared by pages: stored runs (labelled, synced with the URL) and slice filters on any factor."""
+"""Pickers shared by pages: stored runs (labelled, synced with the URL), slice filters on any factor, and the one
+scoring switch (strict = the SetLexSem reference's answer rule, lenient = our parser) every page with set-operation
+accuracy shows."""
 
 from __future__ import annotations
 
@@ -65,3 +67,39 @@ def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (),
                 chosen[f] = [as_text[t] for t in sel]
     qp_set(**{key: filters_to_qp({k: ["none" if v is None else v for v in vals] for k, vals in chosen.items()})})
     return chosen
+
+
+SCORING_LABELS = {"strict": "Strict (the reference's rule)", "lenient": "Lenient (our parser)"}
+SCORING_HELP = ("Strict scores an answer the way the SetLexSem reference code does: only the one <answer></answer> "
+                "block counts (two blocks, or none and no set(), = did not follow), members exactly as written (case "
+                "kept, spaces removed), ints vs. words never equal. Published figures were scored this way. Lenient "
+                "is our parser: it also reads untagged sets, the last of several answer blocks and lower-cases words. "
+                "Quantifier runs keep their own scoring under either choice.")
+_SCORING_STATE = "_scoring_choice"   # the last choice in this browser session, carried from page to page
+
+
+def current_scoring(default: str = "strict") -> str:
+    """The scoring last chosen in this browser session (any page's switch), else ``default``."""
+    choice = st.session_state.get(_SCORING_STATE)
+    return choice if choice in SCORING_LABELS else default
+
+
+def scoring_switch(key: str = "scoring", default: str = "strict", container=None) -> str:
+    """Radio "Strict / Lenient", kept in the URL (``key``) and carried to the next page; returns the choice.
+
+    Which value shows: the radio's own state (the user's last click, also carried over from the previous page),
+    else the URL's, else this session's last choice, else ``default``."""
+    widget_key = f"_scoring_{key}"
+    value = st.session_state.get(widget_key)
+    if value not in SCORING_LABELS:
+        value = qp_get(key)
+    if value not in SCORING_LABELS:
+        value = current_scoring(default)
+    st.session_state[widget_key] = value
+    place = container if container is not None else st
+    choice = place.radio("Scoring", list(SCORING_LABELS), format_func=SCORING_LABELS.get, horizontal=True,
+                         key=widget_key, help=SCORING_HELP)
+    choice = choice if choice in SCORING_LABELS else value
+    st.session_state[_SCORING_STATE] = choice
+    qp_set(**{key: choice})
+    return choice

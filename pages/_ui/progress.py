@@ -40,10 +40,25 @@ def _db_progress(run_id: str) -> dict | None:
         return None
 
 
-def run_progress(run_id: str, key: str, results_link: bool = True, every: float = 1.0) -> None:
-    """Live progress of a run (auto-refreshing fragment while it runs): works after a page switch or a reload."""
+def _overview_accuracy(ov) -> tuple[int, int, float | None]:
+    """(answered, correct, accuracy %) of a one-run run_overview frame (NaN / empty → 0, 0, None)."""
+    if ov.empty:
+        return 0, 0, None
+    answered, n, acc = ov["answered"].iloc[0], ov["n_correct"].iloc[0], ov["accuracy"].iloc[0]
+    return (int(answered) if answered == answered else 0), (int(n) if n == n else 0), \
+        (float(acc) if acc == acc else None)
+
+
+def run_progress(run_id: str, key: str, results_link: bool = True, every: float = 1.0,
+                 scoring: str | None = None) -> None:
+    """Live progress of a run (auto-refreshing fragment while it runs): works after a page switch or a reload.
+    The accuracy shown is that of ``scoring`` (default: the page's scoring switch as last set in this session, else
+    strict); strict is read from the store (about a second behind the runner)."""
     from core import runner
     from core.analysis.figures import progress_accuracy
+    from pages._ui.pickers import current_scoring
+
+    scoring = scoring or current_scoring()
 
     @st.fragment(run_every=every)
     def _show():
@@ -54,6 +69,10 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             correct, cost, status, elapsed = p.correct, p.cost_usd, p.status, p.elapsed
             accuracy = None if p.accuracy is None else 100 * p.accuracy
             err = p.error
+            judged = done
+            if scoring != "lenient":   # the runner counts our parser's verdict; the store has both
+                judged, correct, accuracy = _overview_accuracy(
+                    cached_analysis("run_overview", [run_id], scoring=scoring))
         else:
             row = _db_progress(run_id)
             if row is None:
@@ -62,11 +81,8 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             total = int(row.get("n_items") or 0)
             done, cached = int(row.get("n_done") or 0), int(row.get("n_cached") or 0)
             failed, cost, status = int(row.get("n_failed") or 0), float(row.get("cost_usd") or 0), row.get("status")
-            ov = cached_analysis("run_overview", [run_id])
-            correct = int(ov["n_correct"].iloc[0]) if not ov.empty and ov["n_correct"].iloc[0] == \
-                ov["n_correct"].iloc[0] else 0
-            accuracy = float(ov["accuracy"].iloc[0]) if not ov.empty and ov["accuracy"].iloc[0] == \
-                ov["accuracy"].iloc[0] else None
+            judged, correct, accuracy = _overview_accuracy(cached_analysis("run_overview", [run_id],
+                                                                           scoring=scoring))
             elapsed, err = None, None
         frac = min(1.0, (done + failed) / total) if total else 0.0
         st.progress(frac, text=f"Run {run_id} — {status}: {done + failed} of {total or '?'} items")
@@ -75,7 +91,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         m2.metric("Cached", cached)
         m3.metric("Failed", failed)
         m4.metric("Accuracy", f"{accuracy:.1f} %" if accuracy is not None else "–",
-                  help="Running accuracy so far: " + progress_accuracy(done, correct))
+                  help=f"Running accuracy so far ({scoring} scoring): " + progress_accuracy(judged, correct))
         m5.metric("Cost", f"${cost:.4f}" if cost else "$0")
         if err:
             st.error(err)
@@ -90,6 +106,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         elif status in ("running",) and handle is None:
             c2.caption("Running in another process (CLI) or before a restart; figures update as results merge.")
         if results_link and (done or not running):
-            st.page_link(PAGE_FILES["results"], label="Open its results →", query_params={"runs": run_id})
+            st.page_link(PAGE_FILES["results"], label="Open its results →",
+                         query_params={"runs": run_id, "scoring": scoring})
 
     _show()

@@ -84,7 +84,7 @@ def test_three_conditions_side_by_side_and_a_live_solver_run(groups_file):
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.session_state["dec_run_id"]
     p = runner.get_handle(run_id).wait(120)
-    assert p.status == "done" and p.correct == p.done == 9
+    assert p.status == "done" and p.correct == p.done == 9, (p.status, p.error)
     at.run()
     m = {x.label: x.value for x in at.metric}
     assert m["Not swapped"] == m["Swapped"] == m["Random baseline"] == "100 %"

@@ -128,12 +128,13 @@ def test_drilldown_of_a_failed_call_shows_the_error_not_nan(edge, open_page):
     select_row(at, "res_items", 0)  # item 0 of the scripted model: a failed call
     codes = [c.value for c in at.code]
     assert "(no response: the call failed — scripted failure: server said no)" in codes, codes
-    detail = [m.value for m in at.markdown if m.value.startswith("**Parsed answer**")]
+    detail = [m.value for m in at.markdown if m.value.startswith("**Parsed (lenient)**")]
     assert detail and "nan" not in detail[0].lower() and "<NA>" not in detail[0], detail
     assert "not scored (the call failed)" in detail[0]
-    select_row(at, "res_items", 1)  # item 1: answered without a set
-    detail = [m.value for m in at.markdown if m.value.startswith("**Parsed answer**")]
+    select_row(at, "res_items", 1)  # item 1: answered without a set — by both rules
+    detail = [m.value for m in at.markdown if m.value.startswith("**Parsed (lenient)**")]
     assert "did not follow the instruction" in detail[0] and "**Correct**: no" in detail[0], detail
+    assert "**Parsed (strict)**: `(no answer found: did not follow the instruction)` · **Correct**: no" in detail[0]
 
 
 # ------------------------------------------------------------------------------------------------ reference CSV import

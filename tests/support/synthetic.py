@@ -57,6 +57,7 @@ def fill_synthetic(con, n_rows: int = 1_000_000, samples: int = 50, models=("syn
                'Prompt for config ' || c || ' sample ' || s AS prompt,
                u < p_ok AS correct,
                u2 > 0.004 AS followed,
+               u2 > 0.08 AS strict_ok,
                CASE WHEN operation = 'intersection' AND u2 < 0.5 THEN 0
                     WHEN operation = 'union' THEN 2 * size_a - CAST(u2 * 2 AS INTEGER)
                     ELSE greatest(0, size_a - CAST(u2 * 3 AS INTEGER)) END AS truth_len,
@@ -65,12 +66,19 @@ def fill_synthetic(con, n_rows: int = 1_000_000, samples: int = 50, models=("syn
                'answer ' || s AS response, 10.0 + 40 * u2 AS latency_ms, 120 AS tokens_in, 12 AS tokens_out,
                0.0 AS cost_usd, run_id || ':' || idx AS cache_key, 0 AS draw
         FROM p"""
+    # strict verdicts (the reference's rule): a stricter parser — about 8 % of the answers it leniently reads are
+    # not followed under strict (no tags, two blocks …), the rest keep the lenient verdict
     final = f"""
-        SELECT * EXCLUDE (ans_delta, correct, followed),
+        SELECT * EXCLUDE (ans_delta, correct, followed, strict_ok),
                followed AND correct AS correct, followed,
                CASE WHEN NOT followed THEN NULL WHEN followed AND correct THEN truth_len
                     ELSE truth_len + 1 + ans_delta END AS answer_len,
-               truth_len = 0 AS empty_truth
+               truth_len = 0 AS empty_truth,
+               strict_ok AS followed_strict,
+               strict_ok AND correct AS correct_strict,
+               CASE WHEN NOT strict_ok THEN NULL WHEN correct THEN truth_len
+                    ELSE truth_len + 1 + ans_delta END AS answer_len_strict,
+               CASE WHEN strict_ok THEN made_up ELSE 0 END AS made_up_strict
         FROM ({rows_sql})"""
     if table:
         con.execute(f"CREATE OR REPLACE TABLE {table} AS {final}")

@@ -3,15 +3,22 @@
 All aggregation is one DuckDB SQL statement, run either over the store's ``v_results`` view (``quantifier_metrics``)
 or over any DataFrame holding the same columns (``metrics_from_frame`` — used for tests and ad-hoc data).
 
+Answer rule (``rule``, core/tasks/quantifiers/parse.ANSWER_RULES): "ours" (default) reads the first whole word
+true/false and keeps an answer with neither as *unparsed*; "gqg" is the GQG paper's evaluation script, stored per
+result in ``correct_gqg`` — under it every answer is true or false (nothing unparsed) and the metrics below use its
+prediction. The chosen rule is returned in the ``rule`` column.
+
 Definitions, over the *answered* items of a group (``correct`` not NULL):
-  accuracy       share of answers whose first true/false token equals the label; an unparseable answer is wrong
-  accuracy_gqg   the GQG paper's scoring: an unparseable answer counts as "false"
+  accuracy       share of answers the rule reads as the label; an unparseable answer (rule "ours") is wrong
+  accuracy_gqg   the GQG paper's scoring (its own answer rule), whatever ``rule`` is
   precision, recall, f1   for the positive class "true", with unparseable answers counted as "false" (as in GQG)
   unparsed       answers with neither "true" nor "false" (their own category), and their share
   pred_true      share of answers that said "true" — plotted against the count to see where a model flips
   label_true     share of answered items whose gold label is "true" (the base rate; the gold step function over
                  counts) — over the same items as pred_true, so failed calls never skew the comparison
-Precision / recall / F1 are NULL when undefined (no predicted / no actual positives).
+Precision / recall / F1 are NULL when undefined (no predicted / no actual positives). (GQG's script files a wrong
+answer on a "true" item under fp and one on a "false" item under fn, so its printed precision is our recall and vice
+versa; accuracy and F1 are the same either way.)
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import duckdb
 import pandas as pd
 
 from core.errors import UserError
+from core.tasks.quantifiers.parse import ANSWER_RULES
 
 # Columns a caller may group by (whitelist: they are interpolated into SQL as identifiers).
 GROUPABLE: tuple[str, ...] = (
@@ -29,7 +37,7 @@ GROUPABLE: tuple[str, ...] = (
     "count_small", "label", "config_id", "model", "run_id", "name", "other_predicate",
 )
 METRIC_COLUMNS: tuple[str, ...] = (
-    "n", "answered", "unparsed", "unparsed_share", "accuracy", "accuracy_gqg", "precision", "recall", "f1",
+    "rule", "n", "answered", "unparsed", "unparsed_share", "accuracy", "accuracy_gqg", "precision", "recall", "f1",
     "pred_true", "label_true", "tp", "fp", "fn", "tn",
 )
 # Noun groups in frequency order (the x axis of the paper's Figure 1), then the rest.
@@ -76,7 +84,7 @@ g AS (
   {group}
 )
 SELECT {keys}
-       n, answered, unparsed,
+       '{rule}' AS rule, n, answered, unparsed,
        CASE WHEN answered > 0 THEN unparsed / answered END AS unparsed_share,
        CASE WHEN answered > 0 THEN n_correct / answered END AS accuracy,
        CASE WHEN answered > 0 THEN n_correct_gqg / answered END AS accuracy_gqg,
@@ -105,11 +113,30 @@ def _check_by(by: Sequence[str] | str | None) -> list[str]:
     return out
 
 
-def metrics_sql(by: Sequence[str] | str | None, source: str, where: str = "") -> str:
-    """The metrics statement over ``source`` (a SELECT yielding label, pred, correct, correct_gqg and the by-columns)."""
+# Under GQG's rule the prediction is the label when GQG's verdict is right and the other label when it is wrong.
+_GQG_SOURCE = """SELECT * REPLACE (
+    correct_gqg AS correct,
+    CASE WHEN correct IS NULL OR correct_gqg IS NULL THEN NULL
+         WHEN correct_gqg THEN label
+         WHEN label = 'true' THEN 'false' ELSE 'true' END AS pred)
+  FROM ({source})"""
+
+
+def check_rule(rule: str) -> str:
+    if rule not in ANSWER_RULES:
+        raise UserError(f"unknown answer rule {rule!r}; expected one of: {', '.join(ANSWER_RULES)}")
+    return rule
+
+
+def metrics_sql(by: Sequence[str] | str | None, source: str, where: str = "", rule: str = "ours") -> str:
+    """The metrics statement over ``source`` (a SELECT yielding label, pred, correct, correct_gqg and the by-columns),
+    scoring answers by ``rule``."""
     cols = _check_by(by)
     quoted = [f'"{c}"' for c in cols]
+    if check_rule(rule) == "gqg":
+        source = _GQG_SOURCE.format(source=source)
     return _METRICS.format(
+        rule=rule,
         source=source,
         keys="".join(q + ", " for q in quoted),
         where=f"WHERE {where}" if where else "",
@@ -131,11 +158,13 @@ def _finish(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
 
 def quantifier_metrics(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
                        by: Sequence[str] | str | None = ("quantifier",),
-                       filters: dict[str, Sequence] | None = None, *, _bin: int = 1) -> pd.DataFrame:
+                       filters: dict[str, Sequence] | None = None, *, rule: str = "ours", _bin: int = 1
+                       ) -> pd.DataFrame:
     """Metrics per group over the given quantifier runs, from ``v_results`` (answered items only count).
 
-    ``filters`` = {column: [values…]} with columns from GROUPABLE."""
+    ``filters`` = {column: [values…]} with columns from GROUPABLE; ``rule`` = "ours" | "gqg" (ANSWER_RULES)."""
     cols = _check_by(by)
+    check_rule(rule)
     run_ids = list(run_ids)
     if not run_ids:
         return pd.DataFrame(columns=[*cols, *METRIC_COLUMNS])
@@ -152,11 +181,12 @@ def quantifier_metrics(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
     if _bin > 1:  # an int checked by the caller: safe to inline
         source = (f"SELECT * REPLACE ((count_asked // {int(_bin)}) * {int(_bin)} AS count_asked) "
                   f"FROM v_results WHERE task = 'quantifiers'")
-    sql = metrics_sql(cols, source, " AND ".join(conds))
+    sql = metrics_sql(cols, source, " AND ".join(conds), rule)
     return _finish(con.execute(sql, params).df(), cols)
 
 
-def metrics_from_frame(df: pd.DataFrame, by: Sequence[str] | str | None = ("quantifier",)) -> pd.DataFrame:
+def metrics_from_frame(df: pd.DataFrame, by: Sequence[str] | str | None = ("quantifier",), rule: str = "ours"
+                       ) -> pd.DataFrame:
     """Same metrics over a DataFrame with columns label, pred, correct, correct_gqg (+ the by-columns)."""
     cols = _check_by(by)
     missing = [c for c in ("label", "pred", "correct", "correct_gqg", *cols) if c not in df.columns]
@@ -165,14 +195,15 @@ def metrics_from_frame(df: pd.DataFrame, by: Sequence[str] | str | None = ("quan
     con = duckdb.connect()
     try:
         con.register("frame", df)
-        return _finish(con.execute(metrics_sql(cols, "SELECT * FROM frame")).df(), cols)
+        return _finish(con.execute(metrics_sql(cols, "SELECT * FROM frame", rule=rule)).df(), cols)
     finally:
         con.close()
 
 
 def accuracy_by_count(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
                       by: Sequence[str] | str = ("quantifier",),
-                      filters: dict[str, Sequence] | None = None, bin_width: int = 1) -> pd.DataFrame:
+                      filters: dict[str, Sequence] | None = None, bin_width: int = 1, rule: str = "ours"
+                      ) -> pd.DataFrame:
     """Metrics per (by…, count_asked): accuracy and the share answered "true" along 0…n (where the model flips).
 
     ``bin_width`` > 1 pools counts into bins [k·w, k·w + w − 1] labelled by their lower end (smoother curves when
@@ -180,7 +211,7 @@ def accuracy_by_count(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
     cols = [c for c in _check_by(by) if c != "count_asked"]
     if isinstance(bin_width, bool) or not isinstance(bin_width, int) or not 1 <= bin_width <= 1000:
         raise UserError(f"bin width must be a whole number between 1 and 1000, got {bin_width!r}")
-    return quantifier_metrics(con, run_ids, [*cols, "count_asked"], filters, _bin=bin_width)
+    return quantifier_metrics(con, run_ids, [*cols, "count_asked"], filters, rule=rule, _bin=bin_width)
 
 
 def quantifier_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

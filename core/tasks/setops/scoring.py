@@ -5,6 +5,12 @@ Public API::
     set_metrics(truth, answer, set_a, set_b) -> dict
         correct, jaccard, precision, recall, truth_len (G), answer_len (L), made_up, empty_truth
     score_set_response(item, response, *, with_reason=False) -> dict   # parse + metrics = task.score for setops
+                                      # (lenient and strict fields side by side)
+    strict_fields(truth, set_a, set_b, response) -> dict   # the SetLexSem reference's verdict (parse_strict)
+    strict_from_reference(result_obj, llm_vs_gt, set_a, set_b)   # the same from a reference CSV's own parse
+    reference_result(text) -> frozenset | None     # a reference CSV's result_obj cell ({-1} → None)
+    STRICT_COLUMNS                    # parsed_strict, followed_strict, correct_strict, answer_len_strict,
+                                      # made_up_strict
     solve(item) -> str                # the reference solver's answer (always correct)
     kind_of(members_factor) -> "numbers" | "words"
     gl_label(truth_len, answer_len) -> "G8 vs. L7" ("G8 vs. L?" when no set was found)
@@ -24,6 +30,10 @@ Conventions (documented, tested)
 - made_up counts answer members that are in neither A nor B (a hallucinated member), whatever the operation.
 - Members are compared after the parser's normalisation: ints for numbers, lower-case strings for words (other
   values, e.g. from imported files, compare as their lower-case text).
+- Strict (the reference's rule, core/tasks/setops/parse_strict.py): exact, type- and case-sensitive set equality with
+  the truth; ``answer_len_strict`` is the answer's size and ``made_up_strict`` its members outside A ∪ B, compared
+  exactly too; both are None / 0 when the reference records did-not-follow (how the error table counts such a row
+  is its own choice: see core/analysis/error_table.py).
 
 Error-analysis definitions (paper, Table 15 and the appendix tables; shares are percentages)
 ------------------------------------------------------------------------------------------
@@ -43,16 +53,20 @@ Error-analysis definitions (paper, Table 15 and the appendix tables; shares are 
 
 from __future__ import annotations
 
+import ast
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from core.tasks.setops.operations import OPERATIONS, apply_operation, canonical, member_key  # noqa: F401  (re-exported)
 from core.tasks.setops.parse import parse_set
+from core.tasks.setops.parse_strict import parse_strict, sorted_members
 
 __all__ = [
-    "AGG_SQL", "OPERATIONS", "ROW_SQL", "apply_operation", "canonical", "error_fields", "error_summary", "gl_label",
-    "kind_of", "score_set_response", "set_metrics", "solve", "top_gl_sql",
+    "AGG_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
+    "error_summary", "gl_label",
+    "kind_of", "reference_result", "score_set_response", "set_metrics", "solve", "strict_fields",
+    "strict_from_reference", "top_gl_sql",
 ]
 
 
@@ -104,12 +118,68 @@ def _members(value) -> list:
     return list(value or [])
 
 
+MAX_REFERENCE_LITERAL = 100_000
+STRICT_COLUMNS = ("parsed_strict", "followed_strict", "correct_strict", "answer_len_strict", "made_up_strict")
+
+
+def strict_fields(truth: Iterable, set_a: Iterable, set_b: Iterable, response, *, with_reason: bool = False) -> dict:
+    """The reference's verdict on ``response``: parsed_strict (JSON text or None), followed_strict, correct_strict,
+    answer_len_strict (None when not followed) and made_up_strict (0 when not followed)."""
+    got = parse_strict(response)
+    out = {"parsed_strict": got.to_json(), "followed_strict": got.followed}
+    if got.members is None:
+        out.update(correct_strict=False, answer_len_strict=None, made_up_strict=0)
+    else:
+        universe = set(_members(set_a)) | set(_members(set_b))
+        out.update(correct_strict=got.members == frozenset(_members(truth)), answer_len_strict=len(got.members),
+                   made_up_strict=len(got.members - universe))
+    if with_reason:
+        out["reason_strict"] = got.reason
+    return out
+
+
+def reference_result(text) -> frozenset | None:
+    """A reference CSV's ``result_obj`` cell (``{1, 2}``, ``{'Cat'}``, ``set()``, ``{-1}``) as the set it names;
+    None for the did-not-follow sentinel or anything that is not a flat set of ints and strings (literal_eval on
+    bounded text: nothing is executed)."""
+    s = str(text).strip()
+    if s in ("set()", "{}", "frozenset()"):
+        return frozenset()
+    if len(s) > MAX_REFERENCE_LITERAL:
+        return None
+    try:
+        value = ast.literal_eval(s)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if value == -1 or not isinstance(value, (set, frozenset, list, tuple)):
+        return None
+    if any(isinstance(m, bool) or not isinstance(m, (int, str)) for m in value):
+        return None
+    members = frozenset(value)
+    return None if members == {-1} else members
+
+
+def strict_from_reference(result_obj, llm_vs_gt, set_a: Iterable, set_b: Iterable) -> dict:
+    """Strict fields of a row the reference code scored itself: its parse (the ``result_obj`` cell) and its verdict
+    (``llm_vs_gt``); ``set_a``/``set_b`` as member lists (for the made-up count)."""
+    members = reference_result(result_obj)
+    if members is None:
+        return {"parsed_strict": None, "followed_strict": False, "correct_strict": False,
+                "answer_len_strict": None, "made_up_strict": 0}
+    universe = set(set_a) | set(set_b)
+    return {"parsed_strict": json.dumps(sorted_members(members), ensure_ascii=False), "followed_strict": True,
+            "correct_strict": bool(llm_vs_gt), "answer_len_strict": len(members),
+            "made_up_strict": len(members - universe)}
+
+
 def score_set_response(item: Mapping, response: str, *, with_reason: bool = False) -> dict:
     """Parse ``response`` for a setops item and score it: the Score dict of the task contract
-    (parsed JSON text or None, followed, correct, and the :func:`set_metrics` keys). This is ``setops.score``."""
+    (parsed JSON text or None, followed, correct, the :func:`set_metrics` keys, and the strict verdict of
+    :func:`strict_fields` beside them). This is ``setops.score``."""
     parsed = parse_set(response if isinstance(response, str) else "", kind_of(item.get("members", "numbers")))
     metrics = set_metrics(_members(item["truth"]), parsed.members, _members(item["set_a"]), _members(item["set_b"]))
-    out = {"parsed": parsed.to_json(), "followed": parsed.followed, **metrics}
+    out = {"parsed": parsed.to_json(), "followed": parsed.followed, **metrics,
+           **strict_fields(item["truth"], item["set_a"], item["set_b"], response, with_reason=with_reason)}
     if with_reason:
         out["reason"] = parsed.reason
     return out

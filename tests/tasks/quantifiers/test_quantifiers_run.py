@@ -11,6 +11,7 @@ from core import runner, store
 from core.errors import UserError
 from core.tasks import quantifiers as Q
 from core.tasks.quantifiers import metrics as QM
+from core.tasks.quantifiers.parse import parse_truth_gqg
 from tests.support import ROOT
 
 CONFIG_YAML = """\
@@ -102,6 +103,18 @@ def _frame():
     return df
 
 
+def test_metrics_under_gqg_rule_use_its_prediction():
+    # GQG's rule never leaves an answer unparsed: the prediction is the label when correct_gqg, else the other one
+    m = QM.metrics_from_frame(_frame(), None, rule="gqg").iloc[0]
+    assert m["rule"] == "gqg" and m["unparsed"] == 0 and m["answered"] == 7
+    assert m["accuracy"] == pytest.approx(4 / 7) == pytest.approx(m["accuracy_gqg"])
+    assert (m["tp"], m["fp"], m["fn"], m["tn"]) == (2, 1, 2, 2)   # the two unparsed answers read "false"
+    ours = QM.metrics_from_frame(_frame(), None).iloc[0]
+    assert ours["rule"] == "ours" and ours["unparsed"] == 2
+    with pytest.raises(UserError, match="answer rule"):
+        QM.metrics_from_frame(_frame(), None, rule="paper")
+
+
 def test_metrics_definitions_by_hand():
     m = QM.metrics_from_frame(_frame(), None).iloc[0]
     assert (m["n"], m["answered"], m["unparsed"]) == (7, 7, 2)
@@ -178,7 +191,7 @@ def test_embedded_model_end_to_end(tmp_path):
     for r in rows.itertuples():
         assert r.pred in ("true", "false", None) and r.followed == (r.pred is not None)
         assert r.correct == (r.pred == r.label)
-        assert r.correct_gqg == ((r.pred or "false") == r.label)
+        assert r.correct_gqg == (parse_truth_gqg(r.response) == r.label)   # GQG's own rule, stored
     assert m["answered"] == 6 and 0.0 <= m["accuracy"] <= 1.0
 
 

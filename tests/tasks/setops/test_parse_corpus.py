@@ -1,4 +1,5 @@
-"""Every entry of tests/data/parse_corpus.yaml parses to its expected members / followed / reason."""
+"""Every entry of tests/data/parse_corpus.yaml parses to its expected members / followed / reason (the lenient
+parser; the strict expectations of the same entries are checked in test_parse_strict.py)."""
 
 
 import pytest
@@ -15,7 +16,8 @@ def test_corpus_is_large_and_well_formed():
     notes = [e["note"] for e in CORPUS]
     assert len(set(notes)) == len(notes), "notes identify entries; keep them unique"
     for e in CORPUS:
-        assert set(e) == {"note", "kind", "response", "expected", "followed", "reason"}, e["note"]
+        assert set(e) == {"note", "kind", "response", "expected", "followed", "reason", "strict", "strict_reason"}, \
+            e["note"]
         assert e["kind"] in ("numbers", "words")
         assert (e["expected"] is None) == (not e["followed"]), e["note"]
         assert e["reason"] in (FOLLOWED_REASONS if e["followed"] else NOT_FOLLOWED_REASONS), e["note"]

@@ -1,0 +1,116 @@
+"""`python -m core report …` — reports over stored runs, one sub-command per report (a group, so more can join).
+
+    python -m core report errors --run R --by COL[,COL…] --scoring strict|lenient --out F.csv|.json
+        the SetLexSem error-analysis table, one row per group, with the reference's column names and formulas
+        (core/analysis/error_table.py: reference_error_table)
+
+A report module adds itself to REPORTS: ``name -> register(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from core.errors import UserError
+
+OUT_SUFFIXES = (".csv", ".json")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("report", help="reports over stored runs (see: python -m core report --help)",
+                              description="Reports over stored runs.")
+    sub = p.add_subparsers(dest="report", metavar="REPORT")
+    for add in REPORTS.values():
+        add(sub)
+    p.set_defaults(func=lambda args: _no_report(p))
+
+
+def _no_report(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+# ---------------------------------------------------------------------------------------------------- errors
+
+def _register_errors(sub) -> None:
+    from core.analysis import SCORINGS, UNPARSED
+
+    p = sub.add_parser(
+        "errors", help="the error-analysis table of the SetLexSem paper (reference column names and formulas)",
+        description="One row per group of --by with the reference's columns: accuracy, accuracy_non_empty, "
+                    "pct_nullset_correct, pct_nullset_wrong, pct_with_made_up_vals, n_comparisons, n_correct, "
+                    "n_wrong, empty_set_equal_count, empty_set_mismatch_count, made_up_vals_sum, "
+                    "did_not_follow_instruction, top1..3_mistake, top1..3_correct (e.g. \"('G0 vs. L1', 57.07)\"). "
+                    "Set-operation items only; failed calls are left out.")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    p.add_argument("--run", default="latest", help="run id, several joined by commas, or 'latest' (default)")
+    p.add_argument("--by", default="members,operation",
+                   help="group columns joined by commas (default: members,operation); '' for one overall row")
+    p.add_argument("--scoring", choices=SCORINGS, default="strict",
+                   help="whose verdict: strict = the reference's answer rule (default), lenient = our parser")
+    p.add_argument("--unparsed", choices=tuple(UNPARSED), default="reference",
+                   help="how an answer that did not follow counts: reference = one made-up member and 'L1' "
+                        "(default), ours = 'L?' and nothing made up")
+    p.add_argument("--filter", action="append", default=[], metavar="COL=V1,V2",
+                   help="keep rows whose COL is one of the values (repeatable)")
+    p.add_argument("--out", required=True, help="output file: .csv or .json (a list of row objects)")
+    p.set_defaults(func=_errors)
+
+
+def _errors(args: argparse.Namespace) -> int:
+    from core import analysis, store
+    from core.files import check_output_path
+
+    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
+    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
+    filters = analysis.filters_from_pairs(args.filter)
+    bad = [f for f in args.filter if f not in ("",) and ("=" not in f or not f.split("=", 1)[1])]
+    if bad:
+        raise UserError(f"--filter {bad[0]!r}: expected COL=VALUE[,VALUE…]")
+    path = store.resolve_db_path(args.db)
+    if not path.exists() and not store.journal_dir(args.db).exists():
+        raise UserError(f"no runs yet: no database at {path} (run or import something first, or pass --db PATH)")
+    store.recover_journals(args.db)
+    runs = [r.strip() for r in str(args.run).split(",") if r.strip()]
+    if not runs:
+        raise UserError("--run: name a run id or 'latest'")
+    with store.connect(args.db) as con:
+        run_ids = list(dict.fromkeys(store.resolve_run_id(con, r) for r in runs))
+        table = analysis.reference_error_table(con, run_ids, by=by, filters=filters, scoring=args.scoring,
+                                               unparsed=args.unparsed)
+    if table.empty:
+        raise UserError(f"run {', '.join(run_ids)} has no answered set-operation items"
+                        + (" in this slice" if filters else "") + "; nothing to report")
+    _write(table, out)
+    print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring, unparsed answers "
+          f"counted the {args.unparsed} way) to {out}")
+    return 0
+
+
+def _plain(v):
+    """JSON-ready value: numpy scalars as Python ones, NaN as null."""
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def _write(table, out) -> None:
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        if out.suffix.lower() == ".csv":
+            table.to_csv(tmp, index=False)
+        else:
+            rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
+            tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(out)
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+REPORTS = {"errors": _register_errors}
