@@ -15,7 +15,7 @@ from core.config import RunOptions
 from core.errors import UserError
 from core.runner.batch import _BatchExecutor
 from core.runner.executor import _Executor
-from core.runner.plan import Progress, _find_run, _plan
+from core.runner.plan import Progress, _find_run, _plan, register_run
 from core.store.journal import owner_tag
 
 # ----------------------------------------------------------------------------------------------------------- handle
@@ -152,17 +152,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
             "limit": limit, "draw": draw, "owner": owner_tag(), "concurrency": concurrency,
             "max_attempts": max_attempts, "call_timeout": call_timeout, "rpm": rpm, "tpm": tpm, "batch": bool(batch),
         })
-        if exists:
-            con.execute("UPDATE runs SET status = 'running', run_json = ?, updated_at = ? WHERE run_id = ?",
-                        [run_json, store.now_utc(), run_id])
-        else:
-            con.execute(
-                """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, task, name, config_json, run_json,
-                   model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,
-                   schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', NULL, 0, 0, 0, 0, ?, ?)""",
-                [run_id, plan.run_key, draw, store.now_utc(), store.now_utc(), plan.task_name,
-                 name or f"{plan.task_name} · {spec}", store.canonical_json(plan.config_dict), run_json, spec,
-                 plan.base_url, store.canonical_json(plan.params.to_dict()), source, store.SCHEMA_VERSION])
+        register_run(con, plan, run_id, draw, exists, run_json)
 
     handle = RunHandle(run_id)
     handle._update(status="running")

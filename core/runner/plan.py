@@ -137,6 +137,23 @@ def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
     return f"{plan.task_name}-{plan.run_key[:10]}-d{draw}", draw, False
 
 
+def register_run(con, plan: _Plan, run_id: str, draw: int, exists: bool, run_json: str,
+                 status: str = "running") -> None:
+    """Insert the run's row, or mark an existing one ``status`` with its new run_json (caller's transaction)."""
+    if exists:
+        con.execute("UPDATE runs SET status = ?, run_json = ?, updated_at = ? WHERE run_id = ?",
+                    [status, run_json, store.now_utc(), run_id])
+        return
+    con.execute(
+        """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, task, name, config_json, run_json,
+           model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,
+           schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, 0, ?, ?)""",
+        [run_id, plan.run_key, draw, store.now_utc(), store.now_utc(), plan.task_name,
+         plan.name or f"{plan.task_name} · {plan.model_spec}", store.canonical_json(plan.config_dict), run_json,
+         plan.model_spec, plan.base_url, store.canonical_json(plan.params.to_dict()), status, plan.source,
+         store.SCHEMA_VERSION])
+
+
 def _estimate_out_tokens(item: dict, params: SamplingParams) -> int:
     truth = item.get("truth")
     return int(min(params.max_tokens, len(json.dumps(truth, default=str)) / CHARS_PER_TOKEN * 1.5 + 16))
