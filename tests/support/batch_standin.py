@@ -7,7 +7,8 @@ Lifecycle, advanced one step by each retrieve (so a test controls time by pollin
     OpenAI     validating → in_progress (× steps) → finalizing → completed      cancel: cancelling → cancelled
     Anthropic  in_progress (× steps) → ended                                   cancel: canceling → ended
 
-``hold()`` freezes every batch where it is until ``release()``. When a batch finishes, each request's outcome is
+``hold()`` freezes every batch where it is until ``release()``; ``create_delay`` holds back the answer to a create call
+after the batch exists (a client killed meanwhile never learns its id). When a batch finishes, each request's outcome is
 drawn deterministically from (seed, custom_id, how many times that custom_id was submitted): while that count is at
 most ``fail_times``, a share ``error_rate`` errors (HTTP 500 in OpenAI's error file; ``errored`` for Anthropic) and a
 share ``expire_rate`` expires; later submissions succeed — so a runner that resubmits failures finishes. A cancelled
@@ -53,8 +54,10 @@ def _iso(ts: float | None) -> str | None:
 
 class BatchStandIn:
     def __init__(self, *, steps: int = 1, error_rate: float = 0.0, expire_rate: float = 0.0, fail_times: int = 1,
-                 seed: int = 0, answer: Callable[[str], str] | None = None, host: str = "127.0.0.1"):
+                 seed: int = 0, answer: Callable[[str], str] | None = None, host: str = "127.0.0.1",
+                 create_delay: float = 0.0):
         self.steps, self.error_rate, self.expire_rate = steps, error_rate, expire_rate
+        self.create_delay = create_delay       # seconds between creating a batch and answering the create call
         self.fail_times, self.seed = fail_times, seed
         self.answer = answer or default_answer
         self.host, self.port = host, 0
@@ -96,7 +99,7 @@ class BatchStandIn:
                 web.get("/v1/messages/batches/{bid}/results", self._an_results),
                 web.post("/v1/chat/completions", self._plain), web.post("/v1/messages", self._plain),
             ])
-            self._runner = web.AppRunner(app, access_log=None)
+            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, 0)
             await site.start()
@@ -115,7 +118,13 @@ class BatchStandIn:
 
     def stop(self) -> None:
         if self._loop is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+            async def shutdown():
+                await self._runner.cleanup()
+                for task in asyncio.all_tasks():   # handlers still sleeping on a create_delay
+                    if task is not asyncio.current_task():
+                        task.cancel()
+
+            asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(30)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
 
@@ -232,6 +241,7 @@ class BatchStandIn:
                 "request_counts": {"total": len(requests), "completed": 0, "failed": 0},
                 "_requests": requests, "_step": 0, "_cancel": False,
             }
+        await asyncio.sleep(self.create_delay)
         return web.json_response(self._oa_public(self.openai[bid]))
 
     @staticmethod
@@ -347,6 +357,7 @@ class BatchStandIn:
                                    "created_at": now, "expires_at": now + 86400, "ended_at": None,
                                    "cancel_initiated_at": None, "archived_at": None, "_requests": reqs,
                                    "_step": 0, "_results": None}
+        await asyncio.sleep(self.create_delay)
         return web.json_response(self._an_public(self.anthropic[bid], request))
 
     def _an_public(self, b: dict, request: web.Request) -> dict:
