@@ -138,6 +138,16 @@ def list_batches(db_path=None, run_id: str | None = None):
     return df
 
 
+def batch_overview(db_path, run_id: str) -> tuple[int, dict]:
+    """(this run's items in batches not yet collected, provider status — or our phase — → number of batches)."""
+    with store.connect(db_path) as con:
+        waiting = batch_store.summary(con, run_id)["waiting_items"]
+        states = dict(con.execute(
+            """SELECT CASE WHEN phase = 'open' THEN coalesce(status, 'open') ELSE phase END AS s, count(*)
+               FROM batches WHERE run_id = ? GROUP BY s""", [run_id]).fetchall())
+    return waiting, {k: int(v) for k, v in states.items()}
+
+
 def _backend_for(batch: dict, api_key: str | None):
     from core.models import get_model
     from core.models.batch import batch_backend

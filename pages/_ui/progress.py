@@ -25,7 +25,7 @@ def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fre
     try:
         return runner.start_run(config, choice.spec, params=choice.params, base_url=choice.base_url,
                                 api_key=choice.api_key, db_path=db_path(), fresh=fresh, name=name,
-                                limit=limit, source="app")
+                                limit=limit, source="app", batch=choice.batch)
     except UserError as exc:
         st.error(str(exc))
     except Exception as exc:  # model errors (bad spec…) carry a readable reason
@@ -38,6 +38,16 @@ def _db_progress(run_id: str) -> dict | None:
         return store.get_run(db_path(), run_id)
     except UserError:
         return None
+
+
+def _db_batches(run_id: str) -> tuple[int | None, dict]:
+    """(items waiting, provider status → batches) of a run from the store."""
+    from core.runner.batch_collect import batch_overview
+
+    try:
+        return batch_overview(db_path(), run_id)
+    except UserError:
+        return None, {}
 
 
 def run_progress(run_id: str, key: str, results_link: bool = True, every: float = 1.0) -> None:
@@ -54,6 +64,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             correct, cost, status, elapsed = p.correct, p.cost_usd, p.status, p.elapsed
             accuracy = None if p.accuracy is None else 100 * p.accuracy
             err = p.error
+            waiting, batches = p.waiting, p.batches
         else:
             row = _db_progress(run_id)
             if row is None:
@@ -68,6 +79,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             accuracy = float(ov["accuracy"].iloc[0]) if not ov.empty and ov["accuracy"].iloc[0] == \
                 ov["accuracy"].iloc[0] else None
             elapsed, err = None, None
+            waiting, batches = (None, {}) if status != "waiting" else _db_batches(run_id)
         frac = min(1.0, (done + failed) / total) if total else 0.0
         st.progress(frac, text=f"Run {run_id} — {status}: {done + failed} of {total or '?'} items")
         m1, m2, m3, m4, m5 = st.columns(5)
@@ -77,6 +89,12 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         m4.metric("Accuracy", f"{accuracy:.1f} %" if accuracy is not None else "–",
                   help="Running accuracy so far: " + progress_accuracy(done, correct))
         m5.metric("Cost", f"${cost:.4f}" if cost else "$0")
+        if batches:
+            states = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(batches.items()))
+            st.caption(f"Provider batches: {states}" + (f" · {waiting:,} items waiting on them" if waiting else ""))
+        if status == "waiting":
+            st.info("Waiting on provider batches (results within 24 h) — not failed. “Collect now” on the Runs page "
+                    "collects what has ended; the same CLI command re-attaches too.")
         if err:
             st.error(err)
         running = handle is not None and not handle.done
