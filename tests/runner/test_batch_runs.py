@@ -2,6 +2,8 @@
 1,000 items through each provider's batch path with failed and expired requests resubmitted, a finished run
 re-run submitting nothing, cancel, the attempt limit, a live run leaving prompts in flight alone, batch prices."""
 
+import secrets
+
 import pytest
 
 from core import runner, store
@@ -159,3 +161,29 @@ def test_batch_needs_a_batch_provider_and_a_key(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(Exception, match="OPENAI_API_KEY"):
         runner.run(SMALL, "openai/gpt-4o-mini", db_path=tmp_path / "x.duckdb", batch=True)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_api_keys_never_reach_the_store_or_the_messages(tmp_path, monkeypatch, provider):
+    key = "sk-proj-" + secrets.token_hex(20)
+    monkeypatch.setenv("OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY", key)
+    ok, bad = BatchStandIn(error_rate=0.2).start(), BatchStandIn(reject_key=True).start()
+    db = tmp_path / "data" / "s.duckdb"
+    try:
+        p = batch_run(ok, provider, SMALL, db)
+        refused = batch_run(bad, provider, {**SMALL, "seed": 6}, db)    # the server echoes the key back
+    finally:
+        ok.stop()
+        bad.stop()
+    assert p.status == "done"
+    assert refused.status == "error" and "401" in refused.error and key[-12:] not in refused.error
+    with store.connect(db) as con:
+        lost = con.execute("SELECT phase, error FROM batches WHERE phase = 'lost'").fetchall()
+        columns = con.execute("SELECT table_name, column_name FROM information_schema.columns "
+                              "WHERE data_type = 'VARCHAR'").fetchall()
+        hits = [(t, c) for t, c in columns if con.execute(
+            f'SELECT count(*) FROM "{t}" WHERE contains("{c}", ?)', [key[-12:]]).fetchall()[0][0]]
+    assert lost and "401" in lost[0][1] and not hits, hits        # the refusal is recorded, the key is not
+    for path in (tmp_path / "data").rglob("*"):
+        if path.is_file():
+            assert key[-12:].encode() not in path.read_bytes(), path

@@ -17,7 +17,7 @@ batch runs the first half of its requests and cancels the rest.
 Checks a real provider makes are made here too: OpenAI requests must be POST /v1/chat/completions with a model and
 messages, unique custom_ids, and no ``top_k`` (an unknown argument there: that request fails with HTTP 400);
 Anthropic custom_ids must match ``^[a-zA-Z0-9_-]{1,64}$`` and be unique, each request needs model, max_tokens and
-messages. Keys are required (401 without). ``stats()`` counts submissions per custom_id, batches created, and plain
+messages. Keys are required (401 without; ``reject_key`` refuses every key, echoing it back). ``stats()`` counts submissions per custom_id, batches created, and plain
 (non-batch) chat calls — which a batch run must never make.
 """
 
@@ -55,9 +55,10 @@ def _iso(ts: float | None) -> str | None:
 class BatchStandIn:
     def __init__(self, *, steps: int = 1, error_rate: float = 0.0, expire_rate: float = 0.0, fail_times: int = 1,
                  seed: int = 0, answer: Callable[[str], str] | None = None, host: str = "127.0.0.1",
-                 create_delay: float = 0.0):
+                 create_delay: float = 0.0, reject_key: bool = False):
         self.steps, self.error_rate, self.expire_rate = steps, error_rate, expire_rate
         self.create_delay = create_delay       # seconds between creating a batch and answering the create call
+        self.reject_key = reject_key           # answer 401 echoing the key back, as some gateways do
         self.fail_times, self.seed = fail_times, seed
         self.answer = answer or default_answer
         self.host, self.port = host, 0
@@ -145,14 +146,14 @@ class BatchStandIn:
             self._n += 1
             return f"{prefix}{self._n:06d}{_sha(str(time.time_ns()))[:10]}"
 
-    @staticmethod
-    def _auth(request: web.Request, provider: str) -> web.Response | None:
+    def _auth(self, request: web.Request, provider: str) -> web.Response | None:
         key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if provider == "anthropic":   # x-api-key, or a bearer token (what recent SDKs send)
             key = request.headers.get("x-api-key") or key
-        if not key:
-            body = {"type": "error", "error": {"type": "authentication_error", "message": "missing key"}} \
-                if provider == "anthropic" else {"error": {"message": "missing key", "type": "invalid_request_error"}}
+        if not key or self.reject_key:
+            msg = f"Incorrect API key provided: {key}" if key else "missing key"
+            body = {"type": "error", "error": {"type": "authentication_error", "message": msg}} \
+                if provider == "anthropic" else {"error": {"message": msg, "type": "invalid_request_error"}}
             return web.json_response(body, status=401)
         return None
 

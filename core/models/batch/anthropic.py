@@ -16,7 +16,8 @@ from typing import Iterable, Iterator
 
 import anthropic
 
-from core.models.batch.common import BatchLimits, BatchState, Outcome, int_or_none
+from core.models.base import RetryableError
+from core.models.batch.common import TRANSFER_TIMEOUT, BatchLimits, BatchState, Outcome, int_or_none
 
 FIND_PAGES = 5
 CLOCK_SLACK = timedelta(minutes=5)     # our clock vs the provider's
@@ -75,7 +76,8 @@ class AnthropicBatch:
 
     # -- lifecycle
     def submit(self, batch_id: str, entries: list[dict]) -> BatchState:
-        return self._state(self._call(self._sdk().messages.batches.create, requests=entries))
+        return self._state(self._call(self._sdk().messages.batches.create, requests=entries,
+                                      timeout=TRANSFER_TIMEOUT))
 
     def retrieve(self, provider_batch_id: str) -> BatchState:
         return self._state(self._call(self._sdk().messages.batches.retrieve, provider_batch_id))
@@ -109,7 +111,15 @@ class AnthropicBatch:
         return self._state(found[0]) if len(found) == 1 else None
 
     def outcomes(self, state: BatchState) -> Iterator[Outcome]:
-        for line in self._call(self._sdk().messages.batches.results, state.provider_batch_id):
+        stream = self._call(self._sdk().messages.batches.results, state.provider_batch_id, timeout=TRANSFER_TIMEOUT)
+        try:
+            lines = list(stream)   # the whole stream first: a connection dropped halfway yields nothing
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise self.model.error_for(exc) from None
+        except Exception as exc:   # the HTTP library's own errors while streaming
+            raise RetryableError(f"{self.spec}: reading the results of {state.provider_batch_id} failed "
+                                 f"({type(exc).__name__})") from None
+        for line in lines:
             result = line.result
             kind = getattr(result, "type", None)
             if kind == "succeeded":

@@ -8,6 +8,7 @@ from datetime import datetime
 from core.models.base import ModelError
 
 BATCH_PROVIDERS = ("openai", "anthropic")
+TRANSFER_TIMEOUT = 900.0     # seconds for a call that moves a whole batch (upload, inline create, results download)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 import openai
 
-from core.models.batch.common import BatchLimits, BatchState, Outcome, int_or_none
+from core.models.batch.common import TRANSFER_TIMEOUT, BatchLimits, BatchState, Outcome, int_or_none
 from core.models.batch.jsonl import ENDPOINT, dumps, line_bytes, parse_lines, request_line
 
 ENDED = ("completed", "failed", "expired", "cancelled")
@@ -67,7 +67,7 @@ class OpenAIBatch:
         data = "".join(dumps(e) for e in entries).encode("utf-8")
         sdk = self._sdk()
         uploaded = self._call(sdk.files.create, file=(f"{batch_id}.jsonl", data, "application/jsonl"),
-                              purpose="batch")
+                              purpose="batch", timeout=TRANSFER_TIMEOUT)
         batch = self._call(sdk.batches.create, input_file_id=uploaded.id, endpoint=ENDPOINT,
                            completion_window="24h", metadata={TAG: batch_id})
         return self._state(batch)
@@ -96,7 +96,7 @@ class OpenAIBatch:
         for file_id, what in ((state.output_file_id, "output file"), (state.error_file_id, "error file")):
             if not file_id:
                 continue
-            content = self._call(self._sdk().files.content, file_id)
+            content = self._call(self._sdk().files.content, file_id, timeout=TRANSFER_TIMEOUT)
             yield from parse_lines(content.content.splitlines(), f"{state.provider_batch_id} {what}")
 
     def _state(self, batch) -> BatchState:
