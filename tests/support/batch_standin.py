@@ -17,8 +17,8 @@ batch runs the first half of its requests and cancels the rest.
 Checks a real provider makes are made here too: OpenAI requests must be POST /v1/chat/completions with a model and
 messages, unique custom_ids, and no ``top_k`` (an unknown argument there: that request fails with HTTP 400);
 Anthropic custom_ids must match ``^[a-zA-Z0-9_-]{1,64}$`` and be unique, each request needs model, max_tokens and
-messages. Keys are required (401 without; ``reject_key`` refuses every key, echoing it back). ``stats()`` counts submissions per custom_id, batches created, and plain
-(non-batch) chat calls — which a batch run must never make.
+messages. Keys are required (401 without; ``reject_key`` refuses every key, echoing it back). ``stats()`` counts
+submissions per custom_id, batches created, and plain (non-batch) chat calls — which a batch run must never make.
 """
 
 from __future__ import annotations
