@@ -42,6 +42,7 @@ def test_kill_9_after_the_first_batch_is_created_then_reattach(tmp_path, provide
         with store.connect(db) as con:
             before = con.execute("SELECT phase, provider_batch_id FROM batches").fetchall()
         assert before == [("submitting", None)]
+        assert list(store.list_runs(db)["status"]) == ["waiting"]    # the dead run waits on its batch: not failed
         srv.create_delay = 0.0
         rerun = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
         stats = srv.stats()
