@@ -35,6 +35,7 @@ from core import store
 from core.errors import UserError
 from core.models.base import ModelError, RetryableError, redact
 from core.models.batch import batch_backend
+from core.models.batch.common import TRANSFER_TIMEOUT
 from core.runner.batch_collect import RunItems, collect, give_up, store_state
 from core.runner.plan import _items, _Plan
 from core.store import batches as batch_store
@@ -42,6 +43,7 @@ from core.store.journal import delete_journals, owner_alive, owner_tag, recover_
 
 POLL_INTERVAL = 60.0          # seconds between polls of a batch run (providers finish within minutes to 24 h)
 SUBMIT_FAILURES = 3           # passes in a row whose submission failed with a transient error before giving up
+SUBMIT_WINDOW = TRANSFER_TIMEOUT + 60.0   # a batch 'submitting' for longer was left behind, whoever wrote it
 
 _SUBMITTING: set[str] = set()  # batch ids this process is creating right now (their rows say 'submitting')
 _SUBMITTING_LOCK = threading.Lock()
@@ -235,8 +237,10 @@ class _BatchExecutor:
         Returns whether the row changed."""
         with _SUBMITTING_LOCK:
             ours_now = batch["batch_id"] in _SUBMITTING
-        if ours_now or (batch.get("owner") != owner_tag() and owner_alive(batch.get("owner"))):
-            return False   # being created right now by this or another live process
+        created = batch.get("created_at")
+        stale = created is not None and (store.now_utc() - created).total_seconds() > SUBMIT_WINDOW
+        if ours_now or (not stale and batch.get("owner") != owner_tag() and owner_alive(batch.get("owner"))):
+            return False   # being created right now by this or another live process (or one on another machine)
         backend = self._backend_for(batch)
         with store.connect(self.db_path) as con:
             known = [r[0] for r in con.execute("SELECT provider_batch_id FROM batches WHERE provider = ? AND "
