@@ -80,6 +80,7 @@ class _BatchExecutor:
         self.user_cancelled = False
         self.submit_failures = 0
         self.calls = 0
+        self.given_up: set[str] = set()
 
     # -- thread
     def thread_main(self) -> None:
@@ -179,11 +180,13 @@ class _BatchExecutor:
         if changed:
             snap = self._snapshot()
         pending, attempts, flying = snap["pending"], snap["attempts"], snap["flying"]
-        due = {k: v for k, v in pending.items() if k not in flying}
+        # given up in this session: failed for good until the run is started again (then a fresh allowance)
+        due = {k: v for k, v in pending.items() if k not in flying and k not in self.given_up}
         spent = {k: v for k, v in due.items() if attempts.get(k, (0, None))[0] >= self.max_attempts}
         if spent:
             give_up(self.db_path, self.run_id, spent, {k: attempts[k][1] for k in spent},
                     {k: attempts[k][0] for k in spent})
+            self.given_up |= set(spent)
             due = {k: v for k, v in due.items() if k not in spent}
         if due and not self.user_cancelled and not self.handle.cancelled:
             self._submit(due)

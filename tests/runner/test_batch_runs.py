@@ -138,6 +138,19 @@ def test_attempt_limit_records_failures_and_a_rerun_retries_them(tmp_path):
     assert p2.status == "done" and p2.done == 40     # a new allowance: the third submission succeeds
 
 
+def test_given_up_prompts_stay_given_up_while_other_batches_run(tmp_path):
+    """Failures recorded after the last attempt are not resubmitted by the same session's later passes."""
+    srv = BatchStandIn(error_rate=0.5, fail_times=100, seed=3, slow={3: 25}).start()   # the 4th batch lags
+    db = tmp_path / "g.duckdb"
+    try:
+        p = batch_run(srv, "openai", SMALL, db, max_attempts=1, batch_limits=BatchLimits(10, 10**6))
+        sent = srv.stats()["openai"]
+    finally:
+        srv.stop()
+    assert p.status == "incomplete" and p.failed > 0 and p.done + p.failed == 40
+    assert sum(sent.values()) == 40 and len(srv.created) == 4     # each prompt went out once
+
+
 def test_live_run_leaves_prompts_in_flight_alone(tmp_path):
     srv = BatchStandIn().start()
     db = tmp_path / "l.duckdb"

@@ -7,7 +7,8 @@ Lifecycle, advanced one step by each retrieve (so a test controls time by pollin
     OpenAI     validating → in_progress (× steps) → finalizing → completed      cancel: cancelling → cancelled
     Anthropic  in_progress (× steps) → ended                                   cancel: canceling → ended
 
-``hold()`` freezes every batch where it is until ``release()``; ``create_delay`` holds back the answer to a create call
+``slow`` gives the n-th batch created its own number of steps; ``hold()`` freezes every batch where it is until
+``release()``; ``create_delay`` holds back the answer to a create call
 after the batch exists (a client killed meanwhile never learns its id). When a batch finishes, each request's outcome is
 drawn deterministically from (seed, custom_id, how many times that custom_id was submitted): while that count is at
 most ``fail_times``, a share ``error_rate`` errors (HTTP 500 in OpenAI's error file; ``errored`` for Anthropic) and a
@@ -55,10 +56,11 @@ def _iso(ts: float | None) -> str | None:
 class BatchStandIn:
     def __init__(self, *, steps: int = 1, error_rate: float = 0.0, expire_rate: float = 0.0, fail_times: int = 1,
                  seed: int = 0, answer: Callable[[str], str] | None = None, host: str = "127.0.0.1",
-                 create_delay: float = 0.0, reject_key: bool = False):
+                 create_delay: float = 0.0, reject_key: bool = False, slow: dict[int, int] | None = None):
         self.steps, self.error_rate, self.expire_rate = steps, error_rate, expire_rate
         self.create_delay = create_delay       # seconds between creating a batch and answering the create call
         self.reject_key = reject_key           # answer 401 echoing the key back, as some gateways do
+        self.slow = dict(slow or {})           # n-th batch created (from 0) → its own number of steps
         self.fail_times, self.seed = fail_times, seed
         self.answer = answer or default_answer
         self.host, self.port = host, 0
@@ -241,6 +243,7 @@ class BatchStandIn:
                 "errors": {"object": "list", "data": errors} if errors else None,
                 "request_counts": {"total": len(requests), "completed": 0, "failed": 0},
                 "_requests": requests, "_step": 0, "_cancel": False,
+                "_steps": self.slow.get(len(self.created) - 1, self.steps),
             }
         await asyncio.sleep(self.create_delay)
         return web.json_response(self._oa_public(self.openai[bid]))
@@ -256,7 +259,7 @@ class BatchStandIn:
             self._oa_finish(b, "cancelled")
             return
         b["_step"] += 1
-        if b["_step"] <= self.steps:
+        if b["_step"] <= b["_steps"]:
             b["status"] = "in_progress"
             b.setdefault("in_progress_at", int(time.time()))
         elif b["status"] != "finalizing":
@@ -357,7 +360,8 @@ class BatchStandIn:
             self.anthropic[bid] = {"id": bid, "type": "message_batch", "processing_status": "in_progress",
                                    "created_at": now, "expires_at": now + 86400, "ended_at": None,
                                    "cancel_initiated_at": None, "archived_at": None, "_requests": reqs,
-                                   "_step": 0, "_results": None}
+                                   "_step": 0, "_results": None,
+                                   "_steps": self.slow.get(len(self.created) - 1, self.steps)}
         await asyncio.sleep(self.create_delay)
         return web.json_response(self._an_public(self.anthropic[bid], request))
 
@@ -378,7 +382,7 @@ class BatchStandIn:
         if self._hold.is_set() or b["processing_status"] == "ended":
             return
         b["_step"] += 1
-        if b["processing_status"] == "canceling" or b["_step"] > self.steps:
+        if b["processing_status"] == "canceling" or b["_step"] > b["_steps"]:
             self._an_finish(b, cancelled=b["processing_status"] == "canceling")
 
     def _an_finish(self, b: dict, cancelled: bool) -> None:
