@@ -13,6 +13,9 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 * **Models**: ``model_picker(key)`` → ``ModelChoice(spec, base_url, api_key, params)``. Keys come from the
   environment or ``.streamlit/secrets.toml``; a key typed in the UI is kept only in ``st.session_state`` (this
   browser session) and passed to the runner, never written anywhere.
+* **Provider batches**: ``batch_toggle(choice, key)`` shows "Submit as batch (½ price, results within 24 h)" for
+  openai/ and anthropic/ models and sets ``choice.batch`` (``start_run`` then submits batches); ``run_batches(run_id)``
+  is a run's batches as the Runs page lists them.
 * **Runs**: ``start_run(...)`` wraps ``core.runner.start_run`` (errors → ``st.error``); ``run_progress(run_id)``
   is a self-refreshing fragment (progress bar, done/cached/failed, running accuracy, cost, cancel) that finds a
   run again after a page switch or a closed tab (the runner's registry lives in the server process).
