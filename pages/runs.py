@@ -167,7 +167,14 @@ with a1.container(border=True):
                                          missing_key=None if key or not _ui.key_env_for(spec) or
                                          spec.startswith("openai-compatible") else _ui.key_env_for(spec),
                                          batch=bool(row.get("batch")))
-                h = _ui.start_run(config, choice, name=row.get("name"))
+                h = None
+                if row.get("batch") and not choice.missing_key:
+                    with _ui.user_errors("Re-attach: "):   # exactly as stored (limit, draw …): the same batches
+                        from core import runner
+
+                        h = runner.resume_run(run_id, api_key=key, db_path=_ui.db_path(), batch=True)
+                else:
+                    h = _ui.start_run(config, choice, name=row.get("name"))
                 if h is not None:
                     st.toast(f"Resumed {h.run_id}")
                     st.rerun()

@@ -4,6 +4,8 @@ refresh, cancel and "collect now" against the loopback stand-in of the batch API
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from core import runner
@@ -57,5 +59,32 @@ def test_runs_page_shows_a_waiting_run_its_batches_and_collects(db, open_page):
         done = runner.get_handle(p.run_id).wait(60)
         assert done.done == 10 and done.status in ("cancelled", "waiting")
         assert sum(srv.stats()["openai"].values()) == 20 and srv.stats()["plain_calls"] == 0
+    finally:
+        srv.stop()
+
+
+@pytest.mark.slow
+def test_reattach_button_follows_the_same_batches(db, open_page):
+    srv = BatchStandIn().start()
+    try:
+        srv.hold()
+        p = runner.run(SMALL, "openai/gpt-4o-mini", base_url=srv.openai_url, db_path=db, batch=True, wait=False,
+                       limit=10)
+        at = open_page("pages/runs.py", {"run": p.run_id})
+        button = at.button(key="runs_resume")
+        assert button.label == "Re-attach to its batches"
+        srv.release()
+        button.click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        handle = runner.get_handle(p.run_id)
+        deadline = time.monotonic() + 60
+        while "in_progress" not in handle.progress().batches and time.monotonic() < deadline:
+            time.sleep(0.05)   # the first pass polled the stored batch (the app then polls once a minute)
+        prog = handle.progress()
+        handle.cancel()        # stop following: the batch stays at the provider, the run waits on it
+        final = handle.wait(30)
+        assert prog.total == 10 and prog.batches == {"in_progress": 1}   # the stored run (its limit), not a new one
+        assert sum(srv.stats()["openai"].values()) == 10                 # re-attached: nothing submitted again
+        assert final.status == "waiting"
     finally:
         srv.stop()
