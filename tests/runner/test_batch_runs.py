@@ -140,7 +140,7 @@ def test_attempt_limit_records_failures_and_a_rerun_retries_them(tmp_path):
 
 def test_given_up_prompts_stay_given_up_while_other_batches_run(tmp_path):
     """Failures recorded after the last attempt are not resubmitted by the same session's later passes."""
-    srv = BatchStandIn(error_rate=0.5, fail_times=100, seed=3, slow={3: 25}).start()   # the 4th batch lags
+    srv = BatchStandIn(error_rate=0.5, fail_times=100, seed=3, slow={3: 10}).start()   # the 4th batch lags
     db = tmp_path / "g.duckdb"
     try:
         p = batch_run(srv, "openai", SMALL, db, max_attempts=1, batch_limits=BatchLimits(10, 10**6))
