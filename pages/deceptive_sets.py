@@ -146,6 +146,7 @@ for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
         st.caption(f"A {sym} B = {{{', '.join(truth)}}}" if truth else f"A {sym} B = ∅")
 
 choice = _ui.model_picker("dec_m", show_params=True)
+_ui.batch_toggle(choice, "dec_m")
 o2.metric("Items", n_items)
 if st.button("Run", type="primary", key="dec_run", disabled=not ops):
     handle = _ui.start_run(cfg.to_dict(), choice, name=f"deceptive · {ga.name} vs {gb.name}")

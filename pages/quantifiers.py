@@ -127,13 +127,14 @@ def show_preview(cfg: Q.Config) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=300)
 def _estimate(config_json: str, spec: str, params_json: str, base_url: str | None, limit: int | None, db: str,
-              token: str) -> runner.Estimate:
+              token: str, batch: bool = False) -> runner.Estimate:
     return runner.estimate(json.loads(config_json), spec, params=json.loads(params_json), base_url=base_url,
-                           db_path=db, limit=limit)
+                           db_path=db, limit=limit, batch=batch)
 
 
 def run_panel(config: dict) -> None:
     choice = _ui.model_picker(KEY + "m", show_params=True)
+    _ui.batch_toggle(choice, KEY + "m")
     c1, c2, c3 = st.columns(3)
     limit = c1.number_input("Only the first N prompts (0 = all)", 0, 10_000_000, 0, key=KEY + "limit")
     cap = c2.number_input("Cap answer length (tokens)", 1, 4096, 16, key=KEY + "cap",
@@ -144,8 +145,9 @@ def run_panel(config: dict) -> None:
     with _ui.user_errors():
         db = _ui.db_path()
         est = _estimate(json.dumps(config, sort_keys=True), choice.spec, json.dumps(choice.params, sort_keys=True),
-                        choice.base_url, int(limit) or None, db, _ui.db_token(db))
-        cost = "free" if not est.cost_usd else f"≈ ${est.cost_usd:.4f}"
+                        choice.base_url, int(limit) or None, db, _ui.db_token(db), choice.batch)
+        cost = "free" if not est.cost_usd else f"≈ ${est.cost_usd:.4f}" + (" at the batch price" if choice.batch
+                                                                           else "")
         st.caption(f"{est.n_items:,} prompts · {est.n_cached:,} already answered or cached · {est.n_calls:,} calls "
                    f"to make · {cost}")
         if choice.spec.startswith("local/") and est.n_calls > 500:

@@ -48,6 +48,10 @@ if running:
     r1.info(f"Still running: {', '.join(running)} — figures include the answers stored so far.")
     if r2.button("Refresh", key="res_refresh_running", use_container_width=True):
         st.rerun()
+waiting = runs[runs["run_id"].isin(run_ids) & (runs["status"] == "waiting")]["run_id"].tolist()
+if waiting:
+    st.info(f"Waiting on provider batches: {', '.join(waiting)} — not failed; results arrive within 24 h and are "
+            "collected from the Runs page (or the same CLI command). Figures include the answers stored so far.")
 answered = int(overview["answered"].sum()) if not overview.empty else 0
 if answered == 0:
     st.info("These runs have no answered items yet — if a run is in progress, this page updates as results arrive.")

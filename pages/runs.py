@@ -1,5 +1,6 @@
 """Runs: history with status; resume an unfinished run, delete, export (CSV / Parquet / JSONL), download the run
-configuration as YAML or upload one to open it on the Set operations page."""
+configuration as YAML or upload one to open it on the Set operations page; a batch run's provider batches (state,
+counts; refresh, collect now, cancel)."""
 
 from __future__ import annotations
 
@@ -82,8 +83,71 @@ c2.markdown(f"**Items** {row.get('n_items')} · **done** {row.get('n_done')} · 
 c3.page_link(_ui.PAGE_FILES["results"], label="Open in Results →", query_params={"runs": run_id,
                                                                                "scoring": scoring})
 
-if row.get("status") in ("running", "pending"):
+if row.get("status") in ("running", "pending", "waiting"):
     _ui.run_progress(run_id, key="runs", results_link=False, scoring=scoring)
+
+# ---------------------------------------------------------------------------------------------- provider batches
+def _batches_section(run_id: str, row: dict) -> None:
+    """The run's provider batches with refresh, collect now and cancel; re-reads itself while this app follows
+    the run (a fragment)."""
+    from core import runner
+
+    following = runner.get_handle(run_id)
+    active = following is not None and not following.done   # this app already follows the run's batches
+
+    @st.fragment(run_every=2.0 if active else None)
+    def _show():
+        batches = _ui.run_batches(run_id)
+        if batches.empty:
+            return
+        st.markdown("**Provider batches**")
+        key, _where = _ui.api_key_for(row.get("model"))
+        st.dataframe(batches, hide_index=True, width="stretch", height=min(320, 35 * (len(batches) + 1) + 8),
+                     column_config={"cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
+                                    "n_requests": "requests", "n_succeeded": "succeeded", "n_errored": "errored",
+                                    "n_expired": "expired", "n_cancelled": "cancelled",
+                                    "n_processing": "processing", "n_bytes": "bytes"})
+        open_ids = batches.loc[batches["phase"] == "open", "batch_id"].tolist()
+        h = runner.get_handle(run_id)
+        busy = h is not None and not h.done
+        b1, b2, b3 = st.columns([1, 1, 2])
+        if b1.button("Refresh", key="runs_batch_refresh", disabled=not open_ids,
+                     help="Ask the provider how the open batches stand (no results are read)."):
+            with _ui.user_errors("Refresh: "):
+                from core.runner.batch_collect import refresh_batches
+
+                refresh_batches(_ui.db_path(), run_id, api_key=key)
+                st.rerun()
+        if b2.button("Collect now", key="runs_batch_collect", type="primary",
+                     disabled=busy or not (open_ids or row.get("status") == "waiting"),
+                     help="Re-attach once, like the same CLI command with --no-wait: collect the batches that have "
+                          "ended, resubmit requests that errored, expired or were cancelled (up to the attempt "
+                          "limit), submit anything not yet submitted. Batches still running are left to run."):
+            with _ui.user_errors("Collect: "):
+                runner.resume_run(run_id, api_key=key, db_path=_ui.db_path(), batch=True, wait=False)
+                st.toast(f"Collecting the batches of {run_id}")
+                st.rerun(scope="app")
+        with b3:
+            if open_ids:
+                c_pick, c_go = st.columns([2, 1])
+                victim = c_pick.selectbox("Batch to cancel", open_ids, key="runs_batch_pick",
+                                          label_visibility="collapsed")
+                if c_go.button("Cancel batch", key="runs_batch_cancel",
+                               help="The provider stops the batch; requests it already ran are kept and collected. "
+                                    "Running the run again resubmits the rest."):
+                    with _ui.user_errors("Cancel: "):
+                        from core.runner.batch_collect import cancel_batch
+
+                        cancel_batch(_ui.db_path(), victim, api_key=key)
+                        st.toast(f"Cancel requested for {victim}")
+                        st.rerun()
+            else:
+                st.caption("No batch of this run is open.")
+
+    _show()
+
+
+_batches_section(run_id, row)
 
 config, params, imported = row["config"], row["params"], row["imported"]
 
@@ -92,6 +156,8 @@ a1, a2, a3 = st.columns(3)
 with a1.container(border=True):
     st.markdown("**Resume**")
     unfinished = row.get("status") not in ("done", "imported") or (row.get("n_failed") or 0) > 0
+    if row.get("batch") and not imported:
+        st.caption("A provider batch run: resuming re-attaches to its batches and follows them until collected.")
     if imported:
         st.caption("Imported results cannot be resumed.")
     elif not unfinished:
@@ -104,13 +170,22 @@ with a1.container(border=True):
             st.caption("Running now.")
         else:
             st.caption("Continues where it stopped: finished calls are kept, failed ones retried.")
-            if st.button("Resume run", key="runs_resume", type="primary"):
+            if st.button("Re-attach to its batches" if row.get("batch") else "Resume run", key="runs_resume",
+                         type="primary"):
                 spec = row.get("model")
                 key, _where = _ui.api_key_for(spec)
                 choice = _ui.ModelChoice(spec=spec, base_url=row.get("base_url"), api_key=key, params=params,
                                          missing_key=None if key or not _ui.key_env_for(spec) or
-                                         spec.startswith("openai-compatible") else _ui.key_env_for(spec))
-                h = _ui.start_run(config, choice, name=row.get("name"))
+                                         spec.startswith("openai-compatible") else _ui.key_env_for(spec),
+                                         batch=bool(row.get("batch")))
+                h = None
+                if row.get("batch") and not choice.missing_key:
+                    with _ui.user_errors("Re-attach: "):   # exactly as stored (limit, draw …): the same batches
+                        from core import runner
+
+                        h = runner.resume_run(run_id, api_key=key, db_path=_ui.db_path(), batch=True)
+                else:
+                    h = _ui.start_run(config, choice, name=row.get("name"))
                 if h is not None:
                     st.toast(f"Resumed {h.run_id}")
                     st.rerun()

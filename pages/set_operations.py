@@ -175,14 +175,15 @@ except Exception as exc:  # a sampler that cannot be built (e.g. missing data fi
 
 st.subheader("Model")
 choice = _ui.model_picker("so_m")
+_ui.batch_toggle(choice, "so_m")
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=300)
-def _estimate(config_json: str, spec: str, params_json: str, base_url, token: str):
+def _estimate(config_json: str, spec: str, params_json: str, base_url, token: str, batch: bool = False):
     from core import runner
 
     return runner.estimate(json.loads(config_json), spec, params=json.loads(params_json), base_url=base_url,
-                           db_path=_ui.db_path())
+                           db_path=_ui.db_path(), batch=batch)
 
 
 def _short(n: int) -> str:
@@ -200,12 +201,13 @@ if cfg is not None and n_items:
     if auto or st.button("Estimate calls, tokens and cost", key="so_estimate"):
         with st.spinner("Estimating…"), _ui.user_errors("Estimate: "):
             est = _estimate(json.dumps(cfg.to_dict(), sort_keys=True), choice.spec,
-                            json.dumps(choice.params, sort_keys=True), choice.base_url, _ui.db_token())
+                            json.dumps(choice.params, sort_keys=True), choice.base_url, _ui.db_token(), choice.batch)
 if est is not None:
     m3.metric("Calls to make", f"{est.n_calls:,}", help=f"{est.n_cached:,} items answered from the cache")
     m4.metric("Tokens in / out (est.)", f"{_short(est.tokens_in)} / {_short(est.tokens_out)}",
               help=f"{est.tokens_in:,} input and {est.tokens_out:,} output tokens (estimated)")
-    m5.metric("Cost (est.)", "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}")
+    m5.metric("Cost (est., batch price)" if choice.batch else "Cost (est.)",
+              "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}")
 else:
     m3.metric("Calls to make", "–")
     m4.metric("Tokens in / out (est.)", "–")

@@ -19,6 +19,9 @@ from core.errors import UserError
 COMMANDS = {
     "generate": "core.cli.commands.generate",
     "run": "core.cli.commands.run",
+    "batches": "core.cli.commands.batches",
+    "export-batch": "core.cli.commands.export_batch",
+    "import-batch": "core.cli.commands.import_batch",
     "export": "core.cli.commands.export",
     "import": "core.cli.commands.import_",
     "serve-local": "core.cli.commands.serve_local",

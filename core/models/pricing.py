@@ -5,6 +5,9 @@ PRICES_AS_OF; they change — check the providers' pricing pages before relying 
 A model name matches the longest table prefix (so dated snapshots such as ``gpt-4o-mini-2024-07-18`` or
 ``claude-sonnet-4-5-20250929`` find their family). Unknown cloud models and self-hosted ``openai-compatible``
 endpoints return None (unknown), never a made-up number. The embedded model and the reference solver cost 0.
+
+Batch interfaces (OpenAI Batch, Anthropic Message Batches) bill input and output tokens at half the list price
+(``BATCH_DISCOUNT``, both providers, as published for PRICES_AS_OF); ``estimate_cost(..., batch=True)`` applies it.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ PRICES: dict[str, dict[str, tuple[float, float]]] = {
 
 FREE_PROVIDERS = ("local", "reference")
 
+# provider -> share of the list price charged for calls made through its batch interface
+BATCH_DISCOUNT: dict[str, float] = {"openai": 0.5, "anthropic": 0.5}
+
 
 def split_spec(spec: str) -> tuple[str, str]:
     provider, sep, name = (spec or "").partition("/")
@@ -70,9 +76,21 @@ def price_per_million(spec: str) -> tuple[float, float] | None:
     return table[best] if best else None
 
 
-def estimate_cost(spec: str, tokens_in: int | None, tokens_out: int | None) -> float | None:
-    """Estimated USD for one call; None if the price or the token counts are unknown."""
+def batch_factor(spec: str) -> float | None:
+    """Share of the list price a batch call of ``spec`` costs; None when its provider has no batch interface."""
+    return BATCH_DISCOUNT.get(split_spec(spec)[0])
+
+
+def estimate_cost(spec: str, tokens_in: int | None, tokens_out: int | None, *, batch: bool = False
+                  ) -> float | None:
+    """Estimated USD for one call (``batch``: made through the provider's batch interface); None if the price, the
+    token counts or (for ``batch``) a batch price is unknown."""
     price = price_per_million(spec)
+    if batch and price not in (None, (0.0, 0.0)):
+        factor = batch_factor(spec)
+        if factor is None:
+            return None
+        price = (price[0] * factor, price[1] * factor)
     if price is None:
         return None
     if price == (0.0, 0.0):

@@ -4,7 +4,8 @@ Public API::
 
     start_run(config, model, *, params=None, base_url=None, api_key=None, db_path=None, concurrency=None,
               fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
-              source="app", on_progress=None) -> RunHandle        # background thread with its own event loop
+              source="app", on_progress=None, batch=False, wait=True, poll_interval=None,
+              batch_limits=None) -> RunHandle                      # background thread with its own event loop
     run(config, model, ..., on_progress=callback) -> Progress       # blocking (the CLI); Ctrl-C cancels cleanly
     resume_run(run_id, *, api_key=None, db_path=None) -> RunHandle  # continue a stored run exactly (Runs page)
     estimate(config, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None) -> Estimate
@@ -36,8 +37,16 @@ the final status go in one transaction, after an extra merge made as soon as the
 
 Cancel stops new calls at once, abandons calls in flight, keeps every finished one.
 
+Provider batches (``start_run(..., batch=True, wait=True|False)``, openai/ and anthropic/): the same run (same key,
+cache, tables) executed through OpenAI Batch or Anthropic Message Batches at half the list price instead of live
+calls — kill-safe: every batch is in the store before the provider creates it, and the same call re-attaches (see
+``batch.py``). A live run leaves prompts that sit in a provider batch alone; a run waiting on batches has status
+'waiting'. ``estimate(..., batch=True)`` prices at the batch discount.
+
 Modules: ``plan`` (run key, items, estimate, progress record) · ``handle`` (start/resume/run, the handle registry) ·
-``executor`` (calls, retries, journal, merges) · ``ratelimit`` (requests and tokens per minute).
+``executor`` (calls, retries, journal, merges) · ``ratelimit`` (requests and tokens per minute) · ``batch``
+(provider batch runs) · ``batch_collect`` (collecting a batch; list, refresh, cancel) · ``batch_files``
+(export-batch / import-batch: the OpenAI batch file format for vLLM).
 """
 
 from core.runner.handle import RunHandle, active_runs, get_handle, resume_run, run, start_run

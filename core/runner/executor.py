@@ -12,8 +12,9 @@ from typing import Iterable
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
-from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan
+from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan, failure_rows, result_rows
 from core.runner.ratelimit import RateLimiter
+from core.store import batches as batch_store
 from core.store.journal import Journal, delete_journals, merge_records, recover_into
 
 MAX_BACKOFF = 60.0             # cap of one back-off sleep (seconds), Retry-After excepted
@@ -91,6 +92,7 @@ class _Executor:
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
         self._commits: set[asyncio.Task] = set()
+        self._waiting_keys: set[str] = set()
 
     # -- thread / loop
     def thread_main(self) -> None:
@@ -154,27 +156,10 @@ class _Executor:
 
     # -- scoring
     def _result_rows(self, items: list[dict], key: str, text: str, attempts: int, cached: bool) -> list[dict]:
-        rows = []
-        at = store.now_utc()
-        for it in items:
-            row = {"run_id": self.run_id, "idx": it["idx"], "cache_key": key, "attempts": attempts,
-                   "cached": cached, "at": at, "error": None}
-            try:
-                score = self.plan.task.score(it, text)
-            except Exception as exc:  # a scoring bug must not lose the call: it stays cached, re-scored next run
-                row["error"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
-            else:
-                for k, v in score.items():
-                    if k == "parsed" and v is not None and not isinstance(v, str):
-                        v = store.canonical_json(v)
-                    row[k] = v
-            rows.append(row)
-        return rows
+        return result_rows(self.plan.task, self.run_id, items, key, text, attempts, cached)
 
     def _failure_rows(self, items: list[dict], key: str, reason: str, attempts: int) -> list[dict]:
-        at = store.now_utc()
-        return [{"run_id": self.run_id, "idx": it["idx"], "cache_key": None, "error": reason[:1000],
-                 "attempts": attempts, "cached": False, "at": at} for it in items]
+        return failure_rows(self.run_id, items, reason, attempts)
 
     # -- main
     async def _main(self) -> None:
@@ -210,6 +195,9 @@ class _Executor:
             done = {r[0] for r in done_rows}
             pending_keys = {keys[i] for i in by_idx if i not in done}
             cached = store.lookup_calls(con, pending_keys)
+            # prompts sitting in a provider batch (this run's or another's) are not called live: they are paid for
+            # already and arrive when the batch is collected
+            self._waiting_keys = batch_store.in_flight(con, pending_keys - set(cached))
             return done_rows, done, cached
 
         done_rows, done, cached = await asyncio.to_thread(setup)
@@ -226,6 +214,9 @@ class _Executor:
             if it["idx"] in done:
                 continue
             groups.setdefault(keys[it["idx"]], []).append(it)
+        waiting = sum(len(groups.pop(k)) for k in [k for k in groups if k in self._waiting_keys])
+        if waiting:
+            h._update(waiting=waiting)
         cached_rows = []
         for key in [k for k in groups if k in cached]:
             cached_rows += self._result_rows(groups.pop(key), key, cached[key]["response"], 0, True)
@@ -270,7 +261,8 @@ class _Executor:
         await items_ready   # re-raises a failed insert: the run ends with status 'error', its calls stay cached
 
         p = h.progress()
-        status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else "incomplete")
+        status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else
+                                                  "waiting" if p.waiting else "incomplete")
         # the last records and the run's final counts/status in one transaction (one DB open, not two)
         counts = await self._merge(writer, final=True, status=status)
         journal.close(delete=counts is not None)

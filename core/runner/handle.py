@@ -13,8 +13,9 @@ from typing import Callable
 from core import store
 from core.config import RunOptions
 from core.errors import UserError
+from core.runner.batch import _BatchExecutor
 from core.runner.executor import _Executor
-from core.runner.plan import Progress, _find_run, _plan
+from core.runner.plan import Progress, _find_run, _plan, register_run
 from core.store.journal import owner_tag
 
 # ----------------------------------------------------------------------------------------------------------- handle
@@ -93,13 +94,29 @@ class RunHandle:
 
 def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, db_path=None, concurrency=None,
               fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
-              source="app", on_progress: Callable[[Progress], None] | None = None, model_timeout: float = 60.0, _run_id: str | None = None) -> RunHandle:
+              source="app", on_progress: Callable[[Progress], None] | None = None, model_timeout: float = 60.0,
+              batch: bool = False, wait: bool = True, poll_interval: float | None = None, batch_limits=None,
+              _run_id: str | None = None) -> RunHandle:
     """Validate, register the run in the DB and start it in a background thread. Returns at once.
 
     ``model`` is a spec string (``local/smollm2``, ``openai/gpt-4o-mini``, ``openai-compatible/<name>`` …) or a
     ready Model object. ``api_key`` goes to the model only; it is never stored. Raises ConfigError/UserError/ModelError
     for bad input before anything starts. If the same run is already active in this process, its handle is returned.
+
+    ``batch=True`` (openai/ and anthropic/ only) sends the run's uncached prompts through the provider's batch
+    interface instead of live calls (core/runner/batch.py): it polls every ``poll_interval`` seconds until every
+    batch is collected, or (``wait=False``) submits, collects what has ended and returns, leaving the run
+    'waiting'. ``batch_limits`` (a ``core.models.batch.BatchLimits``) caps requests and bytes per batch.
     """
+    if batch:
+        from core.models.batch import supports_batch
+
+        spec_str = model if isinstance(model, str) else getattr(model, "spec", "")
+        if not supports_batch(spec_str):
+            raise UserError(f"batch submission is for openai/ and anthropic/ models, not {spec_str}; for a vLLM "
+                            "box use export-batch / import-batch or the live openai-compatible/ path")
+        if poll_interval is not None and not (isinstance(poll_interval, (int, float)) and poll_interval >= 0):
+            raise UserError(f"poll interval must be a number of seconds >= 0, got {poll_interval!r}")
     if isinstance(model, str):
         from core.models import get_model
 
@@ -133,28 +150,23 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         run_json = store.canonical_json({
             "config": plan.config_dict, "model": spec, "base_url": plan.base_url, "params": plan.params.to_dict(),
             "limit": limit, "draw": draw, "owner": owner_tag(), "concurrency": concurrency,
-            "max_attempts": max_attempts, "call_timeout": call_timeout, "rpm": rpm, "tpm": tpm,
+            "max_attempts": max_attempts, "call_timeout": call_timeout, "rpm": rpm, "tpm": tpm, "batch": bool(batch),
         })
-        if exists:
-            con.execute("UPDATE runs SET status = 'running', run_json = ?, updated_at = ? WHERE run_id = ?",
-                        [run_json, store.now_utc(), run_id])
-        else:
-            con.execute(
-                """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, task, name, config_json, run_json,
-                   model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,
-                   schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', NULL, 0, 0, 0, 0, ?, ?)""",
-                [run_id, plan.run_key, draw, store.now_utc(), store.now_utc(), plan.task_name,
-                 name or f"{plan.task_name} · {spec}", store.canonical_json(plan.config_dict), run_json, spec,
-                 plan.base_url, store.canonical_json(plan.params.to_dict()), source, store.SCHEMA_VERSION])
+        register_run(con, plan, run_id, draw, exists, run_json)
 
     handle = RunHandle(run_id)
     handle._update(status="running")
     with _REGISTRY_LOCK:
         _REGISTRY[run_id] = handle
-    executor = _Executor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
-                         concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts,
-                         call_timeout=call_timeout, on_progress=on_progress, fresh=fresh, api_key=api_key,
-                         preparing=preparing)
+    if batch:
+        executor = _BatchExecutor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
+                                  max_attempts=max_attempts, on_progress=on_progress, api_key=api_key, wait=wait,
+                                  poll_interval=poll_interval, limits=batch_limits)
+    else:
+        executor = _Executor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
+                             concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts,
+                             call_timeout=call_timeout, on_progress=on_progress, fresh=fresh, api_key=api_key,
+                             preparing=preparing)
     thread = threading.Thread(target=executor.thread_main, name=f"run-{run_id}", daemon=True)
     handle._thread = thread
     thread.start()
@@ -162,10 +174,12 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
 
 
 def resume_run(run_id: str, *, api_key=None, db_path=None, concurrency=None, on_progress=None,
-               source: str = "app") -> RunHandle:
+               source: str = "app", batch: bool | None = None, wait: bool = True,
+               poll_interval: float | None = None) -> RunHandle:
     """Continue a stored run exactly as it was started (config, model, params, base URL, limit and draw, from its
     run_json): finished items are kept, failed and missing ones are called. Raises UserError for an unknown or
-    imported run. ``api_key`` is only needed for cloud models and is never stored."""
+    imported run. ``api_key`` is only needed for cloud models and is never stored. A batch run re-attaches to its
+    batches (``batch=None``: the way it was last started; ``wait=False``: one pass — "collect now")."""
     row = store.get_run(db_path, run_id)
     if row is None:
         raise UserError(f"no run {run_id!r} in the database")
@@ -179,7 +193,8 @@ def resume_run(run_id: str, *, api_key=None, db_path=None, concurrency=None, on_
                   api_key=api_key, db_path=db_path, concurrency=concurrency or spec.get("concurrency"),
                   limit=spec.get("limit"), rpm=spec.get("rpm"), tpm=spec.get("tpm"),
                   max_attempts=spec.get("max_attempts") or 6, call_timeout=spec.get("call_timeout") or 120.0,
-                  source=source, on_progress=on_progress, _run_id=run_id)
+                  source=source, on_progress=on_progress, _run_id=run_id,
+                  batch=bool(spec.get("batch")) if batch is None else batch, wait=wait, poll_interval=poll_interval)
     return h
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from core import store
 from core.config import RunOptions, run_spec
+from core.errors import UserError
 from core.models.params import SamplingParams
 from core.tasks.base import stable_id
 
@@ -32,7 +33,9 @@ class Progress:
     calls: int = 0          # model calls that succeeded in this session
     retries: int = 0        # retried attempts in this session
     in_flight: int = 0
-    status: str = "pending"  # pending | running | done | incomplete | cancelled | error
+    waiting: int = 0        # items whose prompt sits in a provider batch not yet collected
+    batches: dict = field(default_factory=dict)   # batch runs: provider status (or our phase) → number of batches
+    status: str = "pending"  # pending | running | waiting (on provider batches) | done | incomplete | cancelled | error
     started_at: float = field(default_factory=time.time)
     calls_started_at: float | None = None   # when the first model call was sent (after setup and cache lookup)
     elapsed: float = 0.0
@@ -48,7 +51,7 @@ class Progress:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("done", "incomplete", "cancelled", "error")
+        return self.status in ("done", "incomplete", "cancelled", "error", "waiting")
 
     def to_dict(self) -> dict:
         return {**dataclasses.asdict(self), "accuracy": self.accuracy}
@@ -137,6 +140,23 @@ def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
     return f"{plan.task_name}-{plan.run_key[:10]}-d{draw}", draw, False
 
 
+def register_run(con, plan: _Plan, run_id: str, draw: int, exists: bool, run_json: str,
+                 status: str = "running") -> None:
+    """Insert the run's row, or mark an existing one ``status`` with its new run_json (caller's transaction)."""
+    if exists:
+        con.execute("UPDATE runs SET status = ?, run_json = ?, updated_at = ? WHERE run_id = ?",
+                    [status, run_json, store.now_utc(), run_id])
+        return
+    con.execute(
+        """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, task, name, config_json, run_json,
+           model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,
+           schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, 0, ?, ?)""",
+        [run_id, plan.run_key, draw, store.now_utc(), store.now_utc(), plan.task_name,
+         plan.name or f"{plan.task_name} · {plan.model_spec}", store.canonical_json(plan.config_dict), run_json,
+         plan.model_spec, plan.base_url, store.canonical_json(plan.params.to_dict()), status, plan.source,
+         store.SCHEMA_VERSION])
+
+
 def _estimate_out_tokens(item: dict, params: SamplingParams) -> int:
     truth = item.get("truth")
     return int(min(params.max_tokens, len(json.dumps(truth, default=str)) / CHARS_PER_TOKEN * 1.5 + 16))
@@ -146,12 +166,47 @@ def _estimate_in_tokens(prompt: str) -> int:
     return int(len(prompt) / CHARS_PER_TOKEN) + 1
 
 
+def result_rows(task, run_id: str, items: list[dict], key: str, text: str, attempts: int, cached: bool
+                ) -> list[dict]:
+    """Scored result rows of the items answered by one response (a scoring bug is recorded, never raised: the call
+    stays cached and is re-scored by the next run)."""
+    rows = []
+    at = store.now_utc()
+    for it in items:
+        row = {"run_id": run_id, "idx": it["idx"], "cache_key": key, "attempts": attempts, "cached": cached,
+               "at": at, "error": None}
+        try:
+            score = task.score(it, text)
+        except Exception as exc:
+            row["error"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
+        else:
+            for k, v in score.items():
+                if k == "parsed" and v is not None and not isinstance(v, str):
+                    v = store.canonical_json(v)
+                row[k] = v
+        rows.append(row)
+    return rows
+
+
+def failure_rows(run_id: str, items: list[dict], reason: str, attempts: int) -> list[dict]:
+    at = store.now_utc()
+    return [{"run_id": run_id, "idx": it["idx"], "cache_key": None, "error": reason[:1000], "attempts": attempts,
+             "cached": False, "at": at} for it in items]
+
+
 # ----------------------------------------------------------------------------------------------------------- estimate
 
 
-def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None) -> Estimate:
-    """Counts, tokens and cost of running ``config`` on ``model`` now (cached calls and finished items subtracted)."""
+def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None,
+             batch: bool = False) -> Estimate:
+    """Counts, tokens and cost of running ``config`` on ``model`` now (cached calls and finished items subtracted);
+    ``batch``: at the provider's batch price (half the list price; ``core.models.pricing.BATCH_DISCOUNT``)."""
     spec = model if isinstance(model, str) else model.spec
+    if batch:
+        from core.models.batch import supports_batch
+
+        if not supports_batch(spec):
+            raise UserError(f"batch prices are for openai/ and anthropic/ models, not {spec}")
     plan = _plan(config, spec, params, base_url, limit, None, "estimate")
     items = _items(plan)
     with store.connect(db_path) as con:
@@ -173,7 +228,7 @@ def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, f
     try:
         from core.models import estimate_cost
 
-        cost = estimate_cost(spec, tin, tout)
+        cost = estimate_cost(spec, tin, tout, batch=batch)
     except ImportError:
         pass
     return Estimate(len(items), n_cached, len(to_call), tin, tout, cost, run_id)

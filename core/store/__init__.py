@@ -11,6 +11,8 @@ Tables (see ``schema.py`` for the DDL and migrations)::
             made_up, empty_truth, pred, correct_gqg, error, attempts, cached, at,
             parsed_strict, followed_strict, correct_strict, answer_len_strict, made_up_strict)   -- v2: strict scoring
     embedding_cache(encoder, text_sha, text, vector FLOAT[])
+    batches(batch_id, provider, provider_batch_id, run_id, model, base_url, phase, status, owner, n_requests, …)
+    batch_requests(batch_id, custom_id, run_id, idx, cache_key, outcome, error, retired)   -- see batches.py
     VIEW v_results                                                                -- what the analysis queries
 
 Concurrency across processes (the design)
@@ -34,8 +36,9 @@ run. API keys are never passed to this module.
 
 Modules: ``db`` (file, connections, transactions) · ``schema`` (DDL, migrations, factor columns) · ``cache``
 (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters) · ``journal`` (per-process
-fsynced journals and their recovery) · ``runs`` (run list and records) · ``io`` (export and import of result files) ·
-``backfill`` (re-scoring stored rows from their responses when a migration adds derived columns).
+fsynced journals and their recovery) · ``runs`` (run list and records) · ``batches`` (provider batches, written
+before the provider creates them) · ``io`` (export and import of result files) · ``backfill`` (re-scoring stored rows
+from their responses when a migration adds derived columns).
 """
 
 from core.store.cache import cache_key, canonical_json, lookup_calls, sha256

@@ -139,7 +139,8 @@ def merge_records(con, records: list[dict]) -> set[str]:
 
 
 def recover(db_path=None) -> int:
-    """Merge journals of dead processes into the DB and mark their runs 'interrupted'. Returns records merged."""
+    """Merge journals of dead processes into the DB and mark their runs 'interrupted' (or 'waiting' when provider
+    batches still hold some of their prompts). Returns records merged."""
     from core.store.db import connect, transaction
 
     with connect(db_path) as con:
@@ -191,8 +192,11 @@ def recover_into(con, db_path=None) -> tuple[int, list[Path]]:
             "SELECT run_id, run_json->>'owner' FROM runs WHERE status = 'running'").fetchall()
         if not owner_alive(owner)
     ]
+    # a run whose process died while provider batches hold some of its prompts is waiting on them, not broken
+    waiting = {r[0] for r in con.execute(
+        "SELECT DISTINCT run_id FROM batches WHERE phase IN ('submitting', 'open')").fetchall()} if stale else set()
     for run_id in sorted(touched | set(stale)):
-        status = "interrupted" if run_id in stale else None
+        status = ("waiting" if run_id in waiting else "interrupted") if run_id in stale else None
         refresh_run_counts(con, run_id, status=status)
     return merged, merged_paths
 

@@ -55,13 +55,15 @@ def _json_dict(text) -> dict:
 
 def run_record(db_path, run_id: str) -> dict | None:
     """A run's row plus what is parsed from it: ``config`` and ``params`` (dicts; {} where absent, e.g. imported
-    runs whose file carried none) and ``imported`` (bool). Missing values are None, never NaN."""
+    runs whose file carried none), ``imported`` (bool) and ``batch`` (bool: last started as a provider batch run).
+    Missing values are None, never NaN."""
     row = get_run(db_path, run_id)
     if row is None:
         return None
     row["config"] = _json_dict(row.get("config_json"))
     row["params"] = _json_dict(row.get("params_json"))
     row["imported"] = str(row.get("source") or "").startswith("import")
+    row["batch"] = bool(_json_dict(row.get("run_json")).get("batch"))   # last started through provider batches
     return row
 
 

@@ -5,10 +5,12 @@ DuckDB can group by them. List-valued fields (sets, truth, member_hypernyms) are
 keys a task adds later without a column land in ``items.extra_json`` until a migration gives them one.
 
 To change the schema: append a ``(version, [statements])`` pair to MIGRATIONS (never edit an applied one) and bump
-nothing else — SCHEMA_VERSION is the last migration's number. ``ensure_schema`` applies the missing ones in one
-transaction and records each in ``schema_version``; the view is recreated afterwards. A version whose new columns
-must be filled for rows already stored names a function in ``backfill.BACKFILLS`` (run right after its statements,
-in the same transaction: a failure leaves the file at the previous version).
+nothing else — SCHEMA_VERSION is the last migration's number. ``ensure_schema`` applies every migration whose number
+is not yet recorded in ``schema_version`` (in order, one transaction) and records each; the view is recreated
+afterwards. Numbers are owned by issues and may land out of order (a file that has 1 and 3 gets 2 when it arrives),
+so every migration must be safe on a file written by any earlier code. A version whose new columns must be filled
+for rows already stored names a function in ``backfill.BACKFILLS`` (run right after its statements, in the same
+transaction: a failure leaves the file at the previous version).
 """
 
 from __future__ import annotations
@@ -73,6 +75,24 @@ LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx
 LEFT JOIN calls c ON c.cache_key = r.cache_key
 """
 
+
+# Provider batch jobs (OpenAI Batch, Anthropic Message Batches; schema version 3). A row is written *before* the
+# provider is asked to create the batch (phase 'submitting'), so a process killed at any moment leaves a trace:
+# the next attach finds the batch at the provider (or learns it was never created) and carries on.
+BATCH_COLUMNS = [
+    ("batch_id", S), ("provider", S), ("provider_batch_id", S), ("run_id", S), ("model", S), ("base_url", S),
+    ("phase", S), ("status", S), ("owner", S), ("n_requests", I), ("n_bytes", I), ("n_succeeded", I),
+    ("n_errored", I), ("n_expired", I), ("n_cancelled", I), ("n_processing", I), ("input_file_id", S),
+    ("output_file_id", S), ("error_file_id", S), ("dropped_params", S), ("error", S), ("cancel_requested", B),
+    ("cost_usd", F), ("created_at", TS), ("submitted_at", TS), ("updated_at", TS), ("ended_at", TS),
+    ("collected_at", TS),
+]
+# One row per item of a batch: custom_id (the cache key) → (run, item, cache key), and the item's outcome.
+BATCH_REQUEST_COLUMNS = [
+    ("batch_id", S), ("custom_id", S), ("run_id", S), ("idx", I), ("cache_key", S), ("outcome", S), ("error", S),
+    ("retired", B),
+]
+
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, [
         f"CREATE TABLE IF NOT EXISTS runs (\n  {_cols(RUN_COLUMNS)},\n  PRIMARY KEY (run_id))",
@@ -87,6 +107,11 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # of word and deceptive members; core/tasks/setops/factors.py) is added below.
     (2, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}' for name, typ in
          STRICT_RESULT_COLUMNS]),
+    (3, [   # issue 10: provider batches (new tables only: safe on any earlier file)
+        f"CREATE TABLE IF NOT EXISTS batches (\n  {_cols(BATCH_COLUMNS)},\n  PRIMARY KEY (batch_id))",
+        f"CREATE TABLE IF NOT EXISTS batch_requests (\n  {_cols(BATCH_REQUEST_COLUMNS)},\n  "
+        "PRIMARY KEY (batch_id, run_id, idx))",
+    ]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:
@@ -105,13 +130,23 @@ def current_version(con) -> int:
     return int(row[0] or 0)
 
 
+def applied_versions(con) -> set[int]:
+    con.execute(_VERSION_TABLE)
+    return {int(r[0]) for r in con.execute("SELECT DISTINCT version FROM schema_version").fetchall()}
+
+
+_ALL_VERSIONS = {number for number, _ in MIGRATIONS}
+
+
 def ensure_schema(con) -> int:
     """Bring the open database to SCHEMA_VERSION (no-op when current). Returns the version."""
     try:
-        version = int(con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0] or 0)
+        version, count = con.execute(
+            "SELECT max(version), count(DISTINCT version) FROM schema_version").fetchall()[0]
+        version, count = int(version or 0), int(count or 0)
     except Exception:
-        version = -1
-    if version == SCHEMA_VERSION:
+        version, count = -1, -1
+    if version == SCHEMA_VERSION and count >= len(_ALL_VERSIONS):
         return version
     if version > SCHEMA_VERSION:
         from core.errors import UserError
@@ -127,9 +162,9 @@ _LOCK = threading.Lock()
 def _migrate(con) -> int:
     con.execute("BEGIN TRANSACTION")
     try:
-        version = current_version(con)
+        applied = applied_versions(con)
         for number, statements in MIGRATIONS:
-            if number <= version:
+            if number in applied:
                 continue
             for sql in statements:
                 con.execute(sql)

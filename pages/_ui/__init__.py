@@ -13,6 +13,9 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 * **Models**: ``model_picker(key)`` → ``ModelChoice(spec, base_url, api_key, params)``. Keys come from the
   environment or ``.streamlit/secrets.toml``; a key typed in the UI is kept only in ``st.session_state`` (this
   browser session) and passed to the runner, never written anywhere.
+* **Provider batches**: ``batch_toggle(choice, key)`` shows "Submit as batch (½ price, results within 24 h)" for
+  openai/ and anthropic/ models and sets ``choice.batch`` (``start_run`` then submits batches); ``run_batches(run_id)``
+  is a run's batches as the Runs page lists them.
 * **Runs**: ``start_run(...)`` wraps ``core.runner.start_run`` (errors → ``st.error``); ``run_progress(run_id)``
   is a self-refreshing fragment (progress bar, done/cached/failed, running accuracy, cost, cancel) that finds a
   run again after a page switch or a closed tab (the runner's registry lives in the server process).
@@ -23,8 +26,8 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 * **Errors**: ``user_errors()`` context manager shows ``UserError`` (and DuckDB busy) as one st.error line.
 """
 
-from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_label, runs_df, user_errors  # noqa: F401
-from pages._ui.model_picker import MODEL_CHOICES, ModelChoice, api_key_for, key_env_for, model_picker  # noqa: F401
+from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_batches, run_label, runs_df, user_errors  # noqa: F401,E501
+from pages._ui.model_picker import MODEL_CHOICES, ModelChoice, api_key_for, batch_toggle, key_env_for, model_picker  # noqa: F401
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
 from pages._ui.pickers import current_scoring, run_picker, scoring_switch, slice_filters, warn_unknown_runs  # noqa: F401
 from pages._ui.progress import run_progress, start_run  # noqa: F401

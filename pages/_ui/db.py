@@ -96,3 +96,19 @@ def df_download(df: pd.DataFrame, fmt: str) -> bytes:
     if fmt == "jsonl":
         return df.to_json(orient="records", lines=True, date_format="iso", force_ascii=False).encode("utf-8")
     raise UserError(f"unknown export format {fmt!r}")
+
+
+def run_batches(run_id: str) -> pd.DataFrame:
+    """A run's provider batches (newest first), as the Runs page shows them; empty when it has none."""
+    from core.runner.batch_collect import list_batches
+
+    try:
+        df = list_batches(db_path(), run_id)
+    except UserError:
+        return pd.DataFrame()
+    if df.empty:
+        return df
+    df = df.drop(columns=["run_id", "model", "created_at"], errors="ignore")
+    df["age"] = df["age"].map(lambda td: f"{td.total_seconds() / 3600:.1f} h" if td.total_seconds() >= 3600
+                              else f"{td.total_seconds() / 60:.0f} min")
+    return df

@@ -24,6 +24,7 @@ class ModelChoice:
     api_key: str | None = field(default=None, repr=False)
     params: dict = field(default_factory=dict)
     missing_key: str | None = None  # env var name when a cloud model has no key yet
+    batch: bool = False             # submit through the provider's batch interface (see batch_toggle)
 
 
 def _secret(name: str) -> str | None:
@@ -106,3 +107,18 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
                                    help="-1 = no seed")
             params["seed"] = None if seed < 0 else int(seed)
     return ModelChoice(spec=spec, base_url=base_url, api_key=api_key, params=params, missing_key=missing)
+
+
+def batch_toggle(choice: ModelChoice, key: str) -> bool:
+    """The "Submit as batch" choice for providers with a batch interface (openai/, anthropic/); sets and returns
+    ``choice.batch`` (always False for other providers, where the toggle is not shown)."""
+    from core.models.batch import supports_batch
+
+    choice.batch = False
+    if supports_batch(choice.spec):
+        choice.batch = st.toggle(
+            "Submit as batch (½ price, results within 24 h)", key=f"{key}_batch",
+            help="The uncached prompts go to the provider's batch interface (OpenAI Batch, Anthropic Message "
+                 "Batches) at half the list price. The batches are stored the moment they are created: closing "
+                 "the app loses nothing — the run then waits on them, and the Runs page collects them.")
+    return choice.batch

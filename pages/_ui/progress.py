@@ -49,6 +49,16 @@ def _overview_accuracy(ov) -> tuple[int, int, float | None]:
         (float(acc) if acc == acc else None)
 
 
+def _db_batches(run_id: str) -> tuple[int | None, dict]:
+    """(items waiting, provider status → batches) of a run from the store."""
+    from core.runner.batch_collect import batch_overview
+
+    try:
+        return batch_overview(db_path(), run_id)
+    except UserError:
+        return None, {}
+
+
 def run_progress(run_id: str, key: str, results_link: bool = True, every: float = 1.0,
                  scoring: str | None = None) -> None:
     """Live progress of a run (auto-refreshing fragment while it runs): works after a page switch or a reload.
@@ -69,6 +79,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             correct, cost, status, elapsed = p.correct, p.cost_usd, p.status, p.elapsed
             accuracy = None if p.accuracy is None else 100 * p.accuracy
             err = p.error
+            waiting, batches = p.waiting, p.batches
             judged = done
             if scoring != "lenient":   # the runner counts our parser's verdict; the store has both
                 judged, correct, accuracy = _overview_accuracy(
@@ -84,6 +95,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             judged, correct, accuracy = _overview_accuracy(cached_analysis("run_overview", [run_id],
                                                                            scoring=scoring))
             elapsed, err = None, None
+            waiting, batches = (None, {}) if status != "waiting" else _db_batches(run_id)
         frac = min(1.0, (done + failed) / total) if total else 0.0
         st.progress(frac, text=f"Run {run_id} — {status}: {done + failed} of {total or '?'} items")
         m1, m2, m3, m4, m5 = st.columns(5)
@@ -93,6 +105,12 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         m4.metric("Accuracy", f"{accuracy:.1f} %" if accuracy is not None else "–",
                   help=f"Running accuracy so far ({scoring} scoring): " + progress_accuracy(judged, correct))
         m5.metric("Cost", f"${cost:.4f}" if cost else "$0")
+        if batches:
+            states = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(batches.items()))
+            st.caption(f"Provider batches: {states}" + (f" · {waiting:,} items waiting on them" if waiting else ""))
+        if status == "waiting":
+            st.info("Waiting on provider batches (results within 24 h) — not failed. “Collect now” on the Runs page "
+                    "collects what has ended; the same CLI command re-attaches too.")
         if err:
             st.error(err)
         running = handle is not None and not handle.done

@@ -1,4 +1,5 @@
-"""`python -m core run --config CFG.yaml --model MODEL …` — run a batch with a progress bar (resumes by default)."""
+"""`python -m core run --config CFG.yaml --model MODEL …` — run a config with a progress bar (resumes by default);
+``--batch [--no-wait]`` through the provider's batch interface (re-attaches to batches in flight)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def register(subparsers) -> None:
                    "experiment YAML (configs/experiments/*.yaml) as it is")
     p.add_argument("--model", default=None, help="model spec, e.g. local/smollm2 (default), reference/solver, "
                    "openai/gpt-4o-mini, anthropic/claude-haiku-4-5, openai-compatible/NAME")
-    p.add_argument("--base-url", default=None, help="endpoint of an openai-compatible server, e.g. http://host:8000/v1")
+    p.add_argument("--base-url", default=None, help="endpoint of an openai-compatible server, e.g. "
+                   "http://host:8000/v1; for openai/ and anthropic/ a proxy, gateway or compatible endpoint (live and "
+                   "batch calls alike)")
     p.add_argument("--concurrency", type=int, default=None, help="calls in flight (default per provider: " + ", ".join(
         f"{p.provider} {p.default_concurrency}" for p in PROVIDERS.values()) + ")")
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
@@ -39,7 +42,19 @@ def register(subparsers) -> None:
     p.add_argument("--top-k", type=int, default=None, help="top-k sampling (default 20; not sent to OpenAI)")
     p.add_argument("--max-tokens", type=int, default=None, help="reply length limit in tokens (default 512)")
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
-    p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost)")
+    p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost; with "
+                   "--batch at the batch price)")
+    b = p.add_argument_group("provider batches (openai/ and anthropic/: half the list price, results within 24 h)")
+    b.add_argument("--batch", action="store_true", help="submit the uncached prompts as provider batches instead "
+                   "of live calls; the same command again re-attaches to batches in flight")
+    b.add_argument("--no-wait", action="store_true", help="with --batch: submit (and collect what has ended), then "
+                   "return; the run waits on its batches until the same command is run again")
+    b.add_argument("--poll-interval", type=float, default=None,
+                   help="with --batch: seconds between polls of the batches (default 60)")
+    b.add_argument("--batch-max-requests", type=int, default=None,
+                   help="requests per batch (default: the provider's limit, OpenAI 50,000, Anthropic 100,000)")
+    b.add_argument("--batch-max-bytes", type=int, default=None,
+                   help="bytes per batch (default: the provider's limit, OpenAI 200 MB, Anthropic 256 MB)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
 
@@ -61,6 +76,18 @@ def _unreachable(base_url: str, timeout: float = 5.0) -> str | None:
         return f"no answer from {host}:{port} within {timeout:g} s"
     except OSError as exc:
         return f"{host}:{port}: {(exc.strerror or str(exc)).lower()}"
+
+
+def _batch_limits(args, provider: str):
+    """The per-batch limits: the provider's, with --batch-max-requests / --batch-max-bytes applied."""
+    from core.models.batch import DEFAULT_LIMITS, BatchLimits, supports_batch
+
+    if not supports_batch(provider):
+        raise UserError(f"--batch is for openai/ and anthropic/ models, not {provider}/; for a vLLM box use "
+                        "export-batch / import-batch, or the live openai-compatible/ path")
+    base = DEFAULT_LIMITS[provider]
+    return BatchLimits(base.max_requests if args.batch_max_requests is None else args.batch_max_requests,
+                       base.max_bytes if args.batch_max_bytes is None else args.batch_max_bytes)
 
 
 def _first_error(db_path, run_id: str) -> str | None:
@@ -98,12 +125,20 @@ def main(args: argparse.Namespace) -> int:
     if base_url:
         check_base_url(base_url)
 
+    if (args.no_wait or args.poll_interval is not None or args.batch_max_requests is not None
+            or args.batch_max_bytes is not None) and not args.batch:
+        raise UserError("--no-wait, --poll-interval and --batch-max-* go with --batch")
+    limits = _batch_limits(args, provider) if args.batch else None
+    if args.batch and args.poll_interval is not None and not args.poll_interval >= 0:
+        raise UserError(f"--poll-interval must be a number of seconds >= 0, got {args.poll_interval:g}")
+
     if args.estimate:
         est = runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db, fresh=args.fresh,
-                              limit=args.limit)
+                              limit=args.limit, batch=args.batch)
         cost = "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+        price = " at the batch price (half the list price)" if args.batch else ""
         print(f"{est.run_id}: {est.n_items} items, {est.n_cached} cached/done, {est.n_calls} calls to make, "
-              f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}")
+              f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}{price}")
         return 0
 
     bar = None
@@ -120,7 +155,12 @@ def main(args: argparse.Namespace) -> int:
             bar.total = p.total
         bar.n = p.done + p.failed
         acc = "-" if p.accuracy is None else f"{p.accuracy:.3f}"
-        bar.set_postfix_str(f"cached={p.cached} failed={p.failed} acc={acc} cost=${p.cost_usd:.4f}", refresh=False)
+        batches = ""
+        if args.batch:
+            states = ", ".join(f"{n} {state}" for state, n in sorted(p.batches.items()))
+            batches = f" batches: {states or 'none yet'}; waiting={p.waiting}"
+        bar.set_postfix_str(f"cached={p.cached} failed={p.failed} acc={acc} cost=${p.cost_usd:.4f}{batches}",
+                            refresh=False)
         bar.refresh()
 
     if base_url:
@@ -134,7 +174,8 @@ def main(args: argparse.Namespace) -> int:
     handle = runner.start_run(config, model, params=params, base_url=base_url, db_path=args.db,
                               concurrency=args.concurrency, fresh=args.fresh, name=args.name or spec.name, limit=args.limit,
                               rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts, call_timeout=args.timeout,
-                              on_progress=on_progress, source="cli")
+                              on_progress=on_progress, source="cli", batch=args.batch, wait=not args.no_wait,
+                              poll_interval=args.poll_interval, batch_limits=limits)
     try:
         while not handle.done:
             handle.wait(0.2)
@@ -145,8 +186,12 @@ def main(args: argparse.Namespace) -> int:
             bar.close()
         p = handle.progress()
         again = "the same command without --fresh" if args.fresh else "the same command again"
-        error_line(f"interrupted: run {p.run_id} stopped at {p.done}/{p.total} answered, every answer kept; {again} "
-                   "continues it")
+        if p.waiting:
+            error_line(f"interrupted: run {p.run_id} stopped following its batches at {p.done}/{p.total} answered "
+                       f"({p.waiting} waiting in batches at the provider); {again} re-attaches and collects them")
+        else:
+            error_line(f"interrupted: run {p.run_id} stopped at {p.done}/{p.total} answered, every answer kept; "
+                       f"{again} continues it")
         return 130
     finally:
         if bar is not None:
@@ -156,8 +201,13 @@ def main(args: argparse.Namespace) -> int:
     print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
           f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
           f"accuracy {acc}, cost ${progress.cost_usd:.4f}, {progress.elapsed:.1f} s")
-    if progress.status == "error":
-        raise UserError(progress.error or "the run failed")
+    if progress.error and progress.status in ("error", "waiting"):
+        raise UserError(progress.error)
+    if progress.status == "waiting":
+        states = ", ".join(f"{n} {state}" for state, n in sorted(progress.batches.items()))
+        print(f"{progress.waiting} item(s) wait in provider batches ({states}); run the same command again to "
+              f"collect them (python -m core batches --run {progress.run_id} shows them)", file=sys.stderr)
+        return 0
     if progress.failed:
         error = _first_error(args.db, progress.run_id)
         because = f" (e.g. {error})" if error else ""

@@ -105,8 +105,11 @@ class AnthropicModel(BaseModel):
 
     def _refused_sampling(self, exc, body: dict) -> str | None:
         """The sampling parameter a 400 complains about, if it is one we sent."""
-        sent = body.get("extra_body", {})
-        text = describe_status(exc)
+        return self._refused_in_text(describe_status(exc), body.get("extra_body", {}))
+
+    @staticmethod
+    def _refused_in_text(text: str, sent: dict) -> str | None:
+        text = text or ""
         if "top_p" in sent and _BOTH_REJECTED.search(text):
             return "top_p"
         m = _DEPRECATED.search(text)
@@ -162,6 +165,31 @@ class AnthropicModel(BaseModel):
             finish_reason=getattr(resp, "stop_reason", None),
             dropped_params=tuple(dict.fromkeys(dropped)),
         )
+
+    # -- what the batch back end (core.models.batch.anthropic) shares with live calls ------------------------
+    def sync_client(self, timeout: float | None = None):
+        """A blocking SDK client with this model's key and base URL; it never retries by itself."""
+        kwargs = dict(api_key=self._key(), max_retries=0, timeout=timeout or self.timeout)
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        return anthropic.Anthropic(**kwargs)
+
+    def request_body(self, params) -> tuple[dict, list[str]]:
+        """The sampling part of a Messages request for ``params`` (flat: a batch request's ``params`` take them as
+        they are) and the parameters dropped from it."""
+        body, dropped = self._sampling(params)
+        return {**{k: v for k, v in body.items() if k != "extra_body"}, **body.get("extra_body", {})}, dropped
+
+    def error_for(self, exc) -> Exception:
+        """The RetryableError / ModelError (redacted) for an SDK exception."""
+        return self._mapped(exc)
+
+    def learn_refusal(self, text: str, body: dict) -> str | None:
+        """If an error text refuses a sampling parameter of ``body``, drop it from later requests; returns it."""
+        field = self._refused_in_text(text, body)
+        if field is not None:
+            self._unsupported.add(field)
+        return field
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -110,8 +110,11 @@ class OpenAIModel(BaseModel):
 
     @staticmethod
     def _rejected_sampling_field(exc, body) -> str | None:
-        text = describe_status(exc)
-        if not _UNSUPPORTED.search(text):
+        return OpenAIModel._refused_in_text(describe_status(exc), body)
+
+    @staticmethod
+    def _refused_in_text(text: str, body) -> str | None:
+        if not _UNSUPPORTED.search(text or ""):
             return None
         for field in ("temperature", "top_p"):
             if field in body and field in text:
@@ -151,6 +154,27 @@ class OpenAIModel(BaseModel):
             finish_reason=choice.finish_reason,
             dropped_params=tuple(dict.fromkeys(dropped)),
         )
+
+    # -- what the batch back end (core.models.batch.openai) shares with live calls ---------------------------
+    def sync_client(self, timeout: float | None = None):
+        """A blocking SDK client with this model's key and base URL; it never retries by itself."""
+        return openai.OpenAI(api_key=self._key_for_client(), base_url=self.base_url, max_retries=0,
+                             timeout=timeout or self.timeout)
+
+    def request_body(self, params) -> tuple[dict, list[str]]:
+        """The sampling part of a chat completion body for ``params`` and the parameters dropped from it."""
+        return self._sampling(params)
+
+    def error_for(self, exc) -> Exception:
+        """The RetryableError / ModelError (redacted) for an SDK exception."""
+        return self._mapped(exc)
+
+    def learn_refusal(self, text: str, body: dict) -> str | None:
+        """If an error text refuses a sampling parameter of ``body``, drop it from later requests; returns it."""
+        field = self._refused_in_text(text, body)
+        if field is not None:
+            self._learned_drops.add(field)
+        return field
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -1,0 +1,60 @@
+"""What the batch back ends share: limits per batch, a batch's state, one request's outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from core.models.base import ModelError
+
+BATCH_PROVIDERS = ("openai", "anthropic")
+TRANSFER_TIMEOUT = 900.0     # seconds for a call that moves a whole batch (upload, inline create, results download)
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """How much one batch may hold. Defaults: the providers' published per-batch limits."""
+
+    max_requests: int
+    max_bytes: int
+
+    def __post_init__(self) -> None:
+        for name in ("max_requests", "max_bytes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ModelError(f"batch {name.replace('_', ' ')} must be a whole number >= 1, got {v!r}")
+
+
+# OpenAI: 50,000 requests and 200 MB per input file; Anthropic: 100,000 requests and 256 MB per batch.
+DEFAULT_LIMITS: dict[str, BatchLimits] = {
+    "openai": BatchLimits(50_000, 200 * 1024 * 1024),
+    "anthropic": BatchLimits(100_000, 256 * 1024 * 1024),
+}
+
+
+@dataclass
+class BatchState:
+    provider_batch_id: str
+    status: str                      # the provider's word
+    ended: bool                      # no request is still processing: outcomes can be read
+    counts: dict = field(default_factory=dict)   # succeeded / errored / expired / cancelled / processing
+    input_file_id: str | None = None
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    error: str | None = None         # why the whole batch failed (OpenAI 'failed': the input did not validate)
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    custom_id: str
+    kind: str                        # succeeded | errored | expired | cancelled
+    text: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    finish_reason: str | None = None
+    error: str | None = None
+
+
+def int_or_none(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None

@@ -1,0 +1,183 @@
+"""Runs beyond this machine through files in the OpenAI batch format: ``export_batch`` writes a run's uncached
+prompts as requests (``vllm run-batch -i requests.jsonl -o results.jsonl --model M`` runs them on any GPU box, Ray
+Data shards the same file across nodes; an ``openai/`` export can be uploaded to OpenAI by hand), and
+``import_batch`` scores and stores the results file — vLLM's, or OpenAI's own output and error files — as a run.
+
+``custom_id`` is the prompt's cache key under (model spec, no base URL, sampling parameters, draw), so the results
+map back to their items exactly, a results file for another config, model or parameters matches nothing (and is
+refused), and importing the same file twice changes nothing. Sampling parameters go into every request body —
+``top_k`` included for ``openai-compatible/`` (vLLM honours it); an ``openai/`` export takes OpenAI's rules (no
+``top_k``; ``max_completion_tokens``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from core import store
+from core.errors import ImportFileError, UserError
+from core.files import check_output_path
+from core.models.batch.jsonl import dumps, parse_lines, request_line
+from core.models.pricing import estimate_cost
+from core.runner.plan import _find_run, _items, _plan, failure_rows, register_run, result_rows
+from core.store.journal import owner_tag
+
+FILE_PROVIDERS = ("openai-compatible", "openai")
+CHUNK = 5000            # result rows per transaction while importing
+
+
+def _body(spec: str, params) -> tuple[dict, list[str]]:
+    """The sampling part of each request body for ``spec`` and the parameters left out of it."""
+    from core.models import get_model
+    from core.models.registry import parse_spec
+
+    provider, _ = parse_spec(spec)
+    if provider not in FILE_PROVIDERS:
+        raise UserError(f"batch files are in the OpenAI batch format, for openai-compatible/<model> (vLLM) or "
+                        f"openai/<model>; not {spec} (anthropic/ models: run --batch)")
+    if provider == "openai":
+        return get_model(spec).request_body(params)
+    body = {k: v for k, v in (("temperature", params.temperature), ("top_p", params.top_p),
+                              ("top_k", params.top_k), ("max_tokens", params.max_tokens), ("seed", params.seed))
+            if v is not None}
+    return body, []
+
+
+def _prepare(config: dict, model: str, params, limit, name=None, source="export-batch"):
+    plan = _plan(config, model, params, None, limit, name, source)
+    body, dropped = _body(plan.model_spec, plan.params)
+    return plan, body, dropped
+
+
+def export_batch(config: dict, model: str, out_path, *, params=None, limit=None, db_path=None) -> dict:
+    """Write the prompts of (config, model, params) that are neither answered in the run nor in the cache as OpenAI
+    batch requests, one per distinct prompt. Returns counts: items, cached (already answered), requests."""
+    out = check_output_path(out_path, (".jsonl",), flag="--out")
+    plan, body, _ = _prepare(config, model, params, limit)
+    items = _items(plan)
+    params_dict = plan.params.to_dict()
+    with store.connect(db_path) as con:
+        run_id, draw, exists = _find_run(con, plan, False)
+        done = set()
+        if exists:
+            done = {r[0] for r in con.execute("SELECT idx FROM results WHERE run_id = ? AND error IS NULL",
+                                              [run_id]).fetchall()}
+        keys: dict[str, str] = {}
+        for it in items:
+            if it["idx"] not in done:
+                keys.setdefault(store.cache_key(plan.model_spec, None, params_dict, it["prompt"], draw), it["prompt"])
+        cached = store.lookup_calls(con, keys)
+    name = plan.model_spec.split("/", 1)[1]
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    n = 0
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for key, prompt in keys.items():
+                if key not in cached:
+                    fh.write(dumps(request_line(key, name, prompt, body)))
+                    n += 1
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return {"run_id": run_id, "items": len(items), "answered": len(items) - sum(
+        1 for it in items if it["idx"] not in done), "cached": len(cached), "requests": n}
+
+
+def _lines(path: Path):
+    name = path.name
+    if not path.exists():
+        raise ImportFileError(f"{name}: file not found")
+    if path.is_dir():
+        raise ImportFileError(f"{name}: is a directory, not a file")
+    try:
+        with open(path, "rb") as fh:
+            yield from fh
+    except OSError as exc:
+        raise ImportFileError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+
+
+def import_batch(paths, config: dict, model: str, *, params=None, limit=None, db_path=None, name=None) -> dict:
+    """Score and store a batch results file (or several: OpenAI's output and error files) as the run of (config,
+    model, params): each line's custom_id is matched to the items of that prompt; a line that did not succeed
+    records its items as failed (unless already answered). ImportFileError — and nothing written — when no line
+    matches. Returns counts: matched, answered, failed, unmatched (lines for no item of this run), and the run id."""
+    paths = [Path(p).expanduser() for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+    if not paths:
+        raise UserError("no results file given")
+    label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
+    plan, _, dropped = _prepare(config, model, params, limit, name, f"import-batch:{label}"[:300])
+    items = _items(plan)
+    params_dict = plan.params.to_dict()
+    with store.connect(db_path) as con:
+        run_id, draw, exists = _find_run(con, plan, False)
+    by_key: dict[str, list[dict]] = {}
+    for it in items:
+        by_key.setdefault(store.cache_key(plan.model_spec, None, params_dict, it["prompt"], draw), []).append(it)
+    run_json = store.canonical_json({"config": plan.config_dict, "model": plan.model_spec, "base_url": None,
+                                     "params": params_dict, "limit": limit, "draw": draw, "owner": owner_tag(),
+                                     "batch_file": [p.name for p in paths]})
+    # first pass: the whole file is read and checked before anything is written (a bad line changes nothing)
+    counts = {"run_id": run_id, "matched": 0, "answered": 0, "failed": 0, "unmatched": 0, "lines": 0}
+    for path in paths:
+        for out in parse_lines(_lines(path), path.name):
+            counts["lines"] += 1
+            its = by_key.get(out.custom_id)
+            if its is None:
+                counts["unmatched"] += 1
+                continue
+            counts["matched"] += 1
+            counts["answered" if out.kind == "succeeded" else "failed"] += len(its)
+    if counts["matched"] == 0:
+        raise ImportFileError(
+            f"{label}: none of its {counts['lines']} line(s) matches an item of this config and model (custom_id is "
+            "the cache key export-batch wrote: use the same --config, --model, sampling flags and --limit)")
+
+    calls: list[dict] = []
+    results: list[dict] = []
+    registered, items_in = [exists], [False]
+    batch_price = plan.model_spec.startswith("openai/")   # OpenAI's own output files: the batch price
+
+    def flush(final: bool = False) -> None:
+        with store.connect(db_path) as con, store.transaction(con):
+            if not registered[0]:
+                register_run(con, plan, run_id, draw, False, run_json, status="incomplete")
+                registered[0] = True
+            if not items_in[0]:   # the items first (with the first rows): the view never shows results alone
+                store.insert_items(con, run_id, items)
+                items_in[0] = True
+            store.write_calls_results(con, calls, results)
+            if final:
+                con.execute("UPDATE runs SET n_items = ?, run_json = ?, updated_at = ? WHERE run_id = ?",
+                            [len(items), run_json, store.now_utc(), run_id])
+                c = store.refresh_run_counts(con, run_id)
+                store.refresh_run_counts(con, run_id, status="done" if c["n_done"] >= len(items) else "incomplete",
+                                         finished=True)
+        calls.clear()
+        results.clear()
+
+    at = store.now_utc()
+    seen: set[str] = set()
+    for path in paths:
+        for out in parse_lines(_lines(path), path.name):
+            its = by_key.get(out.custom_id)
+            if its is None:
+                continue
+            if out.kind == "succeeded":
+                if out.custom_id not in seen:
+                    seen.add(out.custom_id)
+                    calls.append({
+                        "cache_key": out.custom_id, "model": plan.model_spec, "base_url": None,
+                        "params_json": store.canonical_json(params_dict), "prompt_sha": store.sha256(its[0]["prompt"]),
+                        "draw": draw, "response": out.text, "latency_ms": None, "tokens_in": out.tokens_in,
+                        "tokens_out": out.tokens_out,
+                        "cost_usd": estimate_cost(plan.model_spec, out.tokens_in, out.tokens_out, batch=batch_price),
+                        "finish_reason": out.finish_reason, "dropped_params": store.canonical_json(dropped),
+                        "error": None, "attempts": 1, "at": at})
+                results.extend(result_rows(plan.task, run_id, its, out.custom_id, out.text, 1, False))
+            else:
+                results.extend(failure_rows(run_id, its, f"batch file: {out.kind}: {out.error or ''}".strip(), 1))
+            if len(results) >= CHUNK:
+                flush()
+    flush(final=True)
+    return counts
