@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import UserError
+from core.store.schema import RUN_PARAM_FACTORS
 from core.tasks import group_by
 
 VIEW = "v_results"
@@ -19,7 +20,7 @@ VIEW = "v_results"
 # Only those present in the view are used.
 SETOPS_FACTORS = group_by()["setops"]
 QUANTIFIER_FACTORS = group_by()["quantifiers"]
-RUN_FACTORS = ("model", "task", "name", "run_id")
+RUN_FACTORS = ("model", "answer_format", "task", "name", "run_id")
 ALL_FACTORS = RUN_FACTORS + SETOPS_FACTORS + QUANTIFIER_FACTORS
 
 # Columns a drill-down may show (beyond factors).
@@ -36,7 +37,7 @@ LABELS = {
     "phrasing": "Phrasing", "approach": "Prompting approach", "shots": "k (shots)", "model": "Model", "task": "Task",
     "name": "Run name", "run_id": "Run", "quantifier": "Quantifier", "object": "Object", "noun_group": "Noun group",
     "total": "Total", "count_large": "# large", "count_small": "# small", "predicate": "Predicate",
-    "template": "Template", "label": "Gold label", "series": "Series",
+    "template": "Template", "label": "Gold label", "series": "Series", "answer_format": "Answer format",
 }
 
 
@@ -100,6 +101,8 @@ def _src(con, view: str = VIEW) -> str:
             sel.append(f"ru.{q}")
         elif c == "run_status":
             sel.append("ru.status AS run_status")
+        elif c in RUN_PARAM_FACTORS:
+            sel.append(f"{RUN_PARAM_FACTORS[c]} AS {q}")
         else:
             return view  # a column we cannot place: use the view as it is
     return (f"(SELECT {', '.join(sel)} FROM items i JOIN runs ru ON ru.run_id = i.run_id "

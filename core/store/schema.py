@@ -52,10 +52,16 @@ def _cols(columns) -> str:
     return ",\n  ".join(f'"{n}" {_SQL_TYPE[t]}' for n, t in columns)
 
 
+# Run-level factors read from the run's parameters (runs stored before a parameter existed get its default).
+RUN_PARAM_FACTORS = {
+    "answer_format": "coalesce(json_extract_string(ru.params_json, '$.answer_format'), 'free')",
+}
+
 V_RESULTS = """
 CREATE OR REPLACE VIEW v_results AS
 SELECT i.*,
        ru.model, ru.task, ru.name, ru.base_url, ru.status AS run_status, ru.source,
+       """ + ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items()) + """,
        r.cache_key, r.parsed, r.followed, r.correct, r.jaccard, r."precision", r.recall, r.truth_len,
        r.answer_len, r.made_up, r.empty_truth, r.pred, r.correct_gqg, r.error, r.attempts, r.cached,
        c.response, c.latency_ms, c.tokens_in, c.tokens_out, c.cost_usd, c.finish_reason
@@ -99,6 +105,7 @@ def ensure_schema(con) -> int:
     except Exception:
         version = -1
     if version == SCHEMA_VERSION:
+        _refresh_view(con)
         return version
     if version > SCHEMA_VERSION:
         from core.errors import UserError
@@ -109,6 +116,24 @@ def ensure_schema(con) -> int:
 
 
 _LOCK = threading.Lock()
+_VIEW_CURRENT: set = set()   # database files whose v_results is known to be this code's (checked once per process)
+
+
+def _refresh_view(con) -> None:
+    """Recreate v_results when it predates a column this code's view has (a view holds no data: no migration)."""
+    try:
+        where = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+                            ).fetchall()[0][0]
+    except Exception:
+        return
+    if where in _VIEW_CURRENT:
+        return
+    have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'v_results' "
+                                      "AND database_name = current_database()").fetchall()}
+    if not set(RUN_PARAM_FACTORS) <= have:
+        with _LOCK:
+            con.execute(V_RESULTS)
+    _VIEW_CURRENT.add(where)
 
 
 def _migrate(con) -> int:

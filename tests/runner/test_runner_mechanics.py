@@ -92,8 +92,12 @@ def test_concurrency_bound_is_respected(tmp_path):
 def test_retries_honour_retry_after_and_give_up(tmp_path):
     db = tmp_path / "r.duckdb"
 
+    # --limit takes 12 items spread over the grid: S[k] is the k-th of them
+    S = setops.spread(setops.load_config(CFG), 12)
+    assert len(S) == 12
+
     def script(req, n):
-        idx = req.item["idx"]
+        idx = S.index(req.item["idx"])
         if idx == 0:
             return RetryableError("rate limited (HTTP 429)", retry_after=0.3) if n == 1 else None
         if idx in (1, 2):
@@ -109,14 +113,14 @@ def test_retries_honour_retry_after_and_give_up(tmp_path):
     p = runner.run(CFG, model, db_path=db, limit=12, max_attempts=3)
     assert time.monotonic() - t0 >= 0.3                       # waited for Retry-After
     assert p.done == 10 and p.failed == 2 and p.status == "incomplete"
-    assert model.attempts[_prompt(db, p.run_id, 0)] == 2
-    assert model.attempts[_prompt(db, p.run_id, 1)] == 3
-    assert model.attempts[_prompt(db, p.run_id, 3)] == 1       # not retryable
-    assert model.attempts[_prompt(db, p.run_id, 4)] == 3       # max_attempts
+    assert model.attempts[_prompt(db, p.run_id, S[0])] == 2
+    assert model.attempts[_prompt(db, p.run_id, S[1])] == 3
+    assert model.attempts[_prompt(db, p.run_id, S[3])] == 1       # not retryable
+    assert model.attempts[_prompt(db, p.run_id, S[4])] == 3       # max_attempts
     errors = dict(db_rows(db, "SELECT idx, error FROM v_results WHERE run_id = ? AND error IS NOT NULL",
                           [p.run_id]))
-    assert set(errors) == {3, 4} and "HTTP 400" in errors[3] and "HTTP 503" in errors[4]
-    assert db_rows(db, "SELECT attempts FROM results WHERE run_id = ? AND idx = 1", [p.run_id]) == [(3,)]
+    assert set(errors) == {S[3], S[4]} and "HTTP 400" in errors[S[3]] and "HTTP 503" in errors[S[4]]
+    assert db_rows(db, "SELECT attempts FROM results WHERE run_id = ? AND idx = ?", [p.run_id, S[1]]) == [(3,)]
     # re-running retries only the failed items
     model.script = None
     before = model.calls
@@ -219,7 +223,8 @@ def test_resume_run_from_stored_configuration(tmp_path):
     db = tmp_path / "r.duckdb"
     p = runner.run(CFG, "reference/solver", db_path=db, limit=12)
     with store.connect(db) as con:   # forget some results, as if the run had been interrupted
-        con.execute("DELETE FROM results WHERE run_id = ? AND idx >= 5", [p.run_id])
+        con.execute("DELETE FROM results WHERE run_id = ? AND idx IN (SELECT idx FROM results WHERE run_id = ? "
+                    "ORDER BY idx OFFSET 5)", [p.run_id, p.run_id])
     h = runner.resume_run(p.run_id, db_path=db)
     p2 = h.wait(30)
     assert h.run_id == p.run_id and p2.done == 12 and p2.status == "done" and p2.cached == 7

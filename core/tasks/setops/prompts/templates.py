@@ -43,7 +43,7 @@ _TOP_KEYS = {"version", "set_format", "construction", "demonstrations", "demo_it
 _SET_FORMAT_KEYS = {"open", "close", "separator", "word_quote", "empty", "list_separator", "list_last"}
 _PHRASING_KEYS = {"description", "task", "demo", "demo_empty", "set_format", "demo_item", "step", "step_separator",
                   "where", "verdict"}
-_APPROACH_KEYS = {"description", "persona", "instructions"}
+_APPROACH_KEYS = {"description", "persona", "instructions", "answer_only"}
 _WHERE_KEYS = ("both", "a_only", "b_only")
 _VERDICT_KEYS = ("keep", "drop")
 
@@ -135,6 +135,7 @@ class Approach:
     description: str
     persona: Template
     instructions: Template
+    answer_only: bool = False   # the reply is asked to be the answer alone (gets a reply cap sized to the answer)
 
 
 @dataclass(frozen=True)
@@ -295,7 +296,15 @@ def _approach(name: str, d: dict) -> Approach:
         description=str(d.get("description", "")),
         persona=Template(_text(d, "persona", where, ""), PLACEHOLDERS["persona"], f"{where}.persona"),
         instructions=Template(_text(d, "instructions", where), PLACEHOLDERS["instructions"], f"{where}.instructions"),
+        answer_only=_flag(d, "answer_only", where),
     )
+
+
+def _flag(d: dict, key: str, where: str) -> bool:
+    value = d.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"templates: {where}.{key} must be true or false, got {value!r}")
+    return value
 
 
 def _compile(doc: dict) -> Templates:
