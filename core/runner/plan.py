@@ -136,25 +136,10 @@ def _plan(config: dict, model_spec: str, params, base_url, limit, name, source, 
 
 
 def _items(plan: _Plan) -> list[dict]:
-    """The run's items: all of them, or ``limit`` of them spread over the grid (``task.spread``)."""
-    task, cfg, limit = plan.task, plan.cfg, plan.limit
-    if limit is None:
-        return list(task.items(cfg))
-    if plan.limit_pick == "first":
-        out = []
-        for it in task.items(cfg):
-            if len(out) >= limit:
-                break
-            out.append(it)
-        return out
-    total = task.count(cfg)
-    if limit >= total:
-        return list(task.items(cfg))
-    wanted = task.spread(cfg, limit)
-    if len(wanted) * 20 < total:   # a few items: made one by one (item i is a pure function of the config and i)
-        return [task.item(cfg, i) for i in wanted]
-    keep = set(wanted)
-    return [it for it in task.items(cfg) if it["idx"] in keep]
+    """The run's items: all of them, or ``limit`` of them spread over the grid (``core.tasks.select_items``)."""
+    from core.tasks import select_items
+
+    return list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick))
 
 
 def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:

@@ -75,6 +75,32 @@ def get_task(name: str) -> ModuleType:
     return module
 
 
+def select_items(task: ModuleType, cfg: Any, limit: int | None, pick: str = "spread") -> Iterator[dict]:
+    """The items of ``cfg`` in index order: all of them, or ``limit`` of them — spread over the grid
+    (``task.spread``: every level of every factor when ``limit`` allows), or the first ones (``pick="first"``, how
+    runs stored before the spread picked them)."""
+    if limit is None:
+        yield from task.items(cfg)
+        return
+    if pick == "first":
+        for n, it in enumerate(task.items(cfg)):
+            if n >= limit:
+                return
+            yield it
+        return
+    total = task.count(cfg)
+    if limit >= total:
+        yield from task.items(cfg)
+        return
+    wanted = task.spread(cfg, limit)
+    if len(wanted) * 20 < total:   # a few items: made one by one (item i is a pure function of the config and i)
+        for i in wanted:
+            yield task.item(cfg, i)
+        return
+    keep = set(wanted)
+    yield from (it for it in task.items(cfg) if it["idx"] in keep)
+
+
 def task_of_config(d: dict) -> ModuleType:
     if not isinstance(d, dict):
         raise ConfigError("config must be a mapping (YAML dictionary)")
