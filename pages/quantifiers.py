@@ -133,13 +133,13 @@ def _estimate(config_json: str, spec: str, params_json: str, base_url: str | Non
 
 def run_panel(config: dict) -> None:
     choice = _ui.model_picker(KEY + "m", show_params=True)
-    c1, c2, c3 = st.columns(3)
-    limit = c1.number_input("Only the first N prompts (0 = all)", 0, 10_000_000, 0, key=KEY + "limit")
-    cap = c2.number_input("Cap answer length (tokens)", 1, 4096, 16, key=KEY + "cap",
-                          help="One word is asked for; a small cap keeps rambling models fast. The smaller of this "
-                               "and max_tokens above is used.")
-    name = c3.text_input("Run name (optional)", key=KEY + "name")
-    choice.params = {**choice.params, "max_tokens": min(int(choice.params.get("max_tokens") or cap), int(cap))}
+    c1, c2 = st.columns(2)
+    limit = c1.number_input("Only N prompts, spread over the scenario (0 = all)", 0, 10_000_000, 0, key=KEY + "limit",
+                            help="N prompts spread over the quantifiers, nouns and predicates (every one of them "
+                                 "when N allows), the counts spread within each — not the first N in order.")
+    name = c2.text_input("Run name (optional)", key=KEY + "name")
+    st.caption("One word is asked for: replies get a cap of 16 tokens (the answer's size; switch it off under "
+               "Sampling parameters).")
     with _ui.user_errors():
         db = _ui.db_path()
         est = _estimate(json.dumps(config, sort_keys=True), choice.spec, json.dumps(choice.params, sort_keys=True),
@@ -155,7 +155,7 @@ def run_panel(config: dict) -> None:
         handle = _ui.start_run(config, choice, name=name or None, limit=int(limit) or None)
         if handle is not None:
             st.session_state[KEY + "run_id"] = handle.run_id
-            _ui.qp_set(qruns=[handle.run_id])
+            _ui.select_runs("qruns", [handle.run_id])   # the results below show the run just made
     run_id = st.session_state.get(KEY + "run_id")
     if run_id:
         _ui.run_progress(run_id, key=KEY + "prog")

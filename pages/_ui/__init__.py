@@ -22,9 +22,10 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 """
 
 from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_label, runs_df, user_errors  # noqa: F401
-from pages._ui.model_picker import MODEL_CHOICES, ModelChoice, api_key_for, key_env_for, model_picker  # noqa: F401
+from pages._ui.model_picker import (  # noqa: F401
+    MODEL_CHOICES, ModelChoice, api_key_for, found_servers, key_env_for, model_picker)
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
-from pages._ui.pickers import run_picker, slice_filters, warn_unknown_runs  # noqa: F401
+from pages._ui.pickers import run_picker, select_runs, slice_filters, warn_unknown_runs  # noqa: F401
 from pages._ui.progress import run_progress, start_run  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 

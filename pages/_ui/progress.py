@@ -80,6 +80,11 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         if err:
             st.error(err)
         running = handle is not None and not handle.done
+        flag = f"_running_{key}_{run_id}"
+        if running:
+            st.session_state[flag] = True
+        elif st.session_state.pop(flag, False):
+            st.rerun(scope="app")   # the run just finished: the rest of the page (its results) shows it whole
         c1, c2 = st.columns([1, 4])
         if running:
             if c1.button("Cancel run", key=f"{key}_cancel_{run_id}", type="secondary"):
