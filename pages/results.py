@@ -18,14 +18,30 @@ if runs.empty:
     st.stop()
 
 latest = runs["run_id"].iloc[:1].tolist()
-run_ids = _ui.run_picker("Runs", key="runs", default=latest)
-if not run_ids:
+picked_runs = _ui.run_picker("Runs", key="runs", default=latest)
+if not picked_runs:
     st.info("Choose at least one run.")
     st.stop()
 
+# views never pool two tasks: with runs of both, one task at a time
+chosen_rows = runs[runs["run_id"].isin(picked_runs)]
+tasks = analysis.tasks_of(chosen_rows)
+task = tasks[0] if tasks else "setops"
+if len(tasks) > 1:
+    task = st.radio("Task", tasks, horizontal=True, key="res_task",
+                    format_func=lambda t: {"setops": "Set operations", "quantifiers": "Quantifiers"}.get(t, t),
+                    help="Set-operation and quantifier runs measure different things; their accuracies are never "
+                         "pooled into one figure.")
+    others = chosen_rows[chosen_rows["task"] != task]
+    st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task are in the other tab above.")
+run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"] == task, "run_id"])] or picked_runs
+labels = analysis.run_labels(runs[runs["run_id"].isin(run_ids)])
+
 overview = _ui.cached_analysis("run_overview", run_ids)
 if not overview.empty:
-    show = overview.rename(columns={"run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
+    overview = overview.assign(label=overview["run_id"].map(labels))
+    overview = overview[["label", *[c for c in overview.columns if c != "label"]]]
+    show = overview.rename(columns={"label": "Label", "run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
                                     "answered": "Answered", "failed": "Failed calls", "n_correct": "Correct",
                                     "accuracy": "Accuracy %",
                                     "configs": "Configurations", "cost_usd": "Cost $"})
@@ -54,20 +70,30 @@ filters = _ui.slice_filters(run_ids, key="slice")
 
 tab_v, tab_e, tab_r, tab_d = st.tabs(["Violins", "Error analysis", "Robustness", "Drill-down"])
 
+# defaults follow the selection: two models → colour by model, deceptive runs → split by condition; a shared link's
+# x / colour hold until the selection changes
+defaults = analysis.view_defaults(chosen_rows[chosen_rows["task"] == task], varying, factors)
+split_opts = [f for f in factors if f not in ("run_id",)] or ["operation"]
+selection = (task, tuple(sorted(run_ids)))
+if st.session_state.get("res_selection") != selection:
+    first = "res_selection" not in st.session_state
+    want_x = _ui.qp_get("x") if first and _ui.qp_get("x") in split_opts else defaults["x"]
+    want_x = want_x if want_x in split_opts else split_opts[0]
+    want_c = _ui.qp_get("color") if first and _ui.qp_get("color") else defaults["color"]
+    st.session_state["res_x"] = want_x
+    st.session_state["res_color"] = want_c if want_c in factors and want_c != want_x else "(none)"
+    st.session_state["res_selection"] = selection
+
 # ---------------------------------------------------------------------------------------------------- violins
 with tab_v:
-    split_opts = [f for f in factors if f not in ("run_id",)] or ["operation"]
-    default_x = _ui.qp_get("x")  # a factor these runs lack (an old or mistyped link) falls back to the default
-    if default_x not in split_opts:
-        default_x = "operation" if "operation" in split_opts else split_opts[0]
     c1, c2, c3 = st.columns([2, 2, 2])
-    x = c1.selectbox("Split by (x axis)", split_opts, index=split_opts.index(default_x), format_func=analysis.label,
-                     key="res_x")
+    if st.session_state.get("res_x") not in split_opts:
+        st.session_state["res_x"] = defaults["x"] if defaults["x"] in split_opts else split_opts[0]
+    x = c1.selectbox("Split by (x axis)", split_opts, format_func=analysis.label, key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f != x]
-    default_c = _ui.qp_get("color")
-    if default_c not in color_opts:
-        default_c = "model" if "model" in varying and x != "model" else "(none)"
-    color = c2.selectbox("Colour by", color_opts, index=color_opts.index(default_c),
+    if st.session_state.get("res_color") not in color_opts:
+        st.session_state["res_color"] = "(none)"
+    color = c2.selectbox("Colour by", color_opts,
                          format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
     color = None if color == "(none)" else color
     refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
@@ -108,10 +134,16 @@ with tab_v:
 
     st.markdown("**One configuration** — select a row for its Wilson interval and items")
     if not points.empty:
-        pts = points.sort_values(["accuracy", "run_id", "config_id"]).reset_index(drop=True)
-        sel = st.dataframe(pts, hide_index=True, width="stretch", height=240, on_select="rerun",
-                           selection_mode="single-row", key="res_points",
-                           column_config={"accuracy": st.column_config.NumberColumn("Accuracy %", format="%.1f")})
+        named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
+        pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
+                                  filters=filters)
+        pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=analysis.config_labels(pts, named_by or [x]))
+        pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
+        sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,
+                           width="stretch", height=240, on_select="rerun", selection_mode="single-row",
+                           key="res_points",
+                           column_config={"accuracy": st.column_config.NumberColumn("Accuracy %", format="%.1f"),
+                                          "n": "Items", "n_correct": "Correct"})
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             r = pts.iloc[rows[0]]
@@ -120,7 +152,7 @@ with tab_v:
             with store.connect(_ui.db_path()) as con:
                 ci = analysis.config_interval(con, r["run_id"], r["config_id"])
                 items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
-            st.markdown(f"Configuration `{r['config_id']}` of run `{r['run_id']}`: **{ci['accuracy']:.1f} %** "
+            st.markdown(f"**{r['Configuration']}** of {r['Run']}: **{ci['accuracy']:.1f} %** "
                         f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
                         f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
             st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",

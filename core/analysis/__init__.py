@@ -31,10 +31,14 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     reference_tables() / reference_table(id)       the papers' published aggregates (data/reference_figures.json)
     reference_for(factor, tasks) / reference_task(id)   the published tables for a factor and task
     change_token(con)                              cheap fingerprint of the results, for cache keys
+    view_defaults(runs, varying, factors)          the split and colour a view opens with (``views``)
+    run_labels(runs) / config_labels(points, f)    readable names of runs and configurations (never hashes)
+    tasks_of(runs)                                 the tasks among some runs (views never pool two tasks)
 
 Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``summaries`` (per-config accuracy, violins,
 intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) ·
-``reference`` (published figures) · ``figures`` (Plotly figures of all of the above).
+``reference`` (published figures) · ``views`` (defaults and labels of a view) · ``report`` (the static HTML report) ·
+``figures`` (Plotly figures of all of the above).
 """
 
 from core.analysis.compare import (
@@ -73,6 +77,7 @@ from core.analysis.queries import (
                                    view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
+from core.analysis.views import config_labels, run_labels, tasks_of, view_defaults
 from core.analysis.summaries import (
                                    config_accuracy,
                                    config_interval,
@@ -89,5 +94,5 @@ __all__ = [
     "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels", "filters_from_pairs",
     "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for", "reference_table",
     "reference_tables", "reference_task", "robustness", "run_overview", "series_without_points", "view_columns",
-    "violin_data", "wilson_interval",
+    "violin_data", "wilson_interval", "config_labels", "run_labels", "tasks_of", "view_defaults",
 ]
