@@ -67,6 +67,7 @@ if answered == 0:
 factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")]
 varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
 filters = _ui.slice_filters(run_ids, key="slice")
+_ui.report_download(picked_runs, key="res", filters=filters)
 
 tab_v, tab_e, tab_r, tab_d = st.tabs(["Violins", "Error analysis", "Robustness", "Drill-down"])
 
@@ -189,7 +190,11 @@ with tab_r:
                  hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f")
                                 for c in ("Mean %", "Robustness score (std)", "Min", "Max")})
-    st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
+    rob_caveat = analysis.robustness_caveat(rob)
+    if rob_caveat:
+        st.info(rob_caveat)
+    else:
+        st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
     if not rob.empty:
         st.dataframe(rob.assign(factor=rob["factor"].map(analysis.label)).rename(columns={
             "model": "Model", "factor": "Factor", "levels": "Levels", "spread": "Spread (points)",

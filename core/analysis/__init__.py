@@ -83,6 +83,7 @@ from core.analysis.summaries import (
                                    config_interval,
                                    group_summary,
                                    robustness,
+                                   robustness_caveat,
                                    violin_data,
                                    wilson_interval,
 )
@@ -93,6 +94,6 @@ __all__ = [
     "agreement_map", "change_token", "compare_runs", "config_accuracy", "config_interval", "difference_of_means",
     "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels", "filters_from_pairs",
     "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for", "reference_table",
-    "reference_tables", "reference_task", "robustness", "run_overview", "series_without_points", "view_columns",
+    "reference_tables", "reference_task", "robustness", "robustness_caveat", "run_overview", "series_without_points", "view_columns",
     "violin_data", "wilson_interval", "config_labels", "run_labels", "tasks_of", "view_defaults",
 ]

@@ -20,6 +20,7 @@ COMMANDS = {
     "generate": "core.cli.commands.generate",
     "run": "core.cli.commands.run",
     "export": "core.cli.commands.export",
+    "report": "core.cli.commands.report",
     "import": "core.cli.commands.import_",
     "serve-local": "core.cli.commands.serve_local",
     "embeddings": "core.cli.commands.embeddings",

@@ -3,6 +3,8 @@ running accuracy, cost, cancel) that finds a run again after a page switch or a 
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from core import store
@@ -98,3 +100,26 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             st.page_link(PAGE_FILES["results"], label="Open its results →", query_params={"runs": run_id})
 
     _show()
+
+
+def report_download(run_ids, *, key: str, filters: dict | None = None, title: str | None = None) -> None:
+    """"Build the HTML report" → a download button for one self-contained HTML file of these runs (Plotly inline,
+    no server; core.analysis.report). Built on request — it takes a second or two."""
+    from core.analysis.report import html_report
+
+    run_ids = list(run_ids)
+    token = json.dumps([run_ids, filters or {}, title], sort_keys=True, default=str)
+    built = st.session_state.get(f"{key}_report")
+    c1, c2 = st.columns([1, 2])
+    if c1.button("Build HTML report", key=f"{key}_report_build", icon=":material/description:",
+                 help="One self-contained HTML file (violins, error table, robustness, comparison) to mail or "
+                      "attach to a paper — the same as `python -m core report html --run …`."):
+        try:
+            with st.spinner("Building the report…"), store.connect(db_path()) as con:
+                html = html_report(con, run_ids, title=title, filters=filters or None)
+            built = st.session_state[f"{key}_report"] = (token, html.encode("utf-8"))
+        except UserError as exc:
+            st.error(str(exc))
+    if built and built[0] == token:
+        c2.download_button("Download report (HTML)", built[1], file_name="setlexsem-report.html", mime="text/html",
+                           key=f"{key}_report_dl", icon=":material/download:")
