@@ -33,8 +33,15 @@ for f in uploads or []:
             from core.store.io import import_results
 
             run_id, n = import_results(_ui.db_path(), data, f.name)
-            imported[digest] = (run_id, f"{f.name}: imported as run {run_id} ({n} rows)" if n else
-                                f"{f.name}: already imported as run {run_id}")
+            if n:
+                message = f"{f.name}: imported as run {run_id} ({n} rows)"
+            else:   # the same results, maybe in another format: one run, not two
+                known = _ui.runs_df()
+                name = known.loc[known["run_id"] == run_id, "name"]
+                message = (f"{f.name}: the same results as run {run_id}"
+                           + (f" ({name.iloc[0]})" if len(name) and name.iloc[0] else "")
+                           + " — already imported, not stored twice")
+            imported[digest] = (run_id, message)
         except UserError as exc:
             imported[digest] = (None, str(exc))
         except Exception as exc:  # never a traceback for a bad file
@@ -129,7 +136,7 @@ if not points.empty:
     summ = analysis.group_summary(points, ["series", x]).rename(columns={
         "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})
-    st.dataframe(summ, hide_index=True, width="stretch",
+    st.dataframe(analysis.for_display(summ), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("Mean %", "Std", "Min",
                                                                                           "Max")})
 

@@ -105,11 +105,10 @@ def show_preview(cfg: Q.Config) -> None:
     info = Q.describe(cfg)
     m = st.columns(4)
     m[0].metric("Prompts", f"{info['n_items']:,}")
-    m[1].metric("True", f"{info['n_true']:,}", f"{info['n_true'] / max(info['n_items'], 1):.1%}", delta_color="off")
-    m[2].metric("False", f"{info['n_false']:,}", f"{info['n_false'] / max(info['n_items'], 1):.1%}",
-                delta_color="off")
-    m[3].metric("Configurations", f"{info['n_configs']:,}", f"{info['counts_per_config']} counts each",
-                delta_color="off")
+    # shares and counts as plain text: a metric's delta would draw an up arrow, as if they were changes
+    m[1].metric("True", f"{info['n_true']:,} ({info['n_true'] / max(info['n_items'], 1):.1%})")
+    m[2].metric("False", f"{info['n_false']:,} ({info['n_false'] / max(info['n_items'], 1):.1%})")
+    m[3].metric("Configurations", f"{info['n_configs']:,}", help=f"{info['counts_per_config']} counts each")
     n = info["n_items"]
     picks = sorted(random.Random(cfg.seed).sample(range(n), min(n, PREVIEW_ROWS)))  # a spread, not the first rows
     rows = [Q.item(cfg, i) for i in picks]

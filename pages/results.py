@@ -45,7 +45,7 @@ if not overview.empty:
                                     "answered": "Answered", "failed": "Failed calls", "n_correct": "Correct",
                                     "accuracy": "Accuracy %",
                                     "configs": "Configurations", "cost_usd": "Cost $"})
-    st.dataframe(show, hide_index=True, width="stretch",
+    st.dataframe(analysis.for_display(show), hide_index=True, width="stretch",
                  column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
                                 "Cost $": st.column_config.NumberColumn(format="%.4f")})
     if overview["failed"].sum():
@@ -121,9 +121,9 @@ with tab_v:
         picked = list(dict.fromkeys(picked))[:50]
         st.markdown(f"**Items of the {len(picked)} selected configuration(s)**")
         sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500)
-        st.dataframe(sel_items.dropna(axis=1, how="all"), hide_index=True, width="stretch", height=300)
+        st.dataframe(analysis.for_display(sel_items.dropna(axis=1, how="all")), hide_index=True, width="stretch", height=300)
     if not summary.empty:
-        st.dataframe(summary.rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
+        st.dataframe(analysis.for_display(summary).rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
                                                                          else {}),
                                              "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
                                              "N": "N configs", "items": "Items"}),
@@ -176,7 +176,10 @@ with tab_e:
                 "No answered items in this slice.")
     else:
         paper = analysis.error_table_paper_layout(table, by)
-        st.dataframe(paper, width="stretch", height=min(760, 36 * (len(paper) + 1)))
+        st.caption("Two non-empty accuracies: **Accuracy Non Empty** (the paper's row) counts the correct answers "
+                   "whose truth is non-empty over *all* N — so Accuracy = Accuracy Non Empty + Pct Nullset Correct; "
+                   "**Accuracy On Non-Empty Truths** divides them by the items whose truth is non-empty.")
+        st.dataframe(analysis.for_display(paper), width="stretch", height=min(760, 36 * (len(paper) + 1)))
         with st.expander("How the rows are defined"):
             st.markdown(analysis.ERROR_TABLE_HELP)
 
@@ -196,7 +199,7 @@ with tab_r:
     else:
         st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
     if not rob.empty:
-        st.dataframe(rob.assign(factor=rob["factor"].map(analysis.label)).rename(columns={
+        st.dataframe(analysis.for_display(rob).assign(factor=rob["factor"].map(analysis.label)).rename(columns={
             "model": "Model", "factor": "Factor", "levels": "Levels", "spread": "Spread (points)",
             "eta_squared": "η² (variance explained)", "p_value": "ANOVA p", "best_level": "Best level",
             "worst_level": "Worst level"}), hide_index=True, width="stretch",
@@ -219,8 +222,8 @@ with tab_d:
         st.info("No items in this slice.")
     else:
         items = items.dropna(axis=1, how="all")
-        sel = st.dataframe(items, hide_index=True, width="stretch", height=360, on_select="rerun",
-                           selection_mode="single-row", key="res_items")
+        sel = st.dataframe(analysis.for_display(items), hide_index=True, width="stretch", height=360,
+                           on_select="rerun", selection_mode="single-row", key="res_items")
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])

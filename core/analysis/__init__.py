@@ -77,7 +77,7 @@ from core.analysis.queries import (
                                    view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
-from core.analysis.views import config_labels, run_labels, tasks_of, view_defaults
+from core.analysis.views import config_labels, for_display, run_labels, tasks_of, view_defaults
 from core.analysis.summaries import (
                                    config_accuracy,
                                    config_interval,
@@ -95,5 +95,5 @@ __all__ = [
     "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels", "filters_from_pairs",
     "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for", "reference_table",
     "reference_tables", "reference_task", "robustness", "robustness_caveat", "run_overview", "series_without_points", "view_columns",
-    "violin_data", "wilson_interval", "config_labels", "run_labels", "tasks_of", "view_defaults",
+    "violin_data", "wilson_interval", "config_labels", "for_display", "run_labels", "tasks_of", "view_defaults",
 ]

@@ -125,3 +125,15 @@ def config_labels(points: pd.DataFrame, factors: Iterable[str]) -> pd.Series:
 
 def factor_title(factor: str | None) -> str:
     return "(none)" if factor is None else label(factor)
+
+
+def for_display(df: pd.DataFrame, blank: str = "–") -> pd.DataFrame:
+    """``df`` for a table on screen: missing values in text columns (None, NaN) shown as ``blank`` rather than a raw
+    "None"; a factor level that *is* "none" (e.g. token length: any) is already text and stays."""
+    if df is None or df.empty:
+        return df
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = out[c].map(lambda v: blank if v is None or (isinstance(v, float) and v != v) else v)
+    return out

@@ -26,7 +26,7 @@ from pages._ui.model_picker import (  # noqa: F401
     MODEL_CHOICES, ModelChoice, api_key_for, found_servers, key_env_for, model_picker)
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
 from pages._ui.pickers import run_picker, select_runs, slice_filters, warn_unknown_runs  # noqa: F401
-from pages._ui.progress import report_download, run_progress, start_run  # noqa: F401
+from pages._ui.progress import report_download, run_progress, start_run, with_live_status  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 
 _leave_pages_directory_mode()

@@ -35,6 +35,22 @@ def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fre
     return None
 
 
+def with_live_status(runs):
+    """The run list with status / done / failed of the runs executing in this process taken from their handles —
+    so a table, a header and a progress bar never disagree (the database lags a running run by up to a merge)."""
+    from core import runner
+
+    live = {h.run_id: h.progress() for h in runner.active_runs()}
+    if runs.empty or not live:
+        return runs
+    runs = runs.copy()
+    for i, rid in runs["run_id"].items():
+        p = live.get(rid)
+        if p is not None:
+            runs.loc[i, ["status", "n_done", "n_failed"]] = [p.status, p.done, p.failed]
+    return runs
+
+
 def _db_progress(run_id: str) -> dict | None:
     try:
         return store.get_run(db_path(), run_id)
