@@ -66,6 +66,7 @@ from core.analysis.queries import (
                                    RUN_FACTORS,
                                    SETOPS_FACTORS,
                                    VIEW,
+                                   answers_feed,
                                    change_token,
                                    drilldown,
                                    factor_columns,
@@ -91,7 +92,7 @@ from core.analysis.summaries import (
 __all__ = [
     "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
     "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_PATH", "RUN_FACTORS", "SETOPS_FACTORS", "Series", "VIEW",
-    "agreement_map", "change_token", "compare_runs", "config_accuracy", "config_interval", "difference_of_means",
+    "agreement_map", "answers_feed", "change_token", "compare_runs", "config_accuracy", "config_interval", "difference_of_means",
     "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels", "filters_from_pairs",
     "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for", "reference_table",
     "reference_tables", "reference_task", "robustness", "robustness_caveat", "run_overview", "series_without_points", "view_columns",

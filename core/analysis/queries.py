@@ -299,3 +299,19 @@ def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:
         if k and v:
             out.setdefault(k, []).extend(x for x in v.split(",") if x != "")
     return out
+
+
+def answers_feed(con, run_ids: Sequence[str], limit: int = 30, view: str = VIEW) -> pd.DataFrame:
+    """The answers of some runs, newest first (for a live view): item, its sets and their members' hypernyms, the
+    truth, the raw response, the parsed answer and whether it is correct; unanswered items are left out."""
+    have = view_columns(con, view)
+    want = [c for c in ("run_id", "idx", "condition", "operation", "sample", "set_a", "set_b", "member_hypernyms",
+                        "hypernym_a", "hypernym_b", "truth", "response", "parsed", "correct", "at") if c in have
+            or c == "at"]
+    if not run_ids:
+        return pd.DataFrame(columns=want)
+    ph = ", ".join("?" * len(run_ids))
+    sel = ", ".join(f"v.{_quote(c)}" if c != "at" else "r.at" for c in want)
+    sql = (f"SELECT {sel} FROM {view} v JOIN results r ON r.run_id = v.run_id AND r.idx = v.idx "
+           f"WHERE v.run_id IN ({ph}) AND v.correct IS NOT NULL ORDER BY r.at DESC, v.idx DESC LIMIT ?")
+    return con.execute(sql, [*run_ids, int(limit)]).df()
