@@ -98,42 +98,43 @@ def current_version(con) -> int:
     return int(row[0] or 0)
 
 
-def ensure_schema(con) -> int:
-    """Bring the open database to SCHEMA_VERSION (no-op when current). Returns the version."""
+def ensure_schema(con, path=None) -> int:
+    """Bring the open database to SCHEMA_VERSION (no-op when current). Returns the version. ``path`` (the file, as
+    ``connect`` knows it) lets the check that the results view is this code's run once per file and process."""
     try:
         version = int(con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0] or 0)
     except Exception:
         version = -1
     if version == SCHEMA_VERSION:
-        _refresh_view(con)
+        if path is not None and str(path) not in _VIEW_CURRENT:
+            _refresh_view(con, str(path))
         return version
     if version > SCHEMA_VERSION:
         from core.errors import UserError
 
         raise UserError(f"database schema version {version} is newer than this code ({SCHEMA_VERSION}); update the code")
     with _LOCK:  # threads of one process share the DuckDB instance: migrate once
-        return _migrate(con)
+        out = _migrate(con)
+    if path is not None:
+        _VIEW_CURRENT.add(str(path))   # the view was just (re)created by this code
+    return out
 
 
 _LOCK = threading.Lock()
 _VIEW_CURRENT: set = set()   # database files whose v_results is known to be this code's (checked once per process)
 
 
-def _refresh_view(con) -> None:
-    """Recreate v_results when it predates a column this code's view has (a view holds no data: no migration)."""
-    try:
-        where = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
-                            ).fetchall()[0][0]
-    except Exception:
-        return
-    if where in _VIEW_CURRENT:
-        return
-    have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'v_results' "
-                                      "AND database_name = current_database()").fetchall()}
-    if not set(RUN_PARAM_FACTORS) <= have:
-        with _LOCK:
+def _refresh_view(con, where: str) -> None:
+    """Recreate v_results when it predates a column this code's view has (a view holds no data: no migration).
+    Runs at the first connection to a file in a process (before that process starts runs on it)."""
+    with _LOCK:
+        if where in _VIEW_CURRENT:
+            return
+        have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'v_results' "
+                                          "AND database_name = current_database()").fetchall()}
+        if not set(RUN_PARAM_FACTORS) <= have:
             con.execute(V_RESULTS)
-    _VIEW_CURRENT.add(where)
+        _VIEW_CURRENT.add(where)
 
 
 def _migrate(con) -> int:

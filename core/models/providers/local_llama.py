@@ -93,14 +93,16 @@ def close_llama_at_exit(llama) -> None:
 
 
 class _Interrupt:
-    """A logits processor that ends generation early (by forcing end-of-sequence) once the call is cancelled, its
-    time budget is spent, or the text so far ends with a stop sequence — so a timed-out or cancelled call frees the
-    shared model within one token instead of running to max_tokens in the background, and a stop sequence stays in
-    the reply. (Exceptions raised inside llama.cpp's sampler callback are swallowed, hence forcing EOS.)"""
+    """A llama.cpp stopping criterion that ends generation once the call is cancelled, its time budget is spent, or
+    the text so far contains a stop sequence — so a timed-out or cancelled call frees the shared model within one
+    token instead of running to max_tokens in the background, and a stop sequence stays in the reply.
 
-    def __init__(self, eos: int, timeout: float | None, cancel: threading.Event | None,
-                 stop: tuple[str, ...] = (), detokenize=None):
-        self.eos = eos
+    A stopping criterion (checked after every token) rather than forcing end-of-sequence through the logits: under an
+    answer grammar the end of sequence may not be allowed yet, and a sampler left without any allowed token aborts
+    the process."""
+
+    def __init__(self, timeout: float | None, cancel: threading.Event | None, stop: tuple[str, ...] = (),
+                 detokenize=None):
         self.deadline = None if timeout is None else _clock() + timeout
         self.cancel = cancel
         self.stop = tuple(s.encode("utf-8") for s in stop)
@@ -111,14 +113,14 @@ class _Interrupt:
     def _stopped(self, input_ids) -> bool:
         if not self.stop or self.detokenize is None:
             return False
-        if self.n_prompt is None:          # the first call comes before the first generated token
+        if self.n_prompt is None:          # the first check comes before any generated token is in input_ids
             self.n_prompt = len(input_ids)
             return False
         tail = [int(t) for t in input_ids[max(self.n_prompt, len(input_ids) - 24):]]
         text = self.detokenize(tail) if tail else b""
         return any(s in text for s in self.stop)
 
-    def __call__(self, input_ids, scores):
+    def __call__(self, input_ids, logits) -> bool:
         if self.why is None:
             if self.cancel is not None and self.cancel.is_set():
                 self.why = "cancelled"
@@ -126,10 +128,46 @@ class _Interrupt:
                 self.why = "timeout"
             elif self._stopped(input_ids):
                 self.why = "stop"
-        if self.why is not None:
-            scores[:] = -float("inf")
-            scores[self.eos] = 0.0
-        return scores
+        return self.why is not None
+
+
+class _FormatterWithInterrupt:
+    """The GGUF's own chat template (what ``create_chat_completion`` uses for this model), with the call's
+    ``_Interrupt`` added to the template's stopping criteria — ``create_chat_completion`` takes no stopping
+    criteria of its own, a chat formatter can bring them."""
+
+    def __init__(self, base, interrupt: _Interrupt):
+        self.base, self.interrupt = base, interrupt
+
+    def __call__(self, **kwargs):
+        from llama_cpp import StoppingCriteriaList
+        from llama_cpp.llama_chat_format import ChatFormatterResponse
+
+        r = self.base(**kwargs)
+        return ChatFormatterResponse(prompt=r.prompt, stop=r.stop, added_special=r.added_special,
+                                     stopping_criteria=StoppingCriteriaList([*(r.stopping_criteria or []),
+                                                                             self.interrupt]))
+
+
+_FORMATTERS: dict = {}
+
+
+def _chat_formatter(llama):
+    """The model's chat template as a llama-cpp-python formatter, built as ``Llama`` builds it (once per model)."""
+    hit = _FORMATTERS.get(id(llama))
+    if hit is not None and hit[0] is llama:
+        return hit[1]
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ModelError("local/smollm2: the model file carries no chat template")
+    eos, bos = llama.token_eos(), llama.token_bos()
+    formatter = Jinja2ChatFormatter(template=template, stop_token_ids=[eos],
+                                    eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                                    bos_token=llama._model.token_get_text(bos) if bos != -1 else "")
+    _FORMATTERS[id(llama)] = (llama, formatter)
+    return formatter
 
 
 _GRAMMARS: "OrderedDict[str, object]" = OrderedDict()   # compiled llama.cpp grammars by text (parsing costs ~ms)
@@ -172,7 +210,7 @@ class LocalLlamaModel(BaseModel):
 
     def complete_sync(self, request: Request, cancel: threading.Event | None = None) -> Completion:
         """Blocking call (used by ``complete`` in a worker thread, and by the benchmark)."""
-        from llama_cpp import LogitsProcessorList
+        from llama_cpp.llama_chat_format import chat_formatter_to_chat_completion_handler
 
         llama = get_llama()
         p = request.params
@@ -196,10 +234,11 @@ class LocalLlamaModel(BaseModel):
                 self.last_interrupt = "cancelled"
                 raise RetryableError("local/smollm2: call cancelled before it started")
             started = time.perf_counter()
-            interrupt = _Interrupt(llama.token_eos(), self.timeout, cancel, tuple(p.stop or ()), llama.detokenize)
+            interrupt = _Interrupt(self.timeout, cancel, tuple(p.stop or ()), llama.detokenize)
+            handler = chat_formatter_to_chat_completion_handler(_FormatterWithInterrupt(_chat_formatter(llama),
+                                                                                        interrupt))
             try:
-                out = llama.create_chat_completion(messages=messages, logits_processor=LogitsProcessorList([interrupt]),
-                                                   **kwargs)
+                out = handler(llama=llama, messages=messages, **kwargs)
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
                 raise ModelError(f"local/smollm2: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000.0
