@@ -90,9 +90,11 @@ def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str]) -> pd.Da
 
     def params(text):
         try:
-            p = json.loads(text or "{}")
+            p = json.loads(text) if isinstance(text, str) else {}
         except ValueError:
-            return "", ""
+            p = {}
+        if not isinstance(p, dict) or not p:
+            return "–", "–"
         fmt = p.get("answer_format") or "free"
         shown = {k: v for k, v in p.items() if v is not None and k != "answer_format"}
         return fmt, ", ".join(f"{k}={v}" for k, v in shown.items())

@@ -33,11 +33,8 @@ def view_defaults(runs: pd.DataFrame, varying: Sequence[str], factors: Sequence[
     tasks = tasks_of(runs)
     task = tasks[0] if tasks else "setops"
     have = set(factors) | set(varying)
-    x = None
-    for f in FIRST_SPLIT.get(task, ()):
-        if f in varying or (f == "operation" and f in have):
-            x = f
-            break
+    first = FIRST_SPLIT.get(task, ())
+    x = next((f for f in first if f in varying), None) or next((f for f in first if f in have), None)
     if x is None:
         x = next((f for f in varying if f not in ("model", "answer_format", "run_id", "task", "name")),
                  next(iter(factors), "operation"))
@@ -87,9 +84,10 @@ def run_labels(runs: pd.DataFrame) -> dict[str, str]:
 def _format(r) -> str:
     import json
 
+    text = r.get("params_json")
     try:
-        fmt = json.loads(r.get("params_json") or "{}").get("answer_format") or "free"
-    except (TypeError, ValueError):
+        fmt = (json.loads(text) if isinstance(text, str) else {}).get("answer_format") or "free"
+    except (AttributeError, ValueError):
         fmt = "free"
     return fmt if fmt != "free" else ""
 

@@ -252,3 +252,24 @@ def test_bad_limits_are_refused_before_anything_is_stored(tmp_path, kw):
     with pytest.raises(ConfigError, match="must be a positive number"):
         runner.start_run(CFG, FakeModel(), db_path=db, **kw)
     assert store.list_runs(db).empty
+
+
+def test_a_limited_run_stored_before_limits_were_spread_resumes_with_its_first_n_items(tmp_path):
+    """Runs stored before --limit spread its items picked the first N (their run_json has no limit_pick): resuming
+    one continues exactly those items under its old key, never a different selection."""
+    import json
+
+    db = tmp_path / "r.duckdb"
+    old = runner.run(CFG, "reference/solver", db_path=db, limit=6, limit_pick="first")
+    with store.connect(db) as con:
+        spec = json.loads(con.execute("SELECT run_json FROM runs WHERE run_id = ?", [old.run_id]).fetchone()[0])
+        spec.pop("limit_pick")
+        con.execute("UPDATE runs SET run_json = ? WHERE run_id = ?", [json.dumps(spec), old.run_id])
+        con.execute("DELETE FROM results WHERE run_id = ? AND idx >= 3", [old.run_id])
+    p = runner.resume_run(old.run_id, db_path=db).wait(30)
+    assert p.status == "done" and p.done == 6
+    with store.connect(db) as con:
+        assert [r[0] for r in con.execute("SELECT idx FROM items WHERE run_id = ? ORDER BY idx",
+                                          [old.run_id]).fetchall()] == list(range(6))
+    spread = runner.run(CFG, "reference/solver", db_path=db, limit=6)   # today's --limit 6: another run
+    assert spread.run_id != old.run_id
