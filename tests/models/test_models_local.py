@@ -188,3 +188,18 @@ def test_a_run_records_the_reply_cap_of_each_call_and_the_rule_with_the_run(tmp_
         cap = setops.reply_cap(loaded, {"approach": "baseline", "set_a": json.loads(set_a),
                                         "set_b": json.loads(set_b)})
         assert sent["max_tokens"] == cap < 512 and tokens_out <= cap and sent["stop"] == ["</answer>"]
+
+
+@pytest.mark.slow
+def test_embedded_model_samples_exactly_like_create_chat_completion_with_the_stored_parameters():
+    """Our call (chat template + stopping criteria) samples as llama-cpp-python's create_chat_completion does with
+    the stored parameters and nothing else (no repeat penalty slipped in by a lower-level default)."""
+    from core.models.providers.local_llama import get_llama
+
+    params = SamplingParams(max_tokens=48, seed=7)
+    ours = get_model("local/smollm2").complete_sync(Request(prompt=SET_PROMPT, params=params))
+    theirs = get_llama().create_chat_completion(
+        messages=[{"role": "user", "content": SET_PROMPT}], max_tokens=48, seed=7, temperature=0.25, top_p=0.25,
+        top_k=20, min_p=0.0)
+    assert ours.text == theirs["choices"][0]["message"]["content"]
+    assert ours.tokens_out == theirs["usage"]["completion_tokens"]

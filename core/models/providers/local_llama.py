@@ -214,8 +214,10 @@ class LocalLlamaModel(BaseModel):
 
         llama = get_llama()
         p = request.params
-        # min_p=0: only the stored parameters shape sampling (llama-cpp-python would add min_p=0.05 by default)
-        kwargs = dict(max_tokens=p.max_tokens, min_p=0.0)
+        # only the stored parameters shape sampling: min_p=0 (llama-cpp-python would add min_p=0.05) and no penalties
+        # (the chat handler called below defaults to repeat_penalty=1.1, create_chat_completion to 1.0)
+        kwargs = dict(max_tokens=p.max_tokens, min_p=0.0, repeat_penalty=1.0, presence_penalty=0.0,
+                      frequency_penalty=0.0)
         if p.temperature is not None:
             kwargs["temperature"] = p.temperature
         if p.top_p is not None:
