@@ -19,7 +19,6 @@ st.title("Deceptive sets")
 st.caption("A is drawn from the hyponyms of one hypernym and B from another. **Swapped** exchanges half the members "
            "between A and B, so each set looks like the other's category; the **random baseline** draws from all "
            "groups. The paper found swapped intersections hardest (Claude Haiku: 50 % vs 91 % not swapped).")
-live_top = st.container()   # the run's accuracy per condition: above the fold while it runs (filled at the end)
 
 
 @st.cache_resource(show_spinner="Loading hyponym groups…")
@@ -146,11 +145,10 @@ def _model_note() -> None:
         return
     found = _ui.found_servers()
     with st.container(border=True):
-        st.markdown("**About the embedded model.** SmolLM2-135M runs here with no key and answers in seconds, but it "
-                    "is tiny: it often writes a wrong set or none at all, so the three conditions tend to tie near "
-                    "0 % and the paper's effect (swapped intersections hardest) does not show. It does show the "
-                    "pipeline, the sets and every raw answer. *Constrained* answers (below the model box) make it "
-                    "answer a set every time.")
+        st.markdown("**About the embedded model.** SmolLM2-135M (no key, seconds per answer) is tiny: it often "
+                    "writes a wrong set or none, so the three conditions tie near 0 % and the paper's effect "
+                    "(swapped intersections hardest) needs a stronger model. It shows the pipeline and every raw "
+                    "answer; *constrained* answers make it answer a set every time.")
         stronger = [*list(found)[:2]]
         for spec in ("openai/gpt-4o-mini", "anthropic/claude-haiku-4-5"):
             if _ui.api_key_for(spec)[0]:
@@ -222,8 +220,9 @@ if st.button("Run", type="primary", key="dec_run", disabled=not ops):
 
 run_id = st.session_state.get("dec_run_id") or _ui.qp_get("run")
 if run_id:
-    with live_top:   # above the fold: progress and accuracy per condition, refreshed as answers arrive
-        _ui.run_progress(run_id, key="dec", every=1.5)
+    # right under the Run button, where the presenter's screen is: accuracy per condition and progress, then the
+    # answers, refreshed as they arrive
+    with st.container():
 
         @st.fragment(run_every=1.5)
         def _conditions():
@@ -244,6 +243,7 @@ if run_id:
                                help=f"{int(r['n_correct'])} of {int(r['n'])} correct")
 
         _conditions()
+        _ui.run_progress(run_id, key="dec", every=1.5)
 
     st.subheader("Answers as they arrive")
 
