@@ -174,3 +174,23 @@ def run_yaml(config: dict, model: str | None, params: dict | None, base_url: str
     if base_url:
         doc["base_url"] = base_url
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+def config_changes(before: dict, after: dict, limit: int = 6) -> list[str]:
+    """What differs between two task configs, one short phrase per key ("samples 50 → 2", "operations −union"),
+    at most ``limit`` of them."""
+    def show(v) -> str:
+        return "none" if v is None else str(v)
+
+    out = []
+    for k in dict.fromkeys([*before, *after]):
+        a, b = before.get(k), after.get(k)
+        if k == "task" or a == b:
+            continue
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            gone = [show(x) for x in a if x not in b]
+            new = [show(x) for x in b if x not in a]
+            out.append(f"{k} " + " ".join([*(f"−{x}" for x in gone), *(f"+{x}" for x in new)] or ["reordered"]))
+        else:
+            out.append(f"{k} {show(a)} → {show(b)}")
+    return out[:limit] + ([f"… {len(out) - limit} more"] if len(out) > limit else [])

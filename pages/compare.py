@@ -33,8 +33,15 @@ for f in uploads or []:
             from core.store.io import import_results
 
             run_id, n = import_results(_ui.db_path(), data, f.name)
-            imported[digest] = (run_id, f"{f.name}: imported as run {run_id} ({n} rows)" if n else
-                                f"{f.name}: already imported as run {run_id}")
+            if n:
+                message = f"{f.name}: imported as run {run_id} ({n} rows)"
+            else:   # the same results, maybe in another format: one run, not two
+                known = _ui.runs_df()
+                name = known.loc[known["run_id"] == run_id, "name"]
+                message = (f"{f.name}: the same results as run {run_id}"
+                           + (f" ({name.iloc[0]})" if len(name) and name.iloc[0] else "")
+                           + " — already imported, not stored twice")
+            imported[digest] = (run_id, message)
         except UserError as exc:
             imported[digest] = (None, str(exc))
         except Exception as exc:  # never a traceback for a bad file
@@ -57,10 +64,13 @@ if not run_ids:
     st.info("Choose at least one stored run or upload a file.")
     st.stop()
 
-labels = {r["run_id"]: f"{r['model']} · {r['run_id']}" for _, r in runs.iterrows()} if not runs.empty else {}
-if any(r not in labels for r in run_ids):
-    labels.update({r["run_id"]: f"{r['model']} · {r['run_id']}" for _, r in _ui.runs_df().iterrows()})
+all_runs = _ui.runs_df()
+labels = analysis.run_labels(all_runs[all_runs["run_id"].isin(run_ids)]) if not all_runs.empty else {}
 series = [analysis.Series(labels.get(r, r), (r,)) for r in run_ids]
+cmp_tasks = analysis.tasks_of(all_runs[all_runs["run_id"].isin(run_ids)]) if not all_runs.empty else []
+if len(cmp_tasks) > 1:
+    st.warning("These runs are of different tasks (" + ", ".join(cmp_tasks) + "): their accuracies measure "
+               "different things. Compare runs of one task.")
 
 factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in analysis.RUN_FACTORS]
 scoring = _ui.scoring_switch()
@@ -79,6 +89,7 @@ ref_id = c3.selectbox("Published reference series", ["(none)", *ref_titles], key
                       format_func=lambda r: r if r == "(none)" else ref_titles[r])
 _ui.qp_set(x=x)
 filters = _ui.slice_filters(run_ids, key="slice")
+_ui.report_download(run_ids, key="cmp", filters=filters)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
@@ -127,7 +138,7 @@ if not points.empty:
     summ = analysis.group_summary(points, ["series", x]).rename(columns={
         "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})
-    st.dataframe(summ, hide_index=True, width="stretch",
+    st.dataframe(analysis.for_display(summ), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("Mean %", "Std", "Min",
                                                                                           "Max")})
 
@@ -151,10 +162,12 @@ if len(series) >= 2 and not points.empty:
     m3.metric("B − A (points)", f"{res['difference']:+.2f}")
     m4.metric("Mann–Whitney p", "–" if res["mannwhitney_p"] != res["mannwhitney_p"] else
               f"{res['mannwhitney_p']:.3g}")
-    ci = "not available (needs two configurations per side)" if res["ci_low"] != res["ci_low"] else \
+    ci = "not available" if res["ci_low"] != res["ci_low"] else \
         f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}] points ({res.get('ci_method', 'bootstrap')})"
     welch = "–" if res["welch_p"] != res["welch_p"] else f"{res['welch_p']:.3g}"
     st.markdown(f"95 % bootstrap confidence interval of B − A: **{ci}** · Welch t-test p = {welch}")
+    for note in res["notes"]:   # degenerate statistics: a caveat in words instead of a misleading number
+        st.warning(note[0].upper() + note[1:] + ".")
     st.caption(f"Over per-configuration accuracies (N = {res['n_a']} and {res['n_b']} configurations).")
 
     ra = next(s.run_ids[0] for s in series if s.name == a_name)

@@ -5,6 +5,7 @@ responses arrive."""
 from __future__ import annotations
 
 import html
+import json
 
 import streamlit as st
 
@@ -42,7 +43,9 @@ by_synset = {g.synset: g for g in groups}
 c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
 size = c1.selectbox("Set size |A| = |B|", [2, 3, 4, 5, 6, 8], index=2, key="dec_size")
 seed = int(c2.number_input("Seed", value=0, step=1, key="dec_seed"))
-samples = int(c3.number_input("Samples per condition and operation", 1, 50, 3, 1, key="dec_samples"))
+samples = int(c3.number_input("Samples per condition and operation", 1, 50, 2, 1, key="dec_samples",
+                              help="2 samples × 3 conditions × 1 operation = a 6-item demo (well under a minute with "
+                                   "the embedded model)"))
 pos = c4.selectbox("Part of speech", ["any", "noun", "verb"], key="dec_pos",
                    help="The hyponym groups come from every WordNet synset with hyponyms, nouns and verbs (as in the "
                         "SetLexSem code); restrict them — and the random baseline's pool — to one part of speech.")
@@ -93,14 +96,78 @@ info_box = st.container()  # glosses + the three conditions, filled once the con
 COLORS = {"a": "#4C72B0", "b": "#DD8452", "other": "#8C8C8C"}
 
 
-def _chips(members, hyp: dict) -> str:
+def _chips(members, hyp: dict, a: str | None = None, b: str | None = None) -> str:
+    """Members as chips coloured by their hypernym (A's, B's, another); a member of neither set (made up) is a
+    dashed outline."""
+    a, b = a or hyp_a, b or hyp_b
     out = []
     for w in members:
         h = hyp.get(w)
-        color = COLORS["a"] if h == hyp_a else COLORS["b"] if h == hyp_b else COLORS["other"]
-        out.append(f'<span style="background:{color};color:white;border-radius:6px;padding:2px 8px;margin:2px;'
-                   f'display:inline-block;font-size:0.95rem" title="{html.escape(str(h))}">{html.escape(w)}</span>')
-    return " ".join(out)
+        if h is None:
+            style = f"border:2px dashed {COLORS['other']};color:#333"
+            h = "not in A or B (made up)"
+        else:
+            color = COLORS["a"] if h == a else COLORS["b"] if h == b else COLORS["other"]
+            style = f"background:{color};color:white"
+        out.append(f'<span style="{style};border-radius:6px;padding:2px 8px;margin:2px;display:inline-block;'
+                   f'font-size:0.95rem" title="{html.escape(str(h))}">{html.escape(str(w))}</span>')
+    return " ".join(out) if out else "∅"
+
+
+def _loads(text, default):
+    """A JSON column of the feed (NULL arrives as None or NaN) → its value, or ``default``."""
+    if not isinstance(text, str):
+        return default
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return default
+    return default if value is None else value
+
+
+def _answer_card(r) -> None:
+    """One answer in full: the sets and the answer's members coloured by hypernym, the raw reply wrapped."""
+    hyp = _loads(r.get("member_hypernyms"), {})
+    parsed = _loads(r.get("parsed"), None)
+    mark = ":green[**right**]" if bool(r.get("correct")) else ":red[**wrong**]"
+    sym = {"union": "∪", "intersection": "∩", "difference": "∖", "symmetric_difference": "△"}.get(r["operation"], "?")
+    a, b = r.get("hypernym_a"), r.get("hypernym_b")
+    with st.container(border=True):
+        st.markdown(f"{mark} **{figures.CONDITION_LABELS.get(r['condition'], r['condition'])}** · "
+                    f"{str(r['operation']).replace('_', ' ')} · sample {int(r['sample'])}")
+        st.markdown(f"A = {_chips(_loads(r['set_a'], []), hyp, a, b)}  \nB = {_chips(_loads(r['set_b'], []), hyp, a, b)}",
+                    unsafe_allow_html=True)
+        truth = _chips(_loads(r["truth"], []), hyp, a, b)
+        answer = "did not follow the format" if parsed is None else _chips(parsed, hyp, a, b)
+        st.markdown(f"A {sym} B = {truth} · answered: {answer}", unsafe_allow_html=True)
+        st.code(str(r["response"]), language=None, wrap_lines=True)
+
+
+def _model_note() -> None:
+    """What the embedded model can and cannot show here, and the one click to a stronger model."""
+    if not str(st.session_state.get("dec_m_model", "local/smollm2")).startswith("local/"):
+        return
+    found = _ui.found_servers()
+    with st.container(border=True):
+        st.markdown("**About the embedded model.** SmolLM2-135M (no key, seconds per answer) is tiny: it often "
+                    "writes a wrong set or none, so the three conditions tie near 0 % and the paper's effect "
+                    "(swapped intersections hardest) needs a stronger model. It shows the pipeline and every raw "
+                    "answer; *constrained* answers make it answer a set every time.")
+        stronger = [*list(found)[:2]]
+        for spec in ("openai/gpt-4o-mini", "anthropic/claude-haiku-4-5"):
+            if _ui.api_key_for(spec)[0]:
+                stronger.append(spec)
+        if not stronger:
+            st.caption("For a stronger model: start Ollama (`ollama run llama3.2`) or LM Studio on this machine — it "
+                       "is listed in the model box by itself — or set OPENAI_API_KEY / ANTHROPIC_API_KEY.")
+        cols = st.columns(max(1, len(stronger)))
+        for col, option in zip(cols, stronger):
+            col.button(f"Use {option}", key=f"dec_use_{option}", on_click=_use_model, args=(option,),
+                       use_container_width=True)
+
+
+def _use_model(option: str) -> None:
+    st.session_state["dec_m_model"] = option
 
 
 st.subheader("Run all three conditions")
@@ -145,43 +212,60 @@ for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
         truth = p["truth"]
         st.caption(f"A {sym} B = {{{', '.join(truth)}}}" if truth else f"A {sym} B = ∅")
 
+_model_note()
 choice = _ui.model_picker("dec_m", show_params=True)
 _ui.batch_toggle(choice, "dec_m")
 o2.metric("Items", n_items)
+limit = int(o2.number_input("Only N of them, spread over the conditions (0 = all)", 0, 10_000, 0, 1,
+                            key="dec_limit")) or None
 if st.button("Run", type="primary", key="dec_run", disabled=not ops):
-    handle = _ui.start_run(cfg.to_dict(), choice, name=f"deceptive · {ga.name} vs {gb.name}")
+    handle = _ui.start_run(cfg.to_dict(), choice, name=f"deceptive · {ga.name} vs {gb.name}", limit=limit)
     if handle is not None:
         st.session_state["dec_run_id"] = handle.run_id
         _ui.qp_set(run=handle.run_id)
 
 run_id = st.session_state.get("dec_run_id") or _ui.qp_get("run")
 if run_id:
+    # right under the Run button, where the presenter's screen is: accuracy per condition and progress, then the
+    # answers, refreshed as they arrive
     scoring = _ui.scoring_switch()
-    _ui.run_progress(run_id, key="dec", scoring=scoring)
+    with st.container():
+
+        @st.fragment(run_every=1.5)
+        def _conditions():
+            try:
+                with store.connect(_ui.db_path()) as con:
+                    table = analysis.error_table(con, [run_id], by=["condition"], scoring=scoring)
+            except UserError as exc:
+                st.caption(str(exc))
+                return
+            cols = st.columns(3)
+            for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
+                row = table[table["condition"] == cond] if not table.empty else table
+                if row is None or row.empty:
+                    col.metric(figures.CONDITION_LABELS[cond], "–", help="no answers yet")
+                else:
+                    r = row.iloc[0]
+                    col.metric(figures.CONDITION_LABELS[cond], f"{r['accuracy']:.0f} %",
+                               help=f"{int(r['n_correct'])} of {int(r['n'])} correct")
+
+        _conditions()
+        _ui.run_progress(run_id, key="dec", every=1.5, scoring=scoring)
+
+    st.subheader("Answers as they arrive")
 
     @st.fragment(run_every=1.5)
-    def _live():
+    def _answers():
         try:
             with store.connect(_ui.db_path()) as con:
-                table = analysis.error_table(con, [run_id], by=["condition"], scoring=scoring)
-                latest = analysis.drilldown(con, [run_id], limit=60, scoring=scoring)
+                feed = analysis.answers_feed(con, [run_id], limit=30)
         except UserError as exc:
             st.caption(str(exc))
             return
-        cols = st.columns(3)
-        for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
-            row = table[table["condition"] == cond] if not table.empty else table
-            if row is None or row.empty:
-                col.metric(figures.CONDITION_LABELS[cond], "–", help="no answers yet")
-            else:
-                r = row.iloc[0]
-                col.metric(figures.CONDITION_LABELS[cond], f"{r['accuracy']:.0f} %",
-                           help=f"{int(r['n_correct'])} of {int(r['n'])} correct")
-        answered = latest[latest["correct"].notna()] if not latest.empty else latest
-        if not answered.empty:
-            show = answered[[c for c in ("condition", "operation", "sample", "set_a", "set_b", "truth", "response",
-                                         "parsed", "correct", "parsed_strict", "correct_strict")
-                             if c in answered.columns]]
-            st.dataframe(show, hide_index=True, width="stretch", height=min(320, 36 * (len(show) + 1) + 4))
+        if feed.empty:
+            st.caption("No answers yet.")
+            return
+        for _, r in feed.iterrows():
+            _answer_card(r)
 
-    _live()
+    _answers()

@@ -41,13 +41,15 @@ def _demo():
 
 openai_key, key_source = _ui.api_key_for(OPENAI_SPEC)
 infos = {i.name: i for i in available_encoders(api_key=openai_key)}
-default = [n for n in ("minilm", "local") if infos[n].available]
+default = [n for n in ("minilm",) if infos[n].available]   # one encoder to start with: the quick, offline one
+CHIPS = {"minilm": "MiniLM", "local": "SmolLM2-135M", "openai": "OpenAI"}   # short: a chip shows them whole
 from_url = [n for n in _ui.qp_list("enc") if n in infos]
 
 left, right = st.columns([2, 3])
 with left:
     chosen = st.multiselect("Encoders", list(infos), default=from_url or default, key="emb_encoders",
-                            format_func=lambda n: LABELS[n] + ("" if infos[n].available else " (unavailable)"))
+                            format_func=lambda n: CHIPS.get(n, n) + ("" if infos[n].available else " (unavailable)"),
+                            help="; ".join(f"{CHIPS.get(n, n)} = {LABELS[n]}" for n in infos))
     for n in infos:
         if not infos[n].available:
             st.caption(f"{LABELS[n]}: {infos[n].reason}")

@@ -106,11 +106,10 @@ def show_preview(cfg: Q.Config) -> None:
     info = Q.describe(cfg)
     m = st.columns(4)
     m[0].metric("Prompts", f"{info['n_items']:,}")
-    m[1].metric("True", f"{info['n_true']:,}", f"{info['n_true'] / max(info['n_items'], 1):.1%}", delta_color="off")
-    m[2].metric("False", f"{info['n_false']:,}", f"{info['n_false'] / max(info['n_items'], 1):.1%}",
-                delta_color="off")
-    m[3].metric("Configurations", f"{info['n_configs']:,}", f"{info['counts_per_config']} counts each",
-                delta_color="off")
+    # shares and counts as plain text: a metric's delta would draw an up arrow, as if they were changes
+    m[1].metric("True", f"{info['n_true']:,} ({info['n_true'] / max(info['n_items'], 1):.1%})")
+    m[2].metric("False", f"{info['n_false']:,} ({info['n_false'] / max(info['n_items'], 1):.1%})")
+    m[3].metric("Configurations", f"{info['n_configs']:,}", help=f"{info['counts_per_config']} counts each")
     n = info["n_items"]
     picks = sorted(random.Random(cfg.seed).sample(range(n), min(n, PREVIEW_ROWS)))  # a spread, not the first rows
     rows = [Q.item(cfg, i) for i in picks]
@@ -135,13 +134,13 @@ def _estimate(config_json: str, spec: str, params_json: str, base_url: str | Non
 def run_panel(config: dict) -> None:
     choice = _ui.model_picker(KEY + "m", show_params=True)
     _ui.batch_toggle(choice, KEY + "m")
-    c1, c2, c3 = st.columns(3)
-    limit = c1.number_input("Only the first N prompts (0 = all)", 0, 10_000_000, 0, key=KEY + "limit")
-    cap = c2.number_input("Cap answer length (tokens)", 1, 4096, 16, key=KEY + "cap",
-                          help="One word is asked for; a small cap keeps rambling models fast. The smaller of this "
-                               "and max_tokens above is used.")
-    name = c3.text_input("Run name (optional)", key=KEY + "name")
-    choice.params = {**choice.params, "max_tokens": min(int(choice.params.get("max_tokens") or cap), int(cap))}
+    c1, c2 = st.columns(2)
+    limit = c1.number_input("Only N prompts, spread over the scenario (0 = all)", 0, 10_000_000, 0, key=KEY + "limit",
+                            help="N prompts spread over the quantifiers, nouns and predicates (every one of them "
+                                 "when N allows), the counts spread within each — not the first N in order.")
+    name = c2.text_input("Run name (optional)", key=KEY + "name")
+    st.caption("One word is asked for: replies get a cap of 16 tokens (the answer's size; switch it off under "
+               "Sampling parameters).")
     with _ui.user_errors():
         db = _ui.db_path()
         est = _estimate(json.dumps(config, sort_keys=True), choice.spec, json.dumps(choice.params, sort_keys=True),
@@ -158,7 +157,7 @@ def run_panel(config: dict) -> None:
         handle = _ui.start_run(config, choice, name=name or None, limit=int(limit) or None)
         if handle is not None:
             st.session_state[KEY + "run_id"] = handle.run_id
-            _ui.qp_set(qruns=[handle.run_id])
+            _ui.select_runs("qruns", [handle.run_id])   # the results below show the run just made
     run_id = st.session_state.get(KEY + "run_id")
     if run_id:
         _ui.run_progress(run_id, key=KEY + "prog")

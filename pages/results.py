@@ -18,19 +18,35 @@ if runs.empty:
     st.stop()
 
 latest = runs["run_id"].iloc[:1].tolist()
-run_ids = _ui.run_picker("Runs", key="runs", default=latest)
-if not run_ids:
+picked_runs = _ui.run_picker("Runs", key="runs", default=latest)
+if not picked_runs:
     st.info("Choose at least one run.")
     st.stop()
+
+# views never pool two tasks: with runs of both, one task at a time
+chosen_rows = runs[runs["run_id"].isin(picked_runs)]
+tasks = analysis.tasks_of(chosen_rows)
+task = tasks[0] if tasks else "setops"
+if len(tasks) > 1:
+    task = st.radio("Task", tasks, horizontal=True, key="res_task",
+                    format_func=lambda t: {"setops": "Set operations", "quantifiers": "Quantifiers"}.get(t, t),
+                    help="Set-operation and quantifier runs measure different things; their accuracies are never "
+                         "pooled into one figure.")
+    others = chosen_rows[chosen_rows["task"] != task]
+    st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task are in the other tab above.")
+run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"] == task, "run_id"])] or picked_runs
+labels = analysis.run_labels(runs[runs["run_id"].isin(run_ids)])
 
 scoring = _ui.scoring_switch()
 overview = _ui.cached_analysis("run_overview", run_ids, scoring=scoring)
 if not overview.empty:
-    show = overview.rename(columns={"run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
+    overview = overview.assign(label=overview["run_id"].map(labels))
+    overview = overview[["label", *[c for c in overview.columns if c != "label"]]]
+    show = overview.rename(columns={"label": "Label", "run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
                                     "answered": "Answered", "failed": "Failed calls", "n_correct": "Correct",
                                     "accuracy": "Accuracy %",
                                     "configs": "Configurations", "cost_usd": "Cost $"})
-    st.dataframe(show, hide_index=True, width="stretch",
+    st.dataframe(analysis.for_display(show), hide_index=True, width="stretch",
                  column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
                                 "Cost $": st.column_config.NumberColumn(format="%.4f")})
     if overview["failed"].sum():
@@ -62,23 +78,34 @@ if answered == 0:
 factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")]
 varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
 filters = _ui.slice_filters(run_ids, key="slice")
+_ui.report_download(picked_runs, key="res", filters=filters)
 
 tab_v, tab_e, tab_r, tab_d = st.tabs(["Violins", "Error analysis", "Robustness", "Drill-down"])
 
+# defaults follow the selection: two models → colour by model, deceptive runs → split by condition; a shared link's
+# x / colour hold until the selection changes
+defaults = analysis.view_defaults(chosen_rows[chosen_rows["task"] == task], varying, factors)
+split_opts = [f for f in factors if f not in ("run_id",)] or ["operation"]
+selection = (task, tuple(sorted(run_ids)))
+if st.session_state.get("res_selection") != selection:
+    first = "res_selection" not in st.session_state
+    want_x = _ui.qp_get("x") if first and _ui.qp_get("x") in split_opts else defaults["x"]
+    want_x = want_x if want_x in split_opts else split_opts[0]
+    want_c = _ui.qp_get("color") if first and _ui.qp_get("color") else defaults["color"]
+    st.session_state["res_x"] = want_x
+    st.session_state["res_color"] = want_c if want_c in factors and want_c != want_x else "(none)"
+    st.session_state["res_selection"] = selection
+
 # ---------------------------------------------------------------------------------------------------- violins
 with tab_v:
-    split_opts = [f for f in factors if f not in ("run_id",)] or ["operation"]
-    default_x = _ui.qp_get("x")  # a factor these runs lack (an old or mistyped link) falls back to the default
-    if default_x not in split_opts:
-        default_x = "operation" if "operation" in split_opts else split_opts[0]
     c1, c2, c3 = st.columns([2, 2, 2])
-    x = c1.selectbox("Split by (x axis)", split_opts, index=split_opts.index(default_x), format_func=analysis.label,
-                     key="res_x")
+    if st.session_state.get("res_x") not in split_opts:
+        st.session_state["res_x"] = defaults["x"] if defaults["x"] in split_opts else split_opts[0]
+    x = c1.selectbox("Split by (x axis)", split_opts, format_func=analysis.label, key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f != x]
-    default_c = _ui.qp_get("color")
-    if default_c not in color_opts:
-        default_c = "model" if "model" in varying and x != "model" else "(none)"
-    color = c2.selectbox("Colour by", color_opts, index=color_opts.index(default_c),
+    if st.session_state.get("res_color") not in color_opts:
+        st.session_state["res_color"] = "(none)"
+    color = c2.selectbox("Colour by", color_opts,
                          format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
     color = None if color == "(none)" else color
     refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
@@ -107,9 +134,10 @@ with tab_v:
         st.markdown(f"**Items of the {len(picked)} selected configuration(s)**")
         sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500,
                                         scoring=scoring)
-        st.dataframe(sel_items.dropna(axis=1, how="all"), hide_index=True, width="stretch", height=300)
+        st.dataframe(analysis.for_display(sel_items.dropna(axis=1, how="all")), hide_index=True, width="stretch",
+                     height=300)
     if not summary.empty:
-        st.dataframe(summary.rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
+        st.dataframe(analysis.for_display(summary).rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
                                                                          else {}),
                                              "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
                                              "N": "N configs", "items": "Items"}),
@@ -121,10 +149,16 @@ with tab_v:
 
     st.markdown("**One configuration** — select a row for its Wilson interval and items")
     if not points.empty:
-        pts = points.sort_values(["accuracy", "run_id", "config_id"]).reset_index(drop=True)
-        sel = st.dataframe(pts, hide_index=True, width="stretch", height=240, on_select="rerun",
-                           selection_mode="single-row", key="res_points",
-                           column_config={"accuracy": st.column_config.NumberColumn("Accuracy %", format="%.1f")})
+        named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
+        pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
+                                  filters=filters)
+        pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=analysis.config_labels(pts, named_by or [x]))
+        pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
+        sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,
+                           width="stretch", height=240, on_select="rerun", selection_mode="single-row",
+                           key="res_points",
+                           column_config={"accuracy": st.column_config.NumberColumn("Accuracy %", format="%.1f"),
+                                          "n": "Items", "n_correct": "Correct"})
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             r = pts.iloc[rows[0]]
@@ -133,7 +167,7 @@ with tab_v:
             with store.connect(_ui.db_path()) as con:
                 ci = analysis.config_interval(con, r["run_id"], r["config_id"], scoring=scoring)
                 items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
-            st.markdown(f"Configuration `{r['config_id']}` of run `{r['run_id']}`: **{ci['accuracy']:.1f} %** "
+            st.markdown(f"**{r['Configuration']}** of {r['Run']}: **{ci['accuracy']:.1f} %** "
                         f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
                         f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
             st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",
@@ -165,7 +199,10 @@ with tab_e:
                 "No answered items in this slice.")
     else:
         paper = analysis.error_table_paper_layout(table, by)
-        st.dataframe(paper, width="stretch", height=min(760, 36 * (len(paper) + 1)))
+        st.caption("Two non-empty accuracies: **Accuracy Non Empty** (the paper's row) counts the correct answers "
+                   "whose truth is non-empty over *all* N — so Accuracy = Accuracy Non Empty + Pct Nullset Correct; "
+                   "**Accuracy On Non-Empty Truths** divides them by the items whose truth is non-empty.")
+        st.dataframe(analysis.for_display(paper), width="stretch", height=min(760, 36 * (len(paper) + 1)))
         with st.expander("How the rows are defined"):
             st.markdown(analysis.ERROR_TABLE_HELP)
 
@@ -179,9 +216,13 @@ with tab_r:
                  hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f")
                                 for c in ("Mean %", "Robustness score (std)", "Min", "Max")})
-    st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
+    rob_caveat = analysis.robustness_caveat(rob)
+    if rob_caveat:
+        st.info(rob_caveat)
+    else:
+        st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
     if not rob.empty:
-        st.dataframe(rob.assign(factor=rob["factor"].map(analysis.label)).rename(columns={
+        st.dataframe(analysis.for_display(rob).assign(factor=rob["factor"].map(analysis.label)).rename(columns={
             "model": "Model", "factor": "Factor", "levels": "Levels", "spread": "Spread (points)",
             "eta_squared": "η² (variance explained)", "p_value": "ANOVA p", "best_level": "Best level",
             "worst_level": "Worst level"}), hide_index=True, width="stretch",
@@ -205,8 +246,8 @@ with tab_d:
         st.info("No items in this slice.")
     else:
         items = items.dropna(axis=1, how="all")
-        sel = st.dataframe(items, hide_index=True, width="stretch", height=360, on_select="rerun",
-                           selection_mode="single-row", key="res_items")
+        sel = st.dataframe(analysis.for_display(items), hide_index=True, width="stretch", height=360,
+                           on_select="rerun", selection_mode="single-row", key="res_items")
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])

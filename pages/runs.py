@@ -10,7 +10,7 @@ import tempfile
 import pandas as pd
 import streamlit as st
 
-from core import store
+from core import analysis, store
 from core.config import run_spec, run_yaml
 from core.errors import UserError
 from core.files import parse_yaml_mapping
@@ -47,13 +47,23 @@ if runs.empty:
             "(`python -m core run …`) — CLI runs appear here too.")
     st.stop()
 
-cols = [c for c in ("run_id", "status", "task", "model", "name", "n_items", "n_done", "n_failed", "n_cached",
-                    "cost_usd", "created_at", "source") if c in runs.columns]
-table = runs[cols].copy()
+# one status per run on the whole page: a run executing in this process reports from its handle (the table, the
+# header and the progress bar all read it); other runs from the database
+runs = _ui.with_live_status(runs)
+overview = _ui.cached_analysis("run_overview", None)
+accuracy = dict(zip(overview["run_id"], overview["accuracy"])) if not overview.empty else {}
+runs = runs.assign(accuracy=runs["run_id"].map(accuracy), label=runs["run_id"].map(analysis.run_labels(runs)))
+cols = [c for c in ("label", "status", "accuracy", "task", "model", "n_items", "n_done", "n_failed", "n_cached",
+                    "cost_usd", "created_at", "source", "run_id") if c in runs.columns]
+table = analysis.for_display(runs[cols])
 sel = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 * (len(table) + 1)),
                    on_select="rerun", selection_mode="single-row", key="runs_table",
                    column_config={"cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
-                                  "n_items": "items", "n_done": "done", "n_failed": "failed", "n_cached": "cached"})
+                                  "accuracy": st.column_config.NumberColumn(
+                                      "accuracy %", format="%.1f",
+                                      help="Correct answers over answered items (failed calls left out)"),
+                                  "label": "run", "run_id": "run id", "n_items": "items", "n_done": "done",
+                                  "n_failed": "failed", "n_cached": "cached"})
 ids = table["run_id"].tolist()
 rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
 wanted = ids[rows[0]] if rows else _ui.qp_get("run")
@@ -68,6 +78,7 @@ row = store.run_record(_ui.db_path(), run_id)
 if row is None:   # deleted by another session since the table was read
     st.warning(f"Run {run_id} is no longer in the database.")
     st.stop()
+row.update(runs[runs["run_id"] == run_id].iloc[0][["status", "n_done", "n_failed"]].to_dict())
 
 st.subheader(f"Run {run_id}")
 scoring = _ui.scoring_switch()
@@ -239,5 +250,5 @@ with a3.container(border=True):
 
 with st.expander("Items of this run (first 200)"):
     items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
-    st.dataframe(items.dropna(axis=1, how="all") if isinstance(items, pd.DataFrame) else items,
+    st.dataframe(analysis.for_display(items.dropna(axis=1, how="all")) if isinstance(items, pd.DataFrame) else items,
                  hide_index=True, width="stretch")

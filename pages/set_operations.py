@@ -7,7 +7,7 @@ import json
 
 import streamlit as st
 
-from core.config import run_spec  # noqa: E402
+from core.config import config_changes, run_spec
 from core.errors import UserError
 from core.tasks import setops
 from core.tasks.setops.prompts.templates import (
@@ -23,125 +23,147 @@ st.caption("Each combination of the selected values is one *configuration* of th
            "`samples` different pairs of sets A, B. Accuracy per configuration is what the violins show.")
 
 D = setops.Config()  # defaults
-loaded: dict = st.session_state.pop("setops_loaded_config", None) or {}
-if loaded:  # a YAML config uploaded on the Runs page: push its values into the widgets
-    for k in list(st.session_state):
-        if k.startswith("so_"):
-            del st.session_state[k]
-    st.session_state["so_loaded"] = loaded
-base = st.session_state.get("so_loaded") or {}
-preset_q = _ui.qp_get("preset")
-if not base and preset_q in setops.PRESETS:
-    base = setops.PRESETS[preset_q]
-
-
-def _d(key, default):
-    v = base.get(key, default)
-    return list(v) if isinstance(v, (list, tuple)) else v
+CUSTOM, LOADED = "(custom)", "(loaded config)"
 
 
 def _none_label(v):
     return "none" if v is None else str(v)
 
 
+def _templates_text(override) -> str:
+    if not override:
+        return default_templates_yaml()
+    import yaml
+
+    from core.tasks.setops.prompts.templates import merge_templates
+
+    return yaml.safe_dump(merge_templates(override), sort_keys=False, allow_unicode=True)
+
+
+def _widget_values(base: dict) -> dict:
+    """The value of every configuration widget (by key) for a starting config ``base`` (defaults where it is silent)."""
+    def d(key, default):
+        v = base.get(key, default)
+        return list(v) if isinstance(v, (list, tuple)) else v
+
+    return {
+        "so_ops": d("operations", D.operations), "so_members": d("members", D.members),
+        "so_asym": "sizes_a" in base, "so_sizes": d("sizes", D.sizes), "so_sizes_a": d("sizes_a", [2, 4]),
+        "so_sizes_b": d("sizes_b", [4, 8]), "so_lengths": d("lengths", D.lengths), "so_overlap": d("overlap", D.overlap),
+        "so_samples": int(d("samples", 5)), "so_seed": int(d("seed", 0)), "so_number_max": int(d("number_max", D.number_max)),
+        "so_deciles": d("deciles", D.deciles), "so_decile_mode": d("decile_mode", D.decile_mode),
+        "so_freq": d("frequency_source", D.frequency_source), "so_conditions": d("conditions", D.conditions),
+        "so_swap": d("swap_count", D.swap_count), "so_approaches": d("approaches", D.approaches),
+        "so_phrasings": d("phrasings", D.phrasings), "so_shots": d("shots", D.shots),
+        "so_fixed": bool(d("fixed_shots", True)), "so_templates": _templates_text(base.get("templates")),
+    }
+
+
+def _start_from(base: dict, name: str) -> None:
+    """Put ``base``'s values into the widgets through the Session State API (the one way a widget's shown value and
+    the browser's copy of it change together: deleting the keys and passing new defaults left the browser sending
+    its old values back on the next edit) and remember what the page started from."""
+    st.session_state["so_base"], st.session_state["so_base_name"] = dict(base), name
+    st.session_state.update(_widget_values(base))
+
+
+# where the page starts: a config sent by the Runs page, the preset in the URL, or the defaults
+loaded: dict = st.session_state.pop("setops_loaded_config", None) or {}
+preset_q = _ui.qp_get("preset")
+if loaded:
+    _start_from(loaded, LOADED)
+elif "so_base" not in st.session_state:
+    _start_from(setops.PRESETS.get(preset_q, {}), preset_q if preset_q in setops.PRESETS else CUSTOM)
+base: dict = st.session_state["so_base"]
+started = st.session_state["so_base_name"]
+
 tpl = load_templates(base.get("templates"))
 c_preset, c_info = st.columns([2, 3])
-preset = c_preset.selectbox("Start from a preset", ["(custom)", *setops.PRESETS],
-                            index=(["(custom)", *setops.PRESETS].index(preset_q) if preset_q in setops.PRESETS else 0),
-                            key="so_preset", help="The SetLexSem reference's studies: " + "; ".join(
-                                f"{k} = {v}" for k, v in setops.PRESET_SOURCES.items()))
-if preset in setops.PRESET_SOURCES:
-    c_info.caption(f"**{preset}** reproduces {setops.PRESET_SOURCES[preset]}")
-if preset != "(custom)" and preset != preset_q:
+names = [CUSTOM, *setops.PRESETS] + ([LOADED] if started == LOADED else [])
+if st.session_state.get("so_preset") not in names:
+    st.session_state["so_preset"] = started
+preset = c_preset.selectbox("Start from a preset", names, key="so_preset",
+                            help="The SetLexSem reference's studies: " + "; ".join(
+                                f"{k} = {v}" for k, v in setops.PRESET_SOURCES.items())
+                            + ". Editing any value below keeps the rest of the preset.")
+if preset not in (CUSTOM, LOADED) and preset != started:
     _ui.qp_set(preset=preset)
-    for k in list(st.session_state):
-        if k.startswith("so_") and k != "so_preset":
-            del st.session_state[k]
+    _start_from(setops.PRESETS[preset], preset)
     st.rerun()
-elif preset == "(custom)" and preset_q:
+elif preset == CUSTOM and started != CUSTOM:
+    st.session_state["so_base_name"] = started = CUSTOM    # keep the values as they are, forget the name
     _ui.qp_set(preset=None)
 
-def _pills(where, label, options, default, key, **kw):
+
+def _pills(where, label, options, key, **kw):
     """Multi-select pills (every option visible; each selected value is one grid axis level)."""
     options = list(options)
-    default = [v for v in default if v in options]
-    return where.pills(label, options, selection_mode="multi", default=default, key=key, **kw) or []
+    st.session_state[key] = [v for v in st.session_state.get(key, []) if v in options]
+    return where.pills(label, options, selection_mode="multi", key=key, **kw) or []
 
 
 with st.container(border=True):
     st.markdown("**Sets** — every combination of the selected values is one configuration")
     a1, a2 = st.columns(2)
-    ops = _pills(a1, "Operations", setops.OPERATIONS, _d("operations", D.operations), "so_ops",
-                 format_func=lambda o: o.replace("_", " "))
-    members = _pills(a2, "Token type (members)", setops.MEMBER_TYPES, _d("members", D.members), "so_members",
+    ops = _pills(a1, "Operations", setops.OPERATIONS, "so_ops", format_func=lambda o: o.replace("_", " "))
+    members = _pills(a2, "Token type (members)", setops.MEMBER_TYPES, "so_members",
                      help="numbers; words (web2 list); deciles = words by corpus frequency; deceptive = WordNet "
                           "hyponyms of two hypernyms")
-    size_opts = sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, *(_d("sizes", []) or []),
-                        *(_d("sizes_a", []) or []), *(_d("sizes_b", []) or [])})
-    asym = st.toggle("|A| ≠ |B|", value="sizes_a" in base, key="so_asym",
-                     help="Give the sizes of A and B separately (crossed).")
+    size_opts = sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, *(base.get("sizes") or []),
+                        *(base.get("sizes_a") or []), *(base.get("sizes_b") or [])})
+    asym = st.toggle("|A| ≠ |B|", key="so_asym", help="Give the sizes of A and B separately (crossed).")
     if asym:
-        sizes_a = _pills(st, "|A|", size_opts, _d("sizes_a", [2, 4]), "so_sizes_a")
-        sizes_b = _pills(st, "|B|", size_opts, _d("sizes_b", [4, 8]), "so_sizes_b")
+        sizes_a = _pills(st, "|A|", size_opts, "so_sizes_a")
+        sizes_b = _pills(st, "|B|", size_opts, "so_sizes_b")
         sizes = None
     else:
-        sizes = _pills(st, "Operand sizes |A| = |B|", size_opts, _d("sizes", D.sizes), "so_sizes")
+        sizes = _pills(st, "Operand sizes |A| = |B|", size_opts, "so_sizes")
         sizes_a = sizes_b = None
-    lengths = _pills(st, "Token length L", [None, 1, 2, 3, 4, 5, 6, 7, 8], _d("lengths", D.lengths), "so_lengths",
+    lengths = _pills(st, "Token length L", [None, 1, 2, 3, 4, 5, 6, 7, 8], "so_lengths",
                      format_func=_none_label, help="Digits for numbers, letters for words; none = any length.")
-    overlap = _pills(st, "Overlap", [None, 0, 1, 2, 0.25, 0.5, 1.0], _d("overlap", D.overlap), "so_overlap",
+    overlap = _pills(st, "Overlap", [None, 0, 1, 2, 0.25, 0.5, 1.0], "so_overlap",
                      format_func=lambda v: "independent draws" if v is None else
                      (f"{v:g} of the smaller set" if isinstance(v, float) else f"{v} shared"))
     c1, c2, c3 = st.columns(3)
-    samples = c1.number_input("Samples per configuration (N)", 1, setops.MAX_SAMPLES, int(_d("samples", 5)), 1,
-                              key="so_samples", help="The paper used 50.")
-    seed = c2.number_input("Seed", value=int(_d("seed", 0)), step=1, key="so_seed")
-    number_max = c3.number_input("Numbers: range [0, n)", 1, 10**12, int(_d("number_max", D.number_max)), 1,
-                                 key="so_number_max", help="Used when no token length is given.")
+    samples = c1.number_input("Samples per configuration (N)", 1, setops.MAX_SAMPLES, step=1, key="so_samples",
+                              help="The paper used 50.")
+    seed = c2.number_input("Seed", step=1, key="so_seed")
+    number_max = c3.number_input("Numbers: range [0, n)", 1, 10**12, step=1, key="so_number_max",
+                                 help="Used when no token length is given.")
     if "deciles" in members:
         d1, d2, d3 = st.columns([2, 1, 1])
-        deciles = _pills(d1, "Frequency deciles (1 = rarest)", range(1, 11), _d("deciles", D.deciles), "so_deciles")
-        decile_mode = _pills(d2, "Decile mode", setops.DECILE_MODES, _d("decile_mode", D.decile_mode),
-                             "so_decile_mode", help="log_width: the SetLexSem code; rank: equal-count deciles "
-                             "(paper text)")
-        freq = d3.text_input("Frequency source", value=_d("frequency_source", D.frequency_source),
-                             key="so_freq", help="'wordfreq' (offline) or the path of a word,count file")
+        deciles = _pills(d1, "Frequency deciles (1 = rarest)", range(1, 11), "so_deciles")
+        decile_mode = _pills(d2, "Decile mode", setops.DECILE_MODES, "so_decile_mode",
+                             help="log_width: the SetLexSem code; rank: equal-count deciles (paper text)")
+        freq = d3.text_input("Frequency source", key="so_freq",
+                             help="'wordfreq' (offline) or the path of a word,count file")
     else:
-        deciles, decile_mode, freq = _d("deciles", D.deciles), _d("decile_mode", D.decile_mode), \
-            _d("frequency_source", D.frequency_source)
+        deciles, decile_mode, freq = (st.session_state["so_deciles"], st.session_state["so_decile_mode"],
+                                      st.session_state["so_freq"])
     if "deceptive" in members:
         e1, e2 = st.columns(2)
-        conditions = _pills(e1, "Deceptive conditions", setops.CONDITIONS, _d("conditions", D.conditions),
-                            "so_conditions", format_func=lambda c: c.replace("_", " "))
-        swap = _pills(e2, "Swapped members s", [None, 1, 2, 3, 4, 8], _d("swap_count", D.swap_count), "so_swap",
+        conditions = _pills(e1, "Deceptive conditions", setops.CONDITIONS, "so_conditions",
+                            format_func=lambda c: c.replace("_", " "))
+        swap = _pills(e2, "Swapped members s", [None, 1, 2, 3, 4, 8], "so_swap",
                       format_func=lambda v: "⌊m/2⌋ (default)" if v is None else str(v))
     else:
-        conditions, swap = _d("conditions", D.conditions), _d("swap_count", D.swap_count)
+        conditions, swap = st.session_state["so_conditions"], st.session_state["so_swap"]
 
     st.markdown("**Prompt**")
-    approaches = _pills(st, "Prompting approach", tpl.approaches, _d("approaches", D.approaches), "so_approaches",
+    approaches = _pills(st, "Prompting approach", tpl.approaches, "so_approaches",
                         format_func=lambda a: a.replace("_", " "))
     p1, p2, p3 = st.columns([2, 1, 1])
-    phrasings = _pills(p1, "Task phrasing", tpl.phrasings, _d("phrasings", D.phrasings), "so_phrasings",
+    phrasings = _pills(p1, "Task phrasing", tpl.phrasings, "so_phrasings",
                        help="How the task names or describes the operation (the reference's PROMPT_TYPE): formal "
                             "names it, plain defines it; functional, pythonic and iterative describe it as recipes.")
-    shots = _pills(p2, "k (demonstrations)", [0, 1, 3, 5], _d("shots", D.shots), "so_shots")
-    fixed = p3.toggle("Fixed demonstrations", value=bool(_d("fixed_shots", True)), key="so_fixed",
+    shots = _pills(p2, "k (demonstrations)", [0, 1, 3, 5], "so_shots")
+    fixed = p3.toggle("Fixed demonstrations", key="so_fixed",
                       help="On: the same demonstrations for every item of a configuration; off: drawn per item.")
 
 with st.expander("Prompt templates (view / edit — edits are stored with the run)"):
     st.caption("Placeholders are written {name}; see the comments at the top. Only what you change is stored "
                "(as an override) in the run's config.")
-    current_override = base.get("templates")
-    start_text = default_templates_yaml()
-    if current_override:
-        import yaml
-
-        from core.tasks.setops.prompts.templates import merge_templates
-
-        start_text = yaml.safe_dump(merge_templates(current_override), sort_keys=False, allow_unicode=True)
-    tpl_text = st.text_area("templates.yaml", value=start_text, height=360, key="so_templates",
-                            label_visibility="collapsed")
+    tpl_text = st.text_area("templates.yaml", height=360, key="so_templates", label_visibility="collapsed")
     templates_override = None
     with _ui.user_errors("Templates: "):
         if tpl_text.strip() != default_templates_yaml().strip():
@@ -173,17 +195,27 @@ except Exception as exc:  # a sampler that cannot be built (e.g. missing data fi
     st.error(f"Configuration cannot be expanded: {exc}")
     cfg, n_items, warns = None, 0, []
 
+if cfg is not None and started not in (CUSTOM,):
+    try:
+        edits = config_changes(run_spec(base, task="setops").config.to_dict(), cfg.to_dict())
+    except UserError:
+        edits = []
+    source = f" (reproduces {setops.PRESET_SOURCES[started]})" if started in setops.PRESET_SOURCES else ""
+    c_info.caption(f"Started from **{started}**{source}" + (" — edited: " + "; ".join(edits) if edits else
+                                                            ", unchanged"))
+
 st.subheader("Model")
 choice = _ui.model_picker("so_m")
 _ui.batch_toggle(choice, "so_m")
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=300)
-def _estimate(config_json: str, spec: str, params_json: str, base_url, token: str, batch: bool = False):
+def _estimate(config_json: str, spec: str, params_json: str, base_url, fresh: bool, limit: int | None, token: str,
+              batch: bool = False):
     from core import runner
 
     return runner.estimate(json.loads(config_json), spec, params=json.loads(params_json), base_url=base_url,
-                           db_path=_ui.db_path(), batch=batch)
+                           db_path=_ui.db_path(), fresh=fresh, limit=limit, batch=batch)
 
 
 def _short(n: int) -> str:
@@ -191,17 +223,26 @@ def _short(n: int) -> str:
 
 
 st.subheader("Before running")
+o1, o2 = st.columns(2)
+limit = int(o1.number_input("Only N items, spread over the grid (0 = all)", 0, 10_000_000, 0, step=1, key="so_limit",
+                            help="N items spread over the grid — every operation, size, token type, condition … "
+                                 "as soon as N allows — instead of the first N in grid order.")) or None
+fresh = o2.toggle("Fresh samples", value=False, key="so_fresh",
+                  help="Off: identical (model, parameters, prompt) calls are answered from the cache. On: new draws "
+                       "from the model for every item (the estimate counts them all).")
 m1, m2, m3, m4, m5 = st.columns(5)
 n_configs = (n_items // int(samples)) if cfg is not None and samples else 0
-m1.metric("Items", f"{n_items:,}")
+m1.metric("Items", f"{min(n_items, limit or n_items):,}",
+          help=f"{limit:,} of the grid's {n_items:,} items" if limit and limit < n_items else None)
 m2.metric("Configurations", f"{n_configs:,}")
 est = None
 if cfg is not None and n_items:
-    auto = n_items <= 5000
+    auto = min(n_items, limit or n_items) <= 5000
     if auto or st.button("Estimate calls, tokens and cost", key="so_estimate"):
         with st.spinner("Estimating…"), _ui.user_errors("Estimate: "):
             est = _estimate(json.dumps(cfg.to_dict(), sort_keys=True), choice.spec,
-                            json.dumps(choice.params, sort_keys=True), choice.base_url, _ui.db_token(), choice.batch)
+                            json.dumps(choice.params, sort_keys=True), choice.base_url, bool(fresh), limit,
+                            _ui.db_token(), choice.batch)
 if est is not None:
     m3.metric("Calls to make", f"{est.n_calls:,}", help=f"{est.n_cached:,} items answered from the cache")
     m4.metric("Tokens in / out (est.)", f"{_short(est.tokens_in)} / {_short(est.tokens_out)}",
@@ -227,12 +268,10 @@ if cfg is not None and n_items:
                 st.markdown(f"Truth: `{{{', '.join(map(str, truth))}}}`" if truth else "Truth: `∅` (empty set)")
 
 st.subheader("Run")
-r1, r2, r3 = st.columns([2, 1, 1])
+r1, r3 = st.columns([3, 1])
 name = r1.text_input("Run name (optional)", key="so_name")
-fresh = r2.toggle("Fresh samples", value=False, key="so_fresh",
-                  help="Off: identical (model, parameters, prompt) calls are answered from the cache.")
 if r3.button("Run", type="primary", disabled=cfg is None or not n_items, key="so_run", use_container_width=True):
-    handle = _ui.start_run(cfg.to_dict(), choice, name=name or None, fresh=fresh)
+    handle = _ui.start_run(cfg.to_dict(), choice, name=name or None, fresh=fresh, limit=limit)
     if handle is not None:
         st.session_state["so_run_id"] = handle.run_id
         _ui.qp_set(run=handle.run_id)

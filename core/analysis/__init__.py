@@ -35,10 +35,14 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
     reference_tables() / reference_table(id)       the papers' published aggregates (data/reference_figures.json)
     reference_for(factor, tasks) / reference_task(id)   the published tables for a factor and task
     change_token(con)                              cheap fingerprint of the results, for cache keys
+    view_defaults(runs, varying, factors)          the split and colour a view opens with (``views``)
+    run_labels(runs) / config_labels(points, f)    readable names of runs and configurations (never hashes)
+    tasks_of(runs)                                 the tasks among some runs (views never pool two tasks)
 
 Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``summaries`` (per-config accuracy, violins,
 intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) ·
-``reference`` (published figures) · ``figures`` (Plotly figures of all of the above).
+``reference`` (published figures) · ``views`` (defaults and labels of a view) · ``report`` (the static HTML report) ·
+``figures`` (Plotly figures of all of the above).
 """
 
 from core.analysis.compare import (
@@ -70,6 +74,7 @@ from core.analysis.queries import (
                                    SCORINGS,
                                    SETOPS_FACTORS,
                                    VIEW,
+                                   answers_feed,
                                    change_token,
                                    drilldown,
                                    factor_columns,
@@ -81,11 +86,13 @@ from core.analysis.queries import (
                                    view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
+from core.analysis.views import config_labels, for_display, run_labels, tasks_of, view_defaults
 from core.analysis.summaries import (
                                    config_accuracy,
                                    config_interval,
                                    group_summary,
                                    robustness,
+                                   robustness_caveat,
                                    violin_data,
                                    wilson_interval,
 )
@@ -94,10 +101,10 @@ __all__ = [
     "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
     "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_ERROR_COLUMNS", "REFERENCE_PATH", "RUN_FACTORS", "SCORINGS",
     "SETOPS_FACTORS", "Series", "UNPARSED", "VIEW",
-    "agreement_map", "change_token", "compare_runs", "config_accuracy", "config_interval", "difference_of_means",
-    "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels", "filters_from_pairs",
-    "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for", "reference_table",
-    "reference_error_table", "reference_tables", "reference_task", "robustness", "run_overview",
-    "series_without_points", "view_columns",
-    "violin_data", "wilson_interval",
+    "agreement_map", "answers_feed", "change_token", "compare_runs", "config_accuracy", "config_interval",
+    "difference_of_means", "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels",
+    "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for",
+    "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
+    "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
+    "config_labels", "for_display", "run_labels", "tasks_of", "view_defaults",
 ]

@@ -64,7 +64,8 @@ def series_without_points(points: pd.DataFrame, series: Sequence[Series]) -> lis
 def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: float = 0.95,
                         n_resamples: int = 2000, seed: int = 0) -> dict:
     """Mean(b) − mean(a) of per-config accuracies with a bootstrap CI (scipy.stats.bootstrap, BCa when possible),
-    Welch's t-test and the Mann–Whitney U test."""
+    Welch's t-test and the Mann–Whitney U test. Where a statistic says nothing (fewer than two configurations, no
+    spread at all), it is NaN and ``notes`` says why, in words a page or report shows instead of a number."""
     from scipy import stats
 
     a = np.asarray([v for v in a if v is not None and np.isfinite(v)], dtype=float)
@@ -72,10 +73,14 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
     out = {"n_a": int(a.size), "n_b": int(b.size), "mean_a": float(a.mean()) if a.size else math.nan,
            "mean_b": float(b.mean()) if b.size else math.nan, "difference": math.nan, "ci_low": math.nan,
            "ci_high": math.nan, "confidence": confidence, "welch_t": math.nan, "welch_p": math.nan,
-           "mannwhitney_u": math.nan, "mannwhitney_p": math.nan}
+           "mannwhitney_u": math.nan, "mannwhitney_p": math.nan, "notes": []}
     if a.size == 0 or b.size == 0:
+        out["notes"].append("one of the series has no configuration in this selection")
         return out
     out["difference"] = float(b.mean() - a.mean())
+    if a.size < 2 or b.size < 2:
+        out["notes"].append(f"an interval and the tests need two or more configurations per series (A has "
+                            f"{a.size}, B has {b.size})")
     if a.size >= 2 and b.size >= 2:
         def stat(x, y, axis=-1):
             return np.mean(y, axis=axis) - np.mean(x, axis=axis)
@@ -96,15 +101,23 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
                     break
             except Exception:  # degenerate samples (all equal) make BCa fail; fall back to percentile
                 continue
-        if not np.isfinite(out["ci_low"]) and np.all(a == a[0]) and np.all(b == b[0]):
-            out["ci_low"] = out["ci_high"] = out["difference"]
+        flat_a, flat_b = bool(np.all(a == a[0])), bool(np.all(b == b[0]))
+        if flat_a and flat_b:
+            # every configuration has the same accuracy on each side: the difference is exact, an interval or a
+            # t-test adds nothing (and Welch's t would report p = 0 or be undefined)
+            out["ci_low"] = out["ci_high"] = math.nan
             out["ci_method"] = "degenerate"
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t = stats.ttest_ind(b, a, equal_var=False)
-        out["welch_t"], out["welch_p"] = float(t.statistic), float(t.pvalue)
-        if np.all(a == a[0]) and np.all(b == b[0]) and a[0] == b[0]:
-            out["welch_p"] = 1.0
+            out["notes"].append("every configuration has the same accuracy within each series, so there is no "
+                                "spread to build an interval or a t-test on: the difference is exact for these "
+                                "configurations")
+        else:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = stats.ttest_ind(b, a, equal_var=False)
+            out["welch_t"], out["welch_p"] = float(t.statistic), float(t.pvalue)
+            if flat_a or flat_b:
+                out["notes"].append(f"all configurations of {'A' if flat_a else 'B'} have the same accuracy: "
+                                    "Welch's test leans on the other series' spread alone")
         try:
             u = stats.mannwhitneyu(b, a, alternative="two-sided")
             out["mannwhitney_u"], out["mannwhitney_p"] = float(u.statistic), float(u.pvalue)

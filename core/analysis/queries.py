@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import UserError
+from core.store.schema import RUN_PARAM_FACTORS
 from core.tasks import group_by
 
 VIEW = "v_results"
@@ -19,7 +20,7 @@ VIEW = "v_results"
 # Only those present in the view are used.
 SETOPS_FACTORS = group_by()["setops"]
 QUANTIFIER_FACTORS = group_by()["quantifiers"]
-RUN_FACTORS = ("model", "task", "name", "run_id")
+RUN_FACTORS = ("model", "answer_format", "task", "name", "run_id")
 ALL_FACTORS = RUN_FACTORS + SETOPS_FACTORS + QUANTIFIER_FACTORS
 
 # Which verdict a view shows: "strict" = the SetLexSem reference's rule (core/tasks/setops/parse_strict.py), "lenient"
@@ -44,7 +45,7 @@ LABELS = {
     "phrasing": "Phrasing", "approach": "Prompting approach", "shots": "k (shots)", "model": "Model", "task": "Task",
     "name": "Run name", "run_id": "Run", "quantifier": "Quantifier", "object": "Object", "noun_group": "Noun group",
     "total": "Total", "count_large": "# large", "count_small": "# small", "predicate": "Predicate",
-    "template": "Template", "label": "Gold label", "series": "Series",
+    "template": "Template", "label": "Gold label", "series": "Series", "answer_format": "Answer format",
 }
 
 
@@ -146,6 +147,8 @@ def _base_src(con, view: str = VIEW) -> str:
             sel.append(f"ru.{q}")
         elif c == "run_status":
             sel.append("ru.status AS run_status")
+        elif c in RUN_PARAM_FACTORS:
+            sel.append(f"{RUN_PARAM_FACTORS[c]} AS {q}")
         else:
             return view  # a column we cannot place: use the view as it is
     return (f"(SELECT {', '.join(sel)} FROM items i JOIN runs ru ON ru.run_id = i.run_id "
@@ -363,3 +366,19 @@ def filters_from_pairs(pairs: Iterable[str]) -> dict[str, list[str]]:
                 values = [aliases.canonical(_ALIAS_KINDS[k], x) for x in values]
             out.setdefault(k, []).extend(values)
     return out
+
+
+def answers_feed(con, run_ids: Sequence[str], limit: int = 30, view: str = VIEW) -> pd.DataFrame:
+    """The answers of some runs, newest first (for a live view): item, its sets and their members' hypernyms, the
+    truth, the raw response, the parsed answer and whether it is correct; unanswered items are left out."""
+    have = view_columns(con, view)
+    want = [c for c in ("run_id", "idx", "condition", "operation", "sample", "set_a", "set_b", "member_hypernyms",
+                        "hypernym_a", "hypernym_b", "truth", "response", "parsed", "correct", "at") if c in have
+            or c == "at"]
+    if not run_ids:
+        return pd.DataFrame(columns=want)
+    ph = ", ".join("?" * len(run_ids))
+    sel = ", ".join(f"v.{_quote(c)}" if c != "at" else "r.at" for c in want)
+    sql = (f"SELECT {sel} FROM {view} v JOIN results r ON r.run_id = v.run_id AND r.idx = v.idx "
+           f"WHERE v.run_id IN ({ph}) AND v.correct IS NOT NULL ORDER BY r.at DESC, v.idx DESC LIMIT ?")
+    return con.execute(sql, [*run_ids, int(limit)]).df()

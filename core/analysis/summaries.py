@@ -87,6 +87,19 @@ def config_interval(con, run_id: str, config_id: str, confidence: float = 0.95, 
 # --------------------------------------------------------------------------------------------------------------------
 # robustness (A7)
 
+def robustness_caveat(rob: pd.DataFrame) -> str | None:
+    """Why a robustness profile has nothing to show (then a page or report says this instead of an empty chart),
+    or None when it has."""
+    if rob is None or rob.empty:
+        return ("No robustness profile: no factor takes two or more values with answered configurations in this "
+                "selection.")
+    spreads = pd.to_numeric(rob["spread"], errors="coerce").fillna(0)
+    if float(spreads.abs().max()) == 0.0:
+        return ("Every level of every factor has the same mean accuracy within each model (spread 0): nothing in "
+                "this selection moves accuracy, so there is no profile to draw.")
+    return None
+
+
 def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None = None,
                filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
                ) -> tuple[pd.DataFrame, pd.DataFrame]:

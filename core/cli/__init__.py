@@ -23,6 +23,7 @@ COMMANDS = {
     "export-batch": "core.cli.commands.export_batch",
     "import-batch": "core.cli.commands.import_batch",
     "export": "core.cli.commands.export",
+    "report": "core.cli.commands.report",
     "import": "core.cli.commands.import_",
     "serve-local": "core.cli.commands.serve_local",
     "embeddings": "core.cli.commands.embeddings",

@@ -22,11 +22,23 @@ from core.models.params import SamplingParams
 
 
 @dataclass(frozen=True)
+class AnswerShape:
+    """The form an answer must take when ``answer_format`` is ``constrained``: the same language twice."""
+
+    gbnf: str    # a llama.cpp grammar (the embedded model; llama.cpp / llama-cpp-python servers)
+    regex: str   # a regular expression (vLLM's guided decoding; checking that a server honoured the constraint)
+
+    def matches(self, text: str) -> bool:
+        return re.fullmatch(self.regex, text.strip(), flags=re.S) is not None
+
+
+@dataclass(frozen=True)
 class Request:
     prompt: str
     params: SamplingParams = field(default_factory=SamplingParams)
     item: dict | None = None   # the task item (the reference solver needs it; LLMs ignore it)
     task: str | None = None    # task name, e.g. "setops"
+    shape: AnswerShape | None = None   # set when params.answer_format is "constrained"
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,7 @@ class BaseModel:
     provider: ClassVar[str] = ""
     default_concurrency: ClassVar[int] = 1
     supported_params: ClassVar[tuple[str, ...]] = ()
+    constrained: ClassVar[bool] = False   # can restrict decoding to an AnswerShape (answer_format: constrained)
 
     def __init__(self, spec: str, name: str):
         self.spec = spec
@@ -97,6 +110,27 @@ class BaseModel:
 
     async def aclose(self) -> None:
         """Release network resources (no-op for in-process models)."""
+
+
+_CLOSING_TAG = re.compile(r"</([A-Za-z][\w-]*)>")
+
+
+def restore_stop(text: str, stop, finish_reason: str | None, matched: str | None = None) -> str:
+    """The reply as the model wrote it, stop sequence included: APIs cut a matched stop sequence from the text.
+
+    ``matched`` (Anthropic reports which one) is put back as it is. The OpenAI API says only ``finish_reason
+    "stop"`` — for a stop sequence and for the model's own end alike — so a closing tag such as ``</answer>`` is put
+    back when the reply left its opening tag open (the tag was what ended it). Anything else is left unchanged.
+    """
+    if matched:
+        return text + matched
+    if finish_reason != "stop" or not stop:
+        return text
+    for s in stop:
+        m = _CLOSING_TAG.fullmatch(s)
+        if m and text.rfind(f"<{m.group(1)}>") > text.rfind(s):
+            return text + s
+    return text
 
 
 # OpenAI / Anthropic key shapes, including the masked forms providers echo back ("sk-proj-****abcd").

@@ -1,7 +1,19 @@
-"""Sampling parameters: one explicit, stored object per call (SPEC M2).
+"""Sampling parameters: one explicit, stored object per call (SPEC M2, M9).
 
 Defaults follow the SetLexSem paper: temperature 0.25, top-p 0.25, top-k 20. A provider that cannot honour a
 parameter drops it and says so in ``Completion.dropped_params`` (see each provider's ``supported_params``).
+
+Beyond sampling, three fields shape how a reply ends and looks; they are stored with the run and with every call
+(and are part of the cache key), so a view can always tell which answers were produced how:
+
+* ``max_tokens`` — the reply cap (default 512).
+* ``answer_cap`` — when on (default), an item whose prompting approach asks for the answer only gets a smaller
+  cap sized to its answer (``task.reply_cap``); the cap actually sent is stored with each call. Off: every reply
+  gets ``max_tokens``.
+* ``stop`` — stop sequences. None (default) means "the task's own" (set operations: ``</answer>``, so a reply
+  ends when its answer is complete); ``[]`` sends none. A run records the resolved list.
+* ``answer_format`` — ``free`` (default) or ``constrained``: the model's decoding is restricted to the answer's
+  form (a llama.cpp grammar for the embedded model; guided decoding on servers that offer it).
 """
 
 from __future__ import annotations
@@ -11,6 +23,9 @@ from dataclasses import asdict, dataclass, fields
 
 from core.errors import ConfigError
 
+ANSWER_FORMATS = ("free", "constrained")
+MAX_STOP = 4   # the OpenAI API takes at most four stop sequences
+
 
 @dataclass(frozen=True)
 class SamplingParams:
@@ -19,6 +34,9 @@ class SamplingParams:
     top_k: int | None = 20
     max_tokens: int = 512
     seed: int | None = None
+    answer_cap: bool = True
+    stop: tuple[str, ...] | None = None
+    answer_format: str = "free"
 
     def __post_init__(self) -> None:
         t, p, k, m, s = self.temperature, self.top_p, self.top_k, self.max_tokens, self.seed
@@ -32,10 +50,26 @@ class SamplingParams:
             raise ConfigError(f"max_tokens must be a whole number in [1, 100000], got {m!r}")
         if s is not None and not (_is_int(s) and 0 <= s < 2**31):
             raise ConfigError(f"seed must be a whole number in [0, 2^31), got {s!r}")
+        if not isinstance(self.answer_cap, bool):
+            raise ConfigError(f"answer_cap must be true or false, got {self.answer_cap!r}")
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ConfigError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}, got {self.answer_format!r}")
+        stop = self.stop
+        if stop is not None:
+            if isinstance(stop, str):
+                stop = (stop,)
+            if not isinstance(stop, (list, tuple)) or not all(isinstance(x, str) and x for x in stop) \
+                    or len(stop) > MAX_STOP or any(len(x) > 64 for x in stop):
+                raise ConfigError(f"stop must be a list of at most {MAX_STOP} non-empty texts (each at most 64 "
+                                  f"characters), got {self.stop!r}")
+            object.__setattr__(self, "stop", tuple(dict.fromkeys(stop)))
 
     def to_dict(self) -> dict:
         """Plain dict with every field (None kept), in a fixed key order — stable for cache keys."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        if d["stop"] is not None:
+            d["stop"] = list(d["stop"])
+        return d
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "SamplingParams":

@@ -37,7 +37,7 @@ from core.models.base import ModelError, RetryableError, redact
 from core.models.batch import batch_backend
 from core.models.batch.common import TRANSFER_TIMEOUT
 from core.runner.batch_collect import RunItems, collect, give_up, store_state
-from core.runner.plan import _items, _Plan
+from core.runner.plan import _items, _Plan, call_key
 from core.store import batches as batch_store
 from core.store.journal import delete_journals, owner_alive, owner_tag, recover_into
 
@@ -110,9 +110,18 @@ class _BatchExecutor:
             except Exception:
                 pass
 
-    def _key(self, prompt: str) -> str:
-        return store.cache_key(self.plan.model_spec, self.plan.base_url, self.plan.params.to_dict(), prompt,
-                               self.draw)
+    def _key(self, item: dict) -> str:
+        """The item's cache key: the same as a live call's (its own parameters: a reply cap may be the item's)."""
+        return call_key(self.plan, item, self.draw)
+
+    def _body(self, item: dict) -> dict:
+        """The request body of ``item``'s call: the run's, or with the item's own reply cap."""
+        params = self.plan.params_for(item)
+        if params is self.plan.params:
+            return self.body
+        if params.max_tokens not in self._capped:
+            self._capped[params.max_tokens] = self.backend.request_body(params)[0]
+        return self._capped[params.max_tokens]
 
     # -- main
     def _main(self) -> None:
@@ -121,11 +130,12 @@ class _BatchExecutor:
         self.by_idx = {it["idx"]: it for it in items}
         self.groups: dict[str, list[dict]] = {}
         for it in items:
-            self.groups.setdefault(self._key(it["prompt"]), []).append(it)
+            self.groups.setdefault(self._key(it), []).append(it)
         self.ctx = RunItems(self.run_id, plan.task, plan.model_spec, plan.base_url, self.params_json, self.draw,
                             self.by_idx.__getitem__)
         self.backend = batch_backend(self.model, self.limits)
         self.body, self.dropped = self.backend.request_body(plan.params)
+        self._capped: dict[int, dict] = {}   # bodies of items with their own reply cap, by max_tokens
 
         with store.connect(self.db_path) as con:
             with store.transaction(con):
@@ -286,11 +296,12 @@ class _BatchExecutor:
         for o in outcomes:   # a model that refuses a sampling parameter: drop it from the next batches
             if o.kind == "errored" and o.error and self.backend.learn_refusal(o.error, self.body):
                 self.body, self.dropped = self.backend.request_body(self.plan.params)
+                self._capped.clear()
         return True
 
     def _entries(self, due: dict[str, list[dict]]):
         for key in due:
-            entry = self.backend.entry(key, due[key][0]["prompt"], self.body)
+            entry = self.backend.entry(key, due[key][0]["prompt"], self._body(due[key][0]))
             yield key, entry, self.backend.entry_bytes(entry)
 
     def _submit(self, due: dict[str, list[dict]]) -> None:

@@ -12,7 +12,7 @@ from typing import Iterable
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
-from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan, failure_rows, result_rows
+from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan, call_key, failure_rows, result_rows
 from core.runner.ratelimit import RateLimiter
 from core.store import batches as batch_store
 from core.store.journal import Journal, delete_journals, merge_records, recover_into
@@ -86,8 +86,6 @@ class _Executor:
         self.on_progress = on_progress
         self.fresh = fresh
         self._secret = api_key  # only to redact it from unexpected error messages; never stored
-        self.params_dict = plan.params.to_dict()
-        self.params_json = store.canonical_json(self.params_dict)
         self.pause_until = 0.0
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
@@ -151,9 +149,6 @@ class _Executor:
 
         await asyncio.to_thread(do)
 
-    def _key(self, prompt: str) -> str:
-        return store.cache_key(self.plan.model_spec, self.plan.base_url, self.params_dict, prompt, self.draw)
-
     # -- scoring
     def _result_rows(self, items: list[dict], key: str, text: str, attempts: int, cached: bool) -> list[dict]:
         return result_rows(self.plan.task, self.run_id, items, key, text, attempts, cached)
@@ -171,7 +166,7 @@ class _Executor:
         plan = self.plan
         items = await asyncio.to_thread(_items, plan)
         by_idx = {it["idx"]: it for it in items}
-        keys = {it["idx"]: self._key(it["prompt"]) for it in items}
+        keys = {it["idx"]: call_key(plan, it, self.draw) for it in items}
 
         def setup():
             with store.connect(self.db_path) as con:
@@ -367,8 +362,10 @@ class _Executor:
         """One distinct prompt: call with retries. Returns (journal record, success, attempts, cost)."""
         item = items[0]
         prompt = item["prompt"]
-        request = Request(prompt=prompt, params=self.plan.params, item=item, task=self.plan.task_name)
-        est_tokens = _estimate_in_tokens(prompt) + _estimate_out_tokens(item, self.plan.params)
+        params = self.plan.params_for(item)
+        request = Request(prompt=prompt, params=params, item=item, task=self.plan.task_name,
+                          shape=self.plan.shape_for(item))
+        est_tokens = _estimate_in_tokens(prompt) + _estimate_out_tokens(item, params)
         reason = "not attempted"
         for attempt in range(1, self.max_attempts + 1):
             wait = self.pause_until - time.monotonic()
@@ -409,7 +406,8 @@ class _Executor:
                 self.limiter.settle(est_tokens, tokens_real)
                 call = {
                     "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
-                    "params_json": self.params_json, "prompt_sha": store.sha256(prompt), "draw": self.draw,
+                    "params_json": store.canonical_json(params.to_dict()), "prompt_sha": store.sha256(prompt),
+                    "draw": self.draw,
                     "response": completion.text, "latency_ms": completion.latency_ms,
                     "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
                     "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,

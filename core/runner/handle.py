@@ -96,7 +96,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
               fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
               source="app", on_progress: Callable[[Progress], None] | None = None, model_timeout: float = 60.0,
               batch: bool = False, wait: bool = True, poll_interval: float | None = None, batch_limits=None,
-              _run_id: str | None = None) -> RunHandle:
+              limit_pick: str = "spread", _run_id: str | None = None) -> RunHandle:
     """Validate, register the run in the DB and start it in a background thread. Returns at once.
 
     ``model`` is a spec string (``local/smollm2``, ``openai/gpt-4o-mini``, ``openai-compatible/<name>`` …) or a
@@ -126,9 +126,14 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     validate = getattr(model_obj, "validate", None)
     if callable(validate):
         validate()
-    preparing = _start_prepare(model_obj)   # overlaps the model's one-off costs with planning and DB setup
     spec = model_obj.spec
-    plan = _plan(config, spec, params, base_url, limit, name, source)
+    plan = _plan(config, spec, params, base_url, limit, name, source, limit_pick)
+    if plan.params.answer_format == "constrained" and not getattr(model_obj, "constrained", False):
+        from core.models.base import ModelError
+
+        raise ModelError(f"{spec} cannot constrain its answers (no grammar or guided decoding in its API); use "
+                         "answer format 'free', or local/smollm2 or an openai-compatible server")
+    preparing = _start_prepare(model_obj)   # overlaps the model's one-off costs with planning and DB setup
     if concurrency is None:
         concurrency = int(getattr(model_obj, "default_concurrency", 1) or 1)
     RunOptions(concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts, call_timeout=call_timeout,
@@ -149,7 +154,8 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
                 return existing
         run_json = store.canonical_json({
             "config": plan.config_dict, "model": spec, "base_url": plan.base_url, "params": plan.params.to_dict(),
-            "limit": limit, "draw": draw, "owner": owner_tag(), "concurrency": concurrency,
+            "limit": limit, "limit_pick": plan.limit_pick if limit is not None else None, "draw": draw,
+            "owner": owner_tag(), "concurrency": concurrency,
             "max_attempts": max_attempts, "call_timeout": call_timeout, "rpm": rpm, "tpm": tpm, "batch": bool(batch),
         })
         register_run(con, plan, run_id, draw, exists, run_json)
@@ -191,7 +197,8 @@ def resume_run(run_id: str, *, api_key=None, db_path=None, concurrency=None, on_
         raise UserError(f"run {run_id} cannot be resumed (imported, or stored without its run configuration)")
     h = start_run(spec["config"], spec["model"], params=spec.get("params"), base_url=spec.get("base_url"),
                   api_key=api_key, db_path=db_path, concurrency=concurrency or spec.get("concurrency"),
-                  limit=spec.get("limit"), rpm=spec.get("rpm"), tpm=spec.get("tpm"),
+                  limit=spec.get("limit"), limit_pick=spec.get("limit_pick") or "first",
+                  rpm=spec.get("rpm"), tpm=spec.get("tpm"),
                   max_attempts=spec.get("max_attempts") or 6, call_timeout=spec.get("call_timeout") or 120.0,
                   source=source, on_progress=on_progress, _run_id=run_id,
                   batch=bool(spec.get("batch")) if batch is None else batch, wait=wait, poll_interval=poll_interval)

@@ -76,11 +76,30 @@ class _Plan:
     config_dict: dict
     model_spec: str
     base_url: str | None
-    params: SamplingParams
+    params: SamplingParams          # the run's parameters (stop sequences resolved); what runs.params_json holds
     limit: int | None
     run_key: str
     name: str | None
     source: str
+    limit_pick: str = "spread"      # how ``limit`` picks its items: "spread" over the grid, or "first" (older runs)
+
+    def params_for(self, item: dict) -> SamplingParams:
+        """The parameters of ``item``'s call: the run's, with the reply cap of an answer-only item (``answer_cap``)."""
+        p = self.params
+        if not p.answer_cap:
+            return p
+        cap = self.task.reply_cap(self.cfg, item)
+        if cap is None or cap >= p.max_tokens:
+            return p
+        return p.replace(max_tokens=int(cap))
+
+    def shape_for(self, item: dict):
+        """The answer's form for a constrained call (None for answer format "free")."""
+        if self.params.answer_format != "constrained":
+            return None
+        from core.models.base import AnswerShape
+
+        return AnswerShape(**self.task.answer_grammar(self.cfg, item))
 
 
 def _clean_base_url(base_url: str | None) -> str | None:
@@ -96,7 +115,7 @@ def _clean_base_url(base_url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-def _plan(config: dict, model_spec: str, params, base_url, limit, name, source) -> _Plan:
+def _plan(config: dict, model_spec: str, params, base_url, limit, name, source, limit_pick: str = "spread") -> _Plan:
     """Validate through core.config (the one path every entry point takes) and key the run."""
     spec = run_spec(config)
     cfg_dict = spec.config_dict()
@@ -104,24 +123,30 @@ def _plan(config: dict, model_spec: str, params, base_url, limit, name, source) 
         sampling = params
     else:
         sampling = SamplingParams.from_dict({**spec.params, **(params or {})})
+    if sampling.stop is None:   # "the task's own" stop sequences, recorded as such with the run
+        sampling = sampling.replace(stop=tuple(spec.task_module.STOP))
     RunOptions(limit=limit).checked()
+    if limit_pick not in ("spread", "first"):
+        raise ValueError(f"limit_pick must be 'spread' or 'first', got {limit_pick!r}")
     base_url = _clean_base_url(base_url)
-    key = {"config": cfg_dict, "model": model_spec, "base_url": base_url, "params": sampling.to_dict(), "limit": limit}
+    # a limited run picks its items by spreading them over the grid; runs stored before that picked the first N
+    # (limit_pick "first", kept in their run_json) and keep their key, so they resume as they were
+    limit_key = limit if limit is None or limit_pick == "first" else {"n": limit, "pick": "spread"}
+    key = {"config": cfg_dict, "model": model_spec, "base_url": base_url, "params": sampling.to_dict(),
+           "limit": limit_key}
     generator = getattr(spec.task_module, "GENERATOR_VERSION", None)
     if generator is not None:   # a run stored by an older generator is never continued with other items
         key["generator"] = generator
     run_key = stable_id(key, n=16)
     return _Plan(spec.task_module, spec.task, spec.config, cfg_dict, model_spec, base_url, sampling, limit, run_key,
-                 name, source)
+                 name, source, limit_pick)
 
 
 def _items(plan: _Plan) -> list[dict]:
-    out = []
-    for it in plan.task.items(plan.cfg):
-        if plan.limit is not None and len(out) >= plan.limit:
-            break
-        out.append(it)
-    return out
+    """The run's items: all of them, or ``limit`` of them spread over the grid (``core.tasks.select_items``)."""
+    from core.tasks import select_items
+
+    return list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick))
 
 
 def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
@@ -197,6 +222,11 @@ def failure_rows(run_id: str, items: list[dict], reason: str, attempts: int) -> 
 # ----------------------------------------------------------------------------------------------------------- estimate
 
 
+def call_key(plan: _Plan, item: dict, draw: int) -> str:
+    """The cache key of ``item``'s call in this run (its own parameters: a reply cap may be the item's)."""
+    return store.cache_key(plan.model_spec, plan.base_url, plan.params_for(item).to_dict(), item["prompt"], draw)
+
+
 def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None,
              batch: bool = False) -> Estimate:
     """Counts, tokens and cost of running ``config`` on ``model`` now (cached calls and finished items subtracted);
@@ -216,14 +246,12 @@ def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, f
             done = {r[0] for r in con.execute(
                 "SELECT idx FROM results WHERE run_id = ? AND error IS NULL", [run_id]).fetchall()}
         pending = [it for it in items if it["idx"] not in done]
-        keys = {store.cache_key(spec, plan.base_url, plan.params.to_dict(), it["prompt"], draw): it for it in pending}
+        keys = {call_key(plan, it, draw): it for it in pending}
         cached = store.lookup_calls(con, keys) if not fresh else {}
     to_call = {k: it for k, it in keys.items() if k not in cached}
-    n_cached = len(items) - sum(1 for it in pending
-                                if store.cache_key(spec, plan.base_url, plan.params.to_dict(), it["prompt"], draw)
-                                in to_call)
+    n_cached = len(items) - sum(1 for it in pending if call_key(plan, it, draw) in to_call)
     tin = sum(_estimate_in_tokens(it["prompt"]) for it in to_call.values())
-    tout = sum(_estimate_out_tokens(it, plan.params) for it in to_call.values())
+    tout = sum(_estimate_out_tokens(it, plan.params_for(it)) for it in to_call.values())
     cost = None
     try:
         from core.models import estimate_cost

@@ -108,3 +108,20 @@ def rescore_v2(con) -> int:
 
 
 BACKFILLS = {2: rescore_v2}
+
+
+def fill_strict(row: dict) -> None:
+    """A set-operation row of an export that predates strict scoring (no strict verdict) but holds the raw
+    response, its truth and sets: judge it now with the reference's rule."""
+    from core.tasks.setops.scoring import strict_fields
+
+    if row.get("correct_strict") is not None or row.get("task") not in (None, "setops"):
+        return
+    if not isinstance(row.get("response"), str) or row.get("error") is not None or row.get("correct") is None:
+        return
+    if not all(isinstance(row.get(k), list) for k in ("truth", "set_a", "set_b")):
+        return
+    try:
+        row.update(strict_fields(row["truth"], row["set_a"], row["set_b"], row["response"]))
+    except TypeError:   # members that are not numbers or words: leave the row without a strict verdict
+        pass

@@ -79,7 +79,7 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
             time.sleep(random.uniform(0, delay))
             delay = min(delay * 2, 0.1)
     try:
-        ensure_schema(con)
+        ensure_schema(con, path)
         yield con
     finally:
         con.close()

@@ -31,11 +31,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from core import store
 from core.errors import ImportFileError, UserError
 from core.files import check_output_path
+from core.store.backfill import fill_strict as _fill_strict
 from core.store.schema import FACTOR_COLUMNS
 from core.tasks.setops import aliases
 
@@ -470,23 +472,6 @@ def _from_studio(df: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict]:
     return out, {"kind": "studio", "models": models, "tasks": tasks}
 
 
-def _fill_strict(row: dict) -> None:
-    """A set-operation row of an export that predates strict scoring (no strict verdict) but holds the raw
-    response, its truth and sets: judge it now with the reference's rule."""
-    from core.tasks.setops.scoring import strict_fields
-
-    if row.get("correct_strict") is not None or row.get("task") not in (None, "setops"):
-        return
-    if not isinstance(row.get("response"), str) or row.get("error") is not None or row.get("correct") is None:
-        return
-    if not all(isinstance(row.get(k), list) for k in ("truth", "set_a", "set_b")):
-        return
-    try:
-        row.update(strict_fields(row["truth"], row["set_a"], row["set_b"], row["response"]))
-    except TypeError:   # members that are not numbers or words: leave the row without a strict verdict
-        pass
-
-
 def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Read an uploaded/imported result file into our export layout. Raises ImportFileError with a clear message."""
     data, name = _load_bytes(path_or_bytes, filename)
@@ -522,11 +507,41 @@ def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.Da
 # ------------------------------------------------------------------------------------------------------------ import
 
 
+def content_digest(df: pd.DataFrame) -> str:
+    """A fingerprint of a result file's rows that does not depend on the file format: the same results saved as
+    CSV, Parquet or JSONL (or re-saved by a spreadsheet) give the same digest. Over what identifies an answer: item
+    index, prompt, raw response, correctness and model."""
+    def cell(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        if isinstance(v, (bool, np.bool_)):
+            return bool(v)
+        return str(v)
+
+    cols = [c for c in ("idx", "prompt", "response", "correct", "model") if c in df.columns]
+    rows = sorted(([cell(r[c]) if c != "idx" else int(r[c]) for c in cols] for r in df.to_dict("records")),
+                  key=lambda r: r[0])
+    return hashlib.sha256(json.dumps([cols, rows], ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _existing_import(con, run_id: str, meta: dict) -> str | None:
+    """The run already holding these results: same run id (same rows), same rows in another format, or the same
+    bytes imported before runs were keyed by their rows."""
+    row = con.execute(
+        "SELECT run_id FROM runs WHERE run_id = ? OR (coalesce(source, '') LIKE 'import%' AND ("
+        "json_extract_string(run_json, '$.meta.content_sha256') = ? OR json_extract_string(run_json, '$.meta.sha256') "
+        "= ?)) ORDER BY created_at LIMIT 1", [run_id, meta["content_sha256"], meta["sha256"]]).fetchall()
+    return row[0][0] if row else None
+
+
 def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
                    ) -> tuple[str, int]:
-    """Store a result file as a run (source 'import:<file name>'). Re-importing the same bytes returns its run."""
+    """Store a result file as a run (source 'import:<file name>'). Returns (run id, rows stored). The same results
+    imported again — the same bytes, or the same rows in another format (CSV / Parquet / JSONL) — are not stored
+    twice: the run that holds them is returned with 0 rows (``find_import`` tells a page which run that is)."""
     df, meta = read_results_file(path_or_bytes, filename)
-    run_id = f"import-{meta['sha256'][:12]}"
+    meta["content_sha256"] = content_digest(df)
+    run_id = f"import-{meta['content_sha256'][:12]}"
     task = "setops" if meta["kind"] == "reference" else ((meta.get("tasks") or ["setops"])[0])
     model = "reference-csv" if meta["kind"] == "reference" else ((meta.get("models") or ["unknown"])[0])
     records = df.to_dict("records")
@@ -560,8 +575,9 @@ def import_results(db_path, path_or_bytes, filename: str | None = None, name: st
     config = {"task": task, "imported_from": meta["filename"], "kind": meta["kind"],
               "hyperparameters": meta.get("hyperparameters")}
     with store.connect(db_path) as con, store.transaction(con):
-        if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
-            return run_id, 0
+        existing = _existing_import(con, run_id, meta)
+        if existing is not None:
+            return existing, 0
         con.execute(
             """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, finished_at, task, name, config_json,
                run_json, model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,

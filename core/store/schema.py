@@ -61,10 +61,16 @@ def _cols(columns) -> str:
     return ",\n  ".join(f'"{n}" {_SQL_TYPE[t]}' for n, t in columns)
 
 
+# Run-level factors read from the run's parameters (runs stored before a parameter existed get its default).
+RUN_PARAM_FACTORS = {
+    "answer_format": "coalesce(json_extract_string(ru.params_json, '$.answer_format'), 'free')",
+}
+
 V_RESULTS = """
 CREATE OR REPLACE VIEW v_results AS
 SELECT i.*,
        ru.model, ru.task, ru.name, ru.base_url, ru.status AS run_status, ru.source,
+       """ + ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items()) + """,
        r.cache_key, r.parsed, r.followed, r.correct, r.jaccard, r."precision", r.recall, r.truth_len,
        r.answer_len, r.made_up, r.empty_truth, r.pred, r.correct_gqg, r.error, r.attempts, r.cached,
        r.parsed_strict, r.followed_strict, r.correct_strict, r.answer_len_strict, r.made_up_strict,
@@ -138,8 +144,9 @@ def applied_versions(con) -> set[int]:
 _ALL_VERSIONS = {number for number, _ in MIGRATIONS}
 
 
-def ensure_schema(con) -> int:
-    """Bring the open database to SCHEMA_VERSION (no-op when current). Returns the version."""
+def ensure_schema(con, path=None) -> int:
+    """Bring the open database to SCHEMA_VERSION (no-op when current). Returns the version. ``path`` (the file, as
+    ``connect`` knows it) lets the check that the results view is this code's run once per file and process."""
     try:
         version, count = con.execute(
             "SELECT max(version), count(DISTINCT version) FROM schema_version").fetchall()[0]
@@ -147,16 +154,35 @@ def ensure_schema(con) -> int:
     except Exception:
         version, count = -1, -1
     if version == SCHEMA_VERSION and count >= len(_ALL_VERSIONS):
+        if path is not None and str(path) not in _VIEW_CURRENT:
+            _refresh_view(con, str(path))
         return version
     if version > SCHEMA_VERSION:
         from core.errors import UserError
 
         raise UserError(f"database schema version {version} is newer than this code ({SCHEMA_VERSION}); update the code")
     with _LOCK:  # threads of one process share the DuckDB instance: migrate once
-        return _migrate(con)
+        out = _migrate(con)
+    if path is not None:
+        _VIEW_CURRENT.add(str(path))   # the view was just (re)created by this code
+    return out
 
 
 _LOCK = threading.Lock()
+_VIEW_CURRENT: set = set()   # database files whose v_results is known to be this code's (checked once per process)
+
+
+def _refresh_view(con, where: str) -> None:
+    """Recreate v_results when it predates a column this code's view has (a view holds no data: no migration).
+    Runs at the first connection to a file in a process (before that process starts runs on it)."""
+    with _LOCK:
+        if where in _VIEW_CURRENT:
+            return
+        have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'v_results' "
+                                          "AND database_name = current_database()").fetchall()}
+        if not set(RUN_PARAM_FACTORS) <= have:
+            con.execute(V_RESULTS)
+        _VIEW_CURRENT.add(where)
 
 
 def _migrate(con) -> int:

@@ -15,6 +15,11 @@ names.
     items(cfg) -> Iterator      all items in order (faster than item() in a loop)
     score(item, response)       parse a raw model response and score it (see base.Score)
     solve(item) -> str          the reference solver's response (always correct)
+    spread(cfg, n) -> list[int] n item indices spread over the grid: every level of every grid factor appears when
+                                n allows (``base.spread_indices``); deterministic
+    STOP                        stop sequences that end a complete reply (the default of params ``stop``)
+    reply_cap(cfg, item)        tokens an answer-only reply may need (None: the prompt asks for reasoning)
+    answer_grammar(cfg, item)   {"gbnf", "regex"}: the answer's form, for answer_format "constrained"
     PRESETS                     named configs (mappings)
     FACTORS                     the grid factors of its items
 
@@ -37,11 +42,12 @@ TASKS = {
 
 
 PROTOCOL = ("TASK", "PRESETS", "FACTORS", "Config", "load_config", "count", "warnings", "item", "items", "score",
-            "solve")
+            "solve", "spread", "STOP", "reply_cap", "answer_grammar")
 
 
 class Task(Protocol):
     TASK: str
+    STOP: tuple[str, ...]
     PRESETS: Mapping[str, Mapping]
     FACTORS: tuple[str, ...]
     Config: type
@@ -53,6 +59,9 @@ class Task(Protocol):
     def items(self, cfg: Any) -> Iterator[dict]: ...
     def score(self, item: dict, response: str) -> dict: ...
     def solve(self, item: dict) -> str: ...
+    def spread(self, cfg: Any, n: int) -> list[int]: ...
+    def reply_cap(self, cfg: Any, item: dict) -> int | None: ...
+    def answer_grammar(self, cfg: Any, item: dict) -> dict: ...
 
 
 def get_task(name: str) -> ModuleType:
@@ -64,6 +73,32 @@ def get_task(name: str) -> ModuleType:
     if missing:  # a task package that lost part of the protocol is a bug, said plainly
         raise TypeError(f"task {name!r} ({TASKS[name]}) does not implement the Task protocol: missing {missing}")
     return module
+
+
+def select_items(task: ModuleType, cfg: Any, limit: int | None, pick: str = "spread") -> Iterator[dict]:
+    """The items of ``cfg`` in index order: all of them, or ``limit`` of them — spread over the grid
+    (``task.spread``: every level of every factor when ``limit`` allows), or the first ones (``pick="first"``, how
+    runs stored before the spread picked them)."""
+    if limit is None:
+        yield from task.items(cfg)
+        return
+    if pick == "first":
+        for n, it in enumerate(task.items(cfg)):
+            if n >= limit:
+                return
+            yield it
+        return
+    total = task.count(cfg)
+    if limit >= total:
+        yield from task.items(cfg)
+        return
+    wanted = task.spread(cfg, limit)
+    if len(wanted) * 20 < total:   # a few items: made one by one (item i is a pure function of the config and i)
+        for i in wanted:
+            yield task.item(cfg, i)
+        return
+    keep = set(wanted)
+    yield from (it for it in task.items(cfg) if it["idx"] in keep)
 
 
 def task_of_config(d: dict) -> ModuleType:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, TypedDict
+from typing import Any, Callable, Mapping, Sequence, TypedDict
 
 
 class Score(TypedDict, total=False):
@@ -25,3 +25,58 @@ def stable_id(obj: Any, n: int = 12) -> str:
     """Short stable hash of a JSON-able object (sorted keys) — identical on every machine and run."""
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]
+
+
+GREEDY_PICKS = 512   # cells chosen one by one for balance; any further ones follow the seeded order
+
+
+def spread_indices(cells: Sequence[Mapping[str, Any]], samples: int, n: int, seed: Any,
+                   index_of: Callable[[int, int], int]) -> list[int]:
+    """``n`` item indices spread over a grid of ``cells`` (each a mapping factor → level) with ``samples`` items
+    each (``index_of(cell, sample)`` → item index). Deterministic: a function of the grid, ``seed`` and ``n``.
+
+    Cells are picked one at a time, each time the cell whose levels have been picked least so far (summed over the
+    factors that vary; ties broken by a seeded order) — so the first picks cover every level of every factor as
+    soon as ``n`` allows (on a full grid within as many picks as the largest factor has levels) and later picks
+    keep the levels balanced. With more picks than cells, every cell is taken once before any is taken twice.
+    The samples a round takes are spread over each cell's samples rather than always its first.
+    """
+    import numpy as np
+
+    n_cells = len(cells)
+    total = n_cells * samples
+    if n >= total:
+        return [index_of(c, s) for c in range(n_cells) for s in range(samples)]
+    if n <= 0:
+        return []
+    names = sorted({k for cell in cells for k in cell}, key=str)
+    columns = []
+    for name in names:
+        levels: dict = {}
+        codes = [levels.setdefault(json.dumps(cell.get(name), sort_keys=True, default=str), len(levels))
+                 for cell in cells]
+        if len(levels) > 1:
+            columns.append((np.asarray(codes, dtype=np.int64), np.zeros(len(levels), dtype=np.int64)))
+    rank = np.asarray([int(hashlib.sha256(f"{seed}|{c}".encode()).hexdigest()[:12], 16) for c in range(n_cells)])
+    rank = np.argsort(np.argsort(rank, kind="stable"), kind="stable")   # a seeded permutation 0 … n_cells-1
+    order: list[int] = []
+    taken = np.zeros(n_cells, dtype=bool)
+    for _ in range(min(n, n_cells, GREEDY_PICKS) if columns else 0):
+        score = np.zeros(n_cells, dtype=np.int64)
+        for codes, counts in columns:
+            score += counts[codes]
+        key = np.where(taken, np.iinfo(np.int64).max, score * n_cells + rank)
+        c = int(np.argmin(key))
+        taken[c] = True
+        order.append(c)
+        for codes, counts in columns:
+            counts[codes[c]] += 1
+    order += [int(c) for c in np.argsort(rank, kind="stable") if not taken[c]]
+    width = min(n, n_cells)
+    out: list[int] = []
+    for r in range(samples):
+        for pos, c in enumerate(order[:width]):
+            if len(out) >= n:
+                return sorted(out)
+            out.append(index_of(c, (r + (pos * samples) // width) % samples))
+    return sorted(out)

@@ -1,5 +1,6 @@
 """The model picker: spec, base URL, API key (environment, secrets.toml or this browser session only — never
-stored) and sampling parameters."""
+stored), the answer format, and sampling parameters. OpenAI-compatible servers running on this machine (Ollama,
+LM Studio, vLLM, llama.cpp, serve-local) are listed by their models (core.models.discover), one click each."""
 
 from __future__ import annotations
 
@@ -51,21 +52,56 @@ def api_key_for(spec: str) -> tuple[str | None, str]:
     return None, "missing"
 
 
+def found_servers(refresh: bool = False) -> dict[str, tuple[str, str]]:
+    """Picker entries for the models of the OpenAI-compatible servers on this machine: label → (spec, base URL).
+    At most ~0.5 s on a cache miss (core.models.discover), instant otherwise."""
+    from core.models.discover import local_servers
+
+    out: dict[str, tuple[str, str]] = {}
+    for server in local_servers(refresh=refresh):
+        for name in server.models:
+            out[f"openai-compatible/{name} @ :{server.port}"] = (f"openai-compatible/{name}", server.base_url)
+    return out
+
+
+def _found_caption(where) -> None:
+    from core.models.discover import local_servers
+
+    servers = local_servers()
+    if servers:
+        where.caption("On this machine: " + "; ".join(
+            f"{s.kind} at :{s.port} — " + (", ".join(s.models[:4]) + (" …" if len(s.models) > 4 else "")
+                                           if s.models else s.note or "no models")
+            for s in servers))
+
+
 def model_picker(key: str, default: str = "local/smollm2", show_params: bool = True) -> ModelChoice:
-    """Model spec + base URL + key (session only) + sampling parameters (paper defaults)."""
+    """Model spec + base URL + key (session only) + answer format + sampling parameters (paper defaults)."""
     from core.models import SamplingParams
 
     c1, c2 = st.columns([2, 3])
     qp_model = qp_get("model")
-    options = list(MODEL_CHOICES)
+    found = found_servers()
+    options = [*MODEL_CHOICES[:2], *found, *MODEL_CHOICES[2:]]
+    state = st.session_state.get(f"{key}_model")
+    if state is not None and state not in options:   # a server that went away since: back to the default
+        del st.session_state[f"{key}_model"]
     initial = qp_model if qp_model in options else default
-    if qp_model and qp_model not in options:
+    qp_found = [label for label, (spec_, url_) in found.items() if spec_ == qp_model and url_ == qp_get("base_url")]
+    if qp_found:
+        initial = qp_found[0]
+    elif qp_model and qp_model not in options:
         initial = "other…"
     choice = c1.selectbox("Model", options, index=options.index(initial) if initial in options else 0,
                           key=f"{key}_model", help="local/smollm2 is embedded (SmolLM2-135M, no key). "
-                          "reference/solver always answers correctly (checks the pipeline).")
+                          "reference/solver always answers correctly (checks the pipeline). Models of "
+                          "OpenAI-compatible servers running on this machine (Ollama, LM Studio, vLLM, llama.cpp, "
+                          "serve-local) are listed as found.")
     spec, base_url = choice, None
-    if choice == "openai-compatible/…":
+    if choice in found:
+        spec, base_url = found[choice]
+        c2.caption(f"A server on this machine at {base_url}. No key needed unless the server asks for one.")
+    elif choice == "openai-compatible/…":
         name = c2.text_input("Model name on the server", value="smollm2", key=f"{key}_oc_name")
         base_url = c2.text_input("Base URL", value="http://127.0.0.1:8000/v1", key=f"{key}_oc_url")
         spec = f"openai-compatible/{name.strip() or 'model'}"
@@ -78,7 +114,8 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
                 "reference/solver": "Always correct; not an LLM. Use it to check the pipeline end to end."}
         c2.caption(info.get(choice, "Cloud model: needs an API key (see below)."))
     if spec:
-        qp_set(model=spec)
+        qp_set(model=spec, base_url=base_url if choice in found else None)
+    _found_caption(c1)
     api_key, where = api_key_for(spec)
     env = key_env_for(spec)
     missing = None
@@ -94,6 +131,15 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
             if not api_key and not (info and info.key_optional):
                 missing = env
     params = SamplingParams().to_dict()
+    provider = PROVIDERS.get(spec.split("/", 1)[0])
+    can_constrain = bool(provider and provider.constrained)
+    fmt = st.radio("Answer format", ["free", "constrained"], horizontal=True, key=f"{key}_format",
+                   disabled=not can_constrain,
+                   help="free: the model writes what it likes. constrained: decoding is restricted to the answer's "
+                        "form (<answer>{…}</answer> for sets, true/false for quantifiers) — a llama.cpp grammar for "
+                        "local/smollm2, guided decoding on servers that offer it. Recorded with the run and shown "
+                        "as a factor in every view.")
+    params["answer_format"] = fmt if can_constrain else "free"
     if show_params:
         with st.expander("Sampling parameters (paper defaults: temperature 0.25, top-p 0.25, top-k 20)"):
             p1, p2, p3, p4, p5 = st.columns(5)
@@ -106,6 +152,15 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
             seed = p5.number_input("seed (optional)", -1, 2**31 - 1, -1, 1, key=f"{key}_seed",
                                    help="-1 = no seed")
             params["seed"] = None if seed < 0 else int(seed)
+            q1, q2 = st.columns(2)
+            params["answer_cap"] = q1.toggle(
+                "Cap answer-only replies at the answer's size", value=True, key=f"{key}_answer_cap",
+                help="Approaches that ask for the answer alone (baseline, domain expertise; quantifiers) get a reply "
+                     "cap sized to the longest answer the item allows; off: max_tokens for every reply. The cap "
+                     "sent is stored with each call.")
+            if not q2.toggle("Stop at </answer>", value=True, key=f"{key}_stop",
+                             help="Set-operation replies end at the closing answer tag (the task's stop sequence)."):
+                params["stop"] = []
     return ModelChoice(spec=spec, base_url=base_url, api_key=api_key, params=params, missing_key=missing)
 
 

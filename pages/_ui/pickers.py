@@ -35,6 +35,13 @@ def run_picker(label: str, key: str, default: Sequence[str] | None = None, task:
     return chosen
 
 
+def select_runs(key: str, run_ids: Sequence[str]) -> None:
+    """Make ``run_ids`` the selection of the run picker ``key`` (call before the picker is drawn in this rerun):
+    after a run is started its page shows that run, not whatever was picked before."""
+    st.session_state[f"_pick_{key}"] = list(run_ids)
+    qp_set(**{key: list(run_ids)})
+
+
 def warn_unknown_runs(requested: Sequence[str], shown: Sequence[str], stored: Sequence[str],
                       task: str | None = None) -> None:
     """A shared link may name runs deleted since (or mistyped): say so instead of silently showing other runs."""

@@ -3,6 +3,8 @@ running accuracy, cost, cancel) that finds a run again after a page switch or a 
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from core import store
@@ -31,6 +33,22 @@ def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fre
     except Exception as exc:  # model errors (bad spec…) carry a readable reason
         st.error(f"could not start the run: {getattr(exc, 'reason', None) or exc}")
     return None
+
+
+def with_live_status(runs):
+    """The run list with status / done / failed of the runs executing in this process taken from their handles —
+    so a table, a header and a progress bar never disagree (the database lags a running run by up to a merge)."""
+    from core import runner
+
+    live = {h.run_id: h.progress() for h in runner.active_runs()}
+    if runs.empty or not live:
+        return runs
+    runs = runs.copy()
+    for i, rid in runs["run_id"].items():
+        p = live.get(rid)
+        if p is not None:
+            runs.loc[i, ["status", "n_done", "n_failed"]] = [p.status, p.done, p.failed]
+    return runs
 
 
 def _db_progress(run_id: str) -> dict | None:
@@ -114,6 +132,11 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         if err:
             st.error(err)
         running = handle is not None and not handle.done
+        flag = f"_running_{key}_{run_id}"
+        if running:
+            st.session_state[flag] = True
+        elif st.session_state.pop(flag, False):
+            st.rerun(scope="app")   # the run just finished: the rest of the page (its results) shows it whole
         c1, c2 = st.columns([1, 4])
         if running:
             if c1.button("Cancel run", key=f"{key}_cancel_{run_id}", type="secondary"):
@@ -128,3 +151,26 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
                          query_params={"runs": run_id, "scoring": scoring})
 
     _show()
+
+
+def report_download(run_ids, *, key: str, filters: dict | None = None, title: str | None = None) -> None:
+    """"Build the HTML report" → a download button for one self-contained HTML file of these runs (Plotly inline,
+    no server; core.analysis.report). Built on request — it takes a second or two."""
+    from core.analysis.report import html_report
+
+    run_ids = list(run_ids)
+    token = json.dumps([run_ids, filters or {}, title], sort_keys=True, default=str)
+    built = st.session_state.get(f"{key}_report")
+    c1, c2 = st.columns([1, 2])
+    if c1.button("Build HTML report", key=f"{key}_report_build", icon=":material/description:",
+                 help="One self-contained HTML file (violins, error table, robustness, comparison) to mail or "
+                      "attach to a paper — the same as `python -m core report html --run …`."):
+        try:
+            with st.spinner("Building the report…"), store.connect(db_path()) as con:
+                html = html_report(con, run_ids, title=title, filters=filters or None)
+            built = st.session_state[f"{key}_report"] = (token, html.encode("utf-8"))
+        except UserError as exc:
+            st.error(str(exc))
+    if built and built[0] == token:
+        c2.download_button("Download report (HTML)", built[1], file_name="setlexsem-report.html", mime="text/html",
+                           key=f"{key}_report_dl", icon=":material/download:")

@@ -165,9 +165,24 @@ def test_difference_of_means_and_tests():
     assert res["ci_low"] > 0  # a 10-point shift with n = 80 is clearly detected
     assert res["welch_p"] == pytest.approx(stats.ttest_ind(b, a, equal_var=False).pvalue)
     assert res["mannwhitney_p"] < 0.001
-    same = A.difference_of_means([50.0] * 5, [50.0] * 5)
-    assert same["difference"] == 0 and same["welch_p"] == 1.0
-    assert math.isnan(A.difference_of_means([], [1.0])["difference"])
+    assert res["notes"] == []
+
+
+def test_degenerate_differences_come_with_a_caveat_not_a_number():
+    """Constant series (e.g. 0 % against 100 % everywhere) give no "Welch p = 0" and no interval [d, d]: the
+    statistic is NaN and a note says why; so do series with a single configuration or none."""
+    for a, b in (([50.0] * 5, [50.0] * 5), ([0.0] * 4, [100.0] * 6)):
+        res = A.difference_of_means(a, b)
+        assert res["difference"] == pytest.approx(np.mean(b) - np.mean(a))
+        assert math.isnan(res["welch_p"]) and math.isnan(res["ci_low"]) and math.isnan(res["ci_high"])
+        assert any("same accuracy" in n for n in res["notes"])
+    one = A.difference_of_means([40.0], [60.0, 70.0])
+    assert one["difference"] == pytest.approx(25.0) and math.isnan(one["ci_low"])
+    assert any("two or more configurations" in n for n in one["notes"])
+    none = A.difference_of_means([], [1.0])
+    assert math.isnan(none["difference"]) and none["notes"]
+    half = A.difference_of_means([30.0] * 5, [20.0, 40.0, 60.0, 80.0])
+    assert not math.isnan(half["welch_p"]) and any("B" in n or "A" in n for n in half["notes"])
 
 
 def test_paired_items_and_mcnemar(con):

@@ -130,3 +130,76 @@ def test_a_cancelled_or_timed_out_call_frees_the_model_quickly(monkeypatch):
     assert model.last_interrupt == "cancelled", "the cancelled generation ran on in the background"
     ok = model.complete_sync(Request(prompt=SET_PROMPT, params=SamplingParams(max_tokens=4, seed=1)))
     assert ok.tokens_out > 0 and model.last_interrupt is None
+
+
+@pytest.mark.slow
+def test_embedded_model_stops_after_the_stop_sequence_keeping_it():
+    """A grammar that lets the reply go on after </answer> shows the stop sequence at work: the reply ends with the
+    tag (kept in the text, as the parsers expect), not with the text the grammar would have allowed after it."""
+    from core.models.base import AnswerShape
+
+    model = get_model("local/smollm2")
+    shape = AnswerShape(gbnf='root ::= "<answer>{7}</answer>" [a-z ]{5,40}\n', regex=".*")
+    c = model.complete_sync(Request(prompt="Write anything.", shape=shape, params=SamplingParams(
+        max_tokens=40, seed=2, stop=("</answer>",), answer_format="constrained")))
+    assert c.text == "<answer>{7}</answer>" and c.finish_reason == "stop"
+
+
+@pytest.mark.slow
+def test_embedded_model_constrained_answers_have_the_answers_form():
+    from core.models.base import AnswerShape
+    from core.tasks import setops
+
+    cfg = setops.load_config({"task": "setops", "samples": 2, "sizes": [2], "operations": ["union", "intersection"],
+                              "members": ["numbers", "words"], "lengths": [2]})
+    model = get_model("local/smollm2")
+    for i in setops.spread(cfg, 4):
+        item = setops.item(cfg, i)
+        shape = AnswerShape(**setops.answer_grammar(cfg, item))
+        c = model.complete_sync(Request(prompt=item["prompt"], shape=shape, params=SamplingParams(
+            max_tokens=setops.reply_cap(cfg, item), stop=setops.STOP, answer_format="constrained", seed=i)))
+        assert c.finish_reason == "length" or shape.matches(c.text), c.text
+        if c.finish_reason != "length":
+            assert setops.score(item, c.text)["followed"]
+
+
+@pytest.mark.slow
+def test_a_run_records_the_reply_cap_of_each_call_and_the_rule_with_the_run(tmp_path):
+    """An answer-only approach: each call's stored parameters hold the cap sized to its item's answer (below the
+    512 default) and the stop sequence; the run's parameters hold the rule (answer_cap, stop, answer_format)."""
+    import json
+
+    from core import runner, store
+    from core.tasks import setops
+
+    cfg = {"task": "setops", "seed": 5, "samples": 1, "sizes": [2], "operations": ["union", "intersection"],
+           "members": ["numbers"], "lengths": [2], "approaches": ["baseline"]}
+    p = runner.run(cfg, "local/smollm2", params={"answer_format": "constrained"}, db_path=tmp_path / "r.duckdb")
+    assert p.done == 2
+    with store.connect(tmp_path / "r.duckdb") as con:
+        run_params = json.loads(con.execute("SELECT params_json FROM runs").fetchone()[0])
+        calls = con.execute("SELECT i.set_a, i.set_b, c.params_json, c.tokens_out FROM items i JOIN results r "
+                            "USING (run_id, idx) JOIN calls c USING (cache_key)").fetchall()
+    assert (run_params["answer_cap"], run_params["stop"], run_params["answer_format"]) == \
+        (True, ["</answer>"], "constrained")
+    loaded = setops.load_config(cfg)
+    for set_a, set_b, params_json, tokens_out in calls:
+        sent = json.loads(params_json)
+        cap = setops.reply_cap(loaded, {"approach": "baseline", "set_a": json.loads(set_a),
+                                        "set_b": json.loads(set_b)})
+        assert sent["max_tokens"] == cap < 512 and tokens_out <= cap and sent["stop"] == ["</answer>"]
+
+
+@pytest.mark.slow
+def test_embedded_model_samples_exactly_like_create_chat_completion_with_the_stored_parameters():
+    """Our call (chat template + stopping criteria) samples as llama-cpp-python's create_chat_completion does with
+    the stored parameters and nothing else (no repeat penalty slipped in by a lower-level default)."""
+    from core.models.providers.local_llama import get_llama
+
+    params = SamplingParams(max_tokens=48, seed=7)
+    ours = get_model("local/smollm2").complete_sync(Request(prompt=SET_PROMPT, params=params))
+    theirs = get_llama().create_chat_completion(
+        messages=[{"role": "user", "content": SET_PROMPT}], max_tokens=48, seed=7, temperature=0.25, top_p=0.25,
+        top_k=20, min_p=0.0)
+    assert ours.text == theirs["choices"][0]["message"]["content"]
+    assert ours.tokens_out == theirs["usage"]["completion_tokens"]

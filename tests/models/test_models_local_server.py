@@ -118,3 +118,23 @@ def test_serve_local_rejects_a_busy_port():
                              capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "cannot listen" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.slow
+def test_constrained_answers_through_the_servers_grammar(local_server):
+    """serve-local (llama-cpp-python's server) honours the GBNF grammar we send: the reply has the answer's form
+    whatever the small model would have rambled, and the call does not list answer_format as dropped."""
+    from core.models.base import AnswerShape
+    from core.tasks import setops
+
+    base, _ = local_server
+    cfg = setops.load_config({"task": "setops", "samples": 1, "sizes": [2], "operations": ["intersection"],
+                              "members": ["numbers"], "lengths": [2]})
+    item = setops.item(cfg, 0)
+    shape = AnswerShape(**setops.answer_grammar(cfg, item))
+    model = get_model("openai-compatible/smollm2", base_url=base, timeout=60)
+    params = SamplingParams(max_tokens=48, stop=setops.STOP, answer_format="constrained")
+    c = asyncio.run(model.complete(Request(prompt=item["prompt"], params=params, shape=shape)))
+    assert c.finish_reason == "length" or shape.matches(c.text), c.text
+    assert "answer_format" not in c.dropped_params
+    assert setops.score(item, c.text)["followed"] or c.finish_reason == "length"

@@ -26,7 +26,8 @@ def test_defaults_follow_the_paper_and_round_trip():
     p = SamplingParams()
     assert (p.temperature, p.top_p, p.top_k) == (0.25, 0.25, 20)
     d = p.to_dict()
-    assert list(d) == ["temperature", "top_p", "top_k", "max_tokens", "seed"]
+    assert list(d) == ["temperature", "top_p", "top_k", "max_tokens", "seed", "answer_cap", "stop", "answer_format"]
+    assert (d["answer_cap"], d["stop"], d["answer_format"]) == (True, None, "free")
     assert SamplingParams.from_dict(d) == p
     assert SamplingParams.from_dict({"temperature": 0.7}) == SamplingParams(temperature=0.7)
     assert SamplingParams.from_dict(None) == p
@@ -37,6 +38,8 @@ def test_defaults_follow_the_paper_and_round_trip():
 @pytest.mark.parametrize("bad", [
     {"temperature": -0.1}, {"temperature": "hot"}, {"temperature": float("nan")}, {"top_p": 0}, {"top_p": 1.5},
     {"top_k": 0}, {"top_k": 2.5}, {"top_k": True}, {"max_tokens": 0}, {"seed": -1}, {"topk": 20},
+    {"answer_cap": "yes"}, {"answer_format": "json"}, {"stop": [""]}, {"stop": ["a", "b", "c", "d", "e"]},
+    {"stop": 3},
 ])
 def test_bad_params_are_config_errors(bad):
     with pytest.raises(ConfigError):

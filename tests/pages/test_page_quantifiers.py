@@ -50,7 +50,7 @@ def test_vanilla_preview_on_empty_db(db):
     at = open_page()
     assert at.selectbox(key="quant_preset").value == "gqg-vanilla"
     m = metrics(at)
-    assert m["Prompts"] == "18,360" and m["True"] == "8,592" and m["False"] == "9,768"
+    assert m["Prompts"] == "18,360" and m["True"] == "8,592 (46.8%)" and m["False"] == "9,768 (53.2%)"
     assert m["Configurations"] == "360"
     preview = at.dataframe[0].value
     assert len(preview) == 24 and preview["idx"].is_monotonic_increasing

@@ -114,7 +114,8 @@ def db_with_runs(db):
 def test_pages_with_runs(db_with_runs, open_page):
     db, a, b = db_with_runs
     res = open_page("pages/results.py", {"runs": f"{a},{b}"})
-    assert len(res.get("plotly_chart")) >= 2  # violins + robustness
+    # violins + robustness (or, when no factor moves accuracy, the caveat that replaces an empty chart)
+    assert len(res.get("plotly_chart")) >= 2 or any("spread 0" in i.value for i in res.info)
     assert res.selectbox(key="res_x").value == "operation"
     overview = res.dataframe[0].value
     assert sorted(overview["Accuracy %"].round(1).tolist())[-1] == 100.0

@@ -77,17 +77,39 @@ def test_three_conditions_side_by_side_and_a_live_solver_run(groups_file):
         assert any(f"**{title}**" in m for m in md)
     chips = [m for m in md if m.startswith("A = ") or m.startswith("B = ")]
     assert len(chips) == 6 and all("<span" in c for c in chips)
-    assert {m.label: m.value for m in at.metric}["Items"] == "9"  # 1 operation x 3 conditions x 3 samples
+    assert {m.label: m.value for m in at.metric}["Items"] == "6"  # 1 operation x 3 conditions x 2 samples: the demo
+    # with the embedded model selected the page says what that model can and cannot show
+    assert any("About the embedded model" in m.value for m in at.markdown)
 
     at.selectbox(key="dec_m_model").set_value("reference/solver")
+    at.run()
+    assert not any("About the embedded model" in m.value for m in at.markdown)
     at.button(key="dec_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.session_state["dec_run_id"]
     p = runner.get_handle(run_id).wait(120)
-    assert p.status == "done" and p.correct == p.done == 9, (p.status, p.error)
+    assert p.status == "done" and p.correct == p.done == 6, (p.status, p.error)
     at.run()
     m = {x.label: x.value for x in at.metric}
     assert m["Not swapped"] == m["Swapped"] == m["Random baseline"] == "100 %"
+    # every answer in full, its members as chips coloured by hypernym, the raw reply as wrapped code
+    cards = [x.value for x in at.markdown if "answered:" in x.value]
+    sets = [x.value for x in at.markdown if x.value.startswith("A = ") and "\nB = " in x.value]
+    assert len(cards) == 6 and len(sets) == 6 and all(s.count("<span") == 8 for s in sets)   # |A| = |B| = 4
+    assert sum(":green[**right**]" in x.value for x in at.markdown) == 6
+    assert len([c for c in at.code if "<answer>" in c.value]) == 6
+
+    # N items spread over the grid: 3 of them are one per condition
+    at.number_input(key="dec_limit").set_value(3).run()
+    at.button(key="dec_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    limited = at.session_state["dec_run_id"]
+    assert limited != run_id and runner.get_handle(limited).wait(120).done == 3
+    from core import store
+
+    with store.connect() as con:   # $STUDIO_DB of the fixture
+        conds = sorted(r[0] for r in con.execute("SELECT condition FROM items WHERE run_id = ?", [limited]).fetchall())
+    assert conds == ["not_swapped", "random", "swapped"]
 
     at.button(key="dec_draw").click().run()
     assert not at.exception

@@ -89,7 +89,8 @@ def edge_db(tmp_path_factory) -> tuple[str, dict]:
         "mixed": runner.run(SETOPS, ScriptedModel(), db_path=db, max_attempts=1).run_id,
         "all_failed": runner.run(dict(SETOPS, seed=7), ScriptedModel("fake/down", fail_all=True), db_path=db,
                                  max_attempts=1).run_id,
-        "one": runner.run(SETOPS, "reference/solver", db_path=db, limit=1, fresh=True).run_id,
+        "one": runner.run(dict(SETOPS, operations=["union"], sizes=[2]), "reference/solver", db_path=db, limit=1,
+                          fresh=True).run_id,   # one item: union, |A| = |B| = 2
         "quant": runner.run(QUANT, "reference/solver", db_path=db).run_id,
         "ref": import_results(db, reference_csv(), REF_NAME)[0],
     }
@@ -246,7 +247,8 @@ def test_quantifier_runs_are_not_set_beside_the_setlexsem_llms(edge, open_page):
     at = open_page("pages/compare.py", {"runs": f"{ids['solver']},{ids['mixed']}"})
     assert [e for e in at.expander if "seven LLMs" in e.label]
     res = open_page("pages/results.py", {"runs": ids["quant"]})
-    assert res.selectbox(key="res_x").value == "model"
+    assert res.selectbox(key="res_x").value == "quantifier"   # a quantifier run opens split by quantifier
+    res.selectbox(key="res_x").set_value("model").run()
     assert res.selectbox(key="res_ref").options == [
         "(none)", "GQG: Pythia 410M-6.9B accuracy on the vanilla quantifier set"]
 

@@ -92,8 +92,12 @@ def test_concurrency_bound_is_respected(tmp_path):
 def test_retries_honour_retry_after_and_give_up(tmp_path):
     db = tmp_path / "r.duckdb"
 
+    # --limit takes 12 items spread over the grid: S[k] is the k-th of them
+    S = setops.spread(setops.load_config(CFG), 12)
+    assert len(S) == 12
+
     def script(req, n):
-        idx = req.item["idx"]
+        idx = S.index(req.item["idx"])
         if idx == 0:
             return RetryableError("rate limited (HTTP 429)", retry_after=0.3) if n == 1 else None
         if idx in (1, 2):
@@ -109,14 +113,14 @@ def test_retries_honour_retry_after_and_give_up(tmp_path):
     p = runner.run(CFG, model, db_path=db, limit=12, max_attempts=3)
     assert time.monotonic() - t0 >= 0.3                       # waited for Retry-After
     assert p.done == 10 and p.failed == 2 and p.status == "incomplete"
-    assert model.attempts[_prompt(db, p.run_id, 0)] == 2
-    assert model.attempts[_prompt(db, p.run_id, 1)] == 3
-    assert model.attempts[_prompt(db, p.run_id, 3)] == 1       # not retryable
-    assert model.attempts[_prompt(db, p.run_id, 4)] == 3       # max_attempts
+    assert model.attempts[_prompt(db, p.run_id, S[0])] == 2
+    assert model.attempts[_prompt(db, p.run_id, S[1])] == 3
+    assert model.attempts[_prompt(db, p.run_id, S[3])] == 1       # not retryable
+    assert model.attempts[_prompt(db, p.run_id, S[4])] == 3       # max_attempts
     errors = dict(db_rows(db, "SELECT idx, error FROM v_results WHERE run_id = ? AND error IS NOT NULL",
                           [p.run_id]))
-    assert set(errors) == {3, 4} and "HTTP 400" in errors[3] and "HTTP 503" in errors[4]
-    assert db_rows(db, "SELECT attempts FROM results WHERE run_id = ? AND idx = 1", [p.run_id]) == [(3,)]
+    assert set(errors) == {S[3], S[4]} and "HTTP 400" in errors[S[3]] and "HTTP 503" in errors[S[4]]
+    assert db_rows(db, "SELECT attempts FROM results WHERE run_id = ? AND idx = ?", [p.run_id, S[1]]) == [(3,)]
     # re-running retries only the failed items
     model.script = None
     before = model.calls
@@ -219,7 +223,8 @@ def test_resume_run_from_stored_configuration(tmp_path):
     db = tmp_path / "r.duckdb"
     p = runner.run(CFG, "reference/solver", db_path=db, limit=12)
     with store.connect(db) as con:   # forget some results, as if the run had been interrupted
-        con.execute("DELETE FROM results WHERE run_id = ? AND idx >= 5", [p.run_id])
+        con.execute("DELETE FROM results WHERE run_id = ? AND idx IN (SELECT idx FROM results WHERE run_id = ? "
+                    "ORDER BY idx OFFSET 5)", [p.run_id, p.run_id])
     h = runner.resume_run(p.run_id, db_path=db)
     p2 = h.wait(30)
     assert h.run_id == p.run_id and p2.done == 12 and p2.status == "done" and p2.cached == 7
@@ -263,3 +268,24 @@ def test_bad_limits_are_refused_before_anything_is_stored(tmp_path, kw):
     with pytest.raises(ConfigError, match="must be a positive number"):
         runner.start_run(CFG, FakeModel(), db_path=db, **kw)
     assert store.list_runs(db).empty
+
+
+def test_a_limited_run_stored_before_limits_were_spread_resumes_with_its_first_n_items(tmp_path):
+    """Runs stored before --limit spread its items picked the first N (their run_json has no limit_pick): resuming
+    one continues exactly those items under its old key, never a different selection."""
+    import json
+
+    db = tmp_path / "r.duckdb"
+    old = runner.run(CFG, "reference/solver", db_path=db, limit=6, limit_pick="first")
+    with store.connect(db) as con:
+        spec = json.loads(con.execute("SELECT run_json FROM runs WHERE run_id = ?", [old.run_id]).fetchone()[0])
+        spec.pop("limit_pick")
+        con.execute("UPDATE runs SET run_json = ? WHERE run_id = ?", [json.dumps(spec), old.run_id])
+        con.execute("DELETE FROM results WHERE run_id = ? AND idx >= 3", [old.run_id])
+    p = runner.resume_run(old.run_id, db_path=db).wait(30)
+    assert p.status == "done" and p.done == 6
+    with store.connect(db) as con:
+        assert [r[0] for r in con.execute("SELECT idx FROM items WHERE run_id = ? ORDER BY idx",
+                                          [old.run_id]).fetchall()] == list(range(6))
+    spread = runner.run(CFG, "reference/solver", db_path=db, limit=6)   # today's --limit 6: another run
+    assert spread.run_id != old.run_id

@@ -87,14 +87,19 @@ def test_export_import_round_trip(tmp_path):
         out = tmp_path / f"e.{ext}"
         run_id, n = export_run(db, p.run_id, out)
         assert run_id == p.run_id and n == 24
-        new_id, n2 = import_results(db, out)
+        target = tmp_path / f"import-{ext}.duckdb"   # each format into a database of its own: a faithful round trip
+        new_id, n2 = import_results(target, out)
         assert n2 == 24 and new_id.startswith("import-")
-        back = store.results_df(db, new_id)
+        back = store.results_df(target, new_id)
         pd.testing.assert_frame_equal(back[cols].reset_index(drop=True), original[cols].reset_index(drop=True),
                                       check_dtype=False)
-        assert store.get_run(db, new_id)["model"] == "reference/solver"
-    # importing the same file again is a no-op that names the existing run
-    assert import_results(db, tmp_path / "e.csv")[1] == 0
+        assert store.get_run(target, new_id)["model"] == "reference/solver"
+    # the same results as CSV, Parquet and JSONL are one run, not three: the second and third name the first
+    first, n = import_results(db, tmp_path / "e.csv")
+    assert n == 24
+    assert import_results(db, tmp_path / "e.parquet") == (first, 0)
+    assert import_results(db, tmp_path / "e.jsonl") == (first, 0)
+    assert import_results(db, tmp_path / "e.csv") == (first, 0)   # and the same file again
 
 
 BAD_FILES = {

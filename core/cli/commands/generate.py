@@ -36,7 +36,8 @@ def register(subparsers) -> None:
     src.add_argument("--preset", help="a named preset of the task (see --list-presets)")
     p.add_argument("--out", help="output file (.jsonl, .csv or .parquet)")
     p.add_argument("--format", choices=FORMATS, default=None, help="override the format implied by --out")
-    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--limit", type=int, default=None, help="only N items, spread over the grid (every level of every "
+                   "factor when N allows), the same ones `run --limit N` asks")
     p.add_argument("--list-presets", action="store_true", help="print the task's presets and exit")
     p.add_argument("--quiet", action="store_true", help="no summary line on stderr")
     p.set_defaults(func=main)
@@ -223,7 +224,9 @@ def main(args: argparse.Namespace) -> int:
     limit = total if args.limit is None else min(args.limit, total)
 
     def rows() -> Iterator[dict]:
-        return itertools.islice(task.items(cfg), limit)
+        from core.tasks import select_items
+
+        return select_items(task, cfg, None if limit >= total else limit)
 
     n = write_items(rows, args.out, fmt)
     if not args.quiet:

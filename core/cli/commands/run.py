@@ -31,7 +31,8 @@ def register(subparsers) -> None:
         f"{p.provider} {p.default_concurrency}" for p in PROVIDERS.values()) + ")")
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
     p.add_argument("--fresh", action="store_true", help="new draws: ignore the cache and start a new run")
-    p.add_argument("--limit", type=int, default=None, help="only the first N items (N >= 1)")
+    p.add_argument("--limit", type=int, default=None, help="only N items (N >= 1), spread over the grid: every level of "
+                   "every factor (operation, size, condition …) is represented when N allows")
     p.add_argument("--name", default=None, help="a label for the run (default: a reference YAML's STUDY_NAME)")
     p.add_argument("--rpm", type=float, default=None, help="requests per minute limit (default: none)")
     p.add_argument("--tpm", type=float, default=None, help="tokens per minute limit (default: none)")
@@ -41,6 +42,13 @@ def register(subparsers) -> None:
     p.add_argument("--top-p", type=float, default=None, help="nucleus sampling, 0–1 (default 0.25)")
     p.add_argument("--top-k", type=int, default=None, help="top-k sampling (default 20; not sent to OpenAI)")
     p.add_argument("--max-tokens", type=int, default=None, help="reply length limit in tokens (default 512)")
+    p.add_argument("--no-answer-cap", dest="answer_cap", action="store_const", const=False, default=None,
+                   help="give answer-only approaches the full --max-tokens too (default: a cap sized to the answer)")
+    p.add_argument("--no-stop", dest="stop", action="store_const", const=[], default=None,
+                   help="send no stop sequence (default: the task's, e.g. </answer> for set operations)")
+    p.add_argument("--answer-format", choices=["free", "constrained"], default=None,
+                   help="constrained: decode under the answer's form (llama.cpp grammar for local/smollm2, guided "
+                        "decoding for openai-compatible servers); default free")
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
     p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost; with "
                    "--batch at the batch price)")
@@ -112,7 +120,8 @@ def main(args: argparse.Namespace) -> int:
     RunOptions(concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts,
                call_timeout=args.timeout, limit=args.limit).checked(flags=True)
     spec = read_run_spec(args.config, model=args.model, base_url=args.base_url,
-                         params={n: getattr(args, n) for n in ("temperature", "top_p", "top_k", "max_tokens", "seed")})
+                         params={n: getattr(args, n) for n in ("temperature", "top_p", "top_k", "max_tokens", "seed",
+                                                               "answer_cap", "stop", "answer_format")})
     config, params = spec.config_dict(), spec.params
     for line in spec.notes:   # what a reference experiment YAML asks that is not honoured exactly
         print(f"note: {line}", file=sys.stderr)

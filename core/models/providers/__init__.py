@@ -24,25 +24,32 @@ class ProviderInfo:
     needs_base_url: bool
     note: str
     key_optional: bool = False   # a key is sent only when one is set (self-hosted servers)
+    constrained: bool = False    # offers answer_format "constrained" (a grammar / guided decoding)
 
 
 def providers() -> tuple[ProviderInfo, ...]:
     """What the UI needs to describe the providers (no SDK import)."""
     return (
-        ProviderInfo("local", "local/smollm2", 1, ("temperature", "top_p", "top_k", "max_tokens", "seed"), None, False,
-                     "SmolLM2-135M-Instruct in-process via llama.cpp; no key, no download"),
+        ProviderInfo("local", "local/smollm2", 1,
+                     ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format"), None, False,
+                     "SmolLM2-135M-Instruct in-process via llama.cpp; no key, no download; constrained answers "
+                     "through a llama.cpp grammar", constrained=True),
         ProviderInfo("reference", "reference/solver", 64, (), None, False,
-                     "computes the true answer; not an LLM; checks the pipeline"),
-        ProviderInfo("openai", "openai/gpt-4o-mini", 16, ("temperature", "top_p", "max_tokens", "seed"),
+                     "computes the true answer; not an LLM; checks the pipeline", constrained=True),
+        ProviderInfo("openai", "openai/gpt-4o-mini", 16, ("temperature", "top_p", "max_tokens", "seed", "stop"),
                      "OPENAI_API_KEY", False,
-                     "top_k dropped (not in the OpenAI API); temperature/top_p dropped for o1/o3/o4/gpt-5 models"),
-        ProviderInfo("anthropic", "anthropic/claude-haiku-4-5", 8, ("temperature", "top_p", "top_k", "max_tokens"),
-                     "ANTHROPIC_API_KEY", False,
+                     "top_k dropped (not in the OpenAI API); temperature/top_p/stop dropped for o1/o3/o4/gpt-5 "
+                     "models; no constrained answers"),
+        ProviderInfo("anthropic", "anthropic/claude-haiku-4-5", 8,
+                     ("temperature", "top_p", "top_k", "max_tokens", "stop"), "ANTHROPIC_API_KEY", False,
                      "seed dropped; top_p dropped for Opus 4.1 and the 4.5/4.6 models (not with temperature); all "
-                     "sampling parameters dropped for models after Opus 4.6 (deprecated by the API)"),
+                     "sampling parameters dropped for models after Opus 4.6 (deprecated by the API); no constrained "
+                     "answers"),
         ProviderInfo("openai-compatible", "openai-compatible/smollm2", 8,
-                     ("temperature", "top_p", "top_k", "max_tokens", "seed"), "OPENAI_COMPATIBLE_API_KEY",
-                     True, "vLLM, Ollama, llama.cpp server, LM Studio…; top_k sent in the body", key_optional=True),
+                     ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format"),
+                     "OPENAI_COMPATIBLE_API_KEY", True, "vLLM, Ollama, llama.cpp server, LM Studio…; top_k sent in "
+                     "the body; constrained answers where the server offers a grammar or guided decoding",
+                     key_optional=True, constrained=True),
     )
 
 

@@ -15,6 +15,10 @@ Sampling parameters (checked 2026-11 against the SDK's MIGRATION.md and public r
   parameter is dropped and the call re-sent at once (remembered for this model object).
 
 Every drop is listed in ``Completion.dropped_params`` and so stored with the call.
+
+Stop sequences go as ``stop_sequences``; the API cuts the matched one from the text and names it
+(``stop_sequence``), and it is put back so the reply reads as written. The Messages API cannot force the
+``<answer>{…}</answer>`` form, so ``answer_format: constrained`` is refused before a run starts.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import time
 
 import anthropic
 
-from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact
+from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, describe_status, map_sdk_error
@@ -58,7 +62,7 @@ KEY_ENV = PROVIDERS["anthropic"].key_env
 class AnthropicModel(BaseModel):
     provider = "anthropic"
     default_concurrency = PROVIDERS["anthropic"].default_concurrency
-    supported_params = ("temperature", "top_p", "top_k", "max_tokens")
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "stop")
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60, http_client=None):
@@ -99,6 +103,8 @@ class AnthropicModel(BaseModel):
                 sampling[field] = value
         if p.seed is not None:
             dropped.append("seed")
+        if p.stop:
+            body["stop_sequences"] = list(p.stop)
         if sampling:
             body["extra_body"] = sampling
         return body, dropped
@@ -151,6 +157,10 @@ class AnthropicModel(BaseModel):
         if not isinstance(blocks, list):
             raise RetryableError(f"{self.spec}: malformed response (no content list)")
         text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
+        if getattr(resp, "stop_reason", None) == "stop_sequence":
+            matched = getattr(resp, "stop_sequence", None)
+            text = restore_stop(text, body.get("stop_sequences"), "stop",
+                                matched if isinstance(matched, str) else None)
         if not text.strip():
             raise RetryableError(f"{self.spec}: empty completion (stop_reason={getattr(resp, 'stop_reason', None)})")
         usage = getattr(resp, "usage", None)

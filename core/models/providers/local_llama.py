@@ -6,7 +6,9 @@ thread-safe, so one call runs at a time (default concurrency 1); each call runs 
 (``asyncio.to_thread``) so the event loop stays free. Prompts go through the chat template stored in the GGUF file.
 All sampling parameters are honoured (temperature, top_p, top_k, max_tokens, seed); llama.cpp's extra min_p filter
 is switched off so that the stored parameters are the whole sampling setup (a parameter left as None takes
-llama-cpp-python's default). A call that is cancelled (e.g.
+llama-cpp-python's default). Stop sequences end the reply *after* the sequence (``</answer>`` stays in the text, as
+the answer parsers expect it), and ``answer_format: constrained`` decodes under the request's llama.cpp grammar
+(``AnswerShape.gbnf``). A call that is cancelled (e.g.
 by the runner's per-call timeout) stops generating within one token and raises RetryableError, so it never keeps
 the shared model busy in the background. A call that uses up the model's ``timeout`` (seconds, from get_model) ends
 like one that hits max_tokens: the text so far, with finish_reason "timeout" — retrying would only repeat the same
@@ -26,6 +28,8 @@ import atexit
 import os
 import threading
 import time
+
+from collections import OrderedDict
 
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError
 from core.models.providers import PROVIDERS
@@ -89,33 +93,112 @@ def close_llama_at_exit(llama) -> None:
 
 
 class _Interrupt:
-    """A logits processor that ends generation early (by forcing end-of-sequence) once the call is cancelled or
-    its time budget is spent — so a timed-out or cancelled call frees the shared model within one token instead of
-    running to max_tokens in the background. (Exceptions raised inside llama.cpp's sampler callback are swallowed,
-    hence forcing EOS.)"""
+    """A llama.cpp stopping criterion that ends generation once the call is cancelled, its time budget is spent, or
+    the text so far contains a stop sequence — so a timed-out or cancelled call frees the shared model within one
+    token instead of running to max_tokens in the background, and a stop sequence stays in the reply.
 
-    def __init__(self, eos: int, timeout: float | None, cancel: threading.Event | None):
-        self.eos = eos
+    A stopping criterion (checked after every token) rather than forcing end-of-sequence through the logits: under an
+    answer grammar the end of sequence may not be allowed yet, and a sampler left without any allowed token aborts
+    the process."""
+
+    def __init__(self, timeout: float | None, cancel: threading.Event | None, stop: tuple[str, ...] = (),
+                 detokenize=None):
         self.deadline = None if timeout is None else _clock() + timeout
         self.cancel = cancel
+        self.stop = tuple(s.encode("utf-8") for s in stop)
+        self.detokenize = detokenize
+        self.n_prompt: int | None = None
         self.why: str | None = None
 
-    def __call__(self, input_ids, scores):
+    def _stopped(self, input_ids) -> bool:
+        if not self.stop or self.detokenize is None:
+            return False
+        if self.n_prompt is None:          # the first check comes before any generated token is in input_ids
+            self.n_prompt = len(input_ids)
+            return False
+        tail = [int(t) for t in input_ids[max(self.n_prompt, len(input_ids) - 24):]]
+        text = self.detokenize(tail) if tail else b""
+        return any(s in text for s in self.stop)
+
+    def __call__(self, input_ids, logits) -> bool:
         if self.why is None:
             if self.cancel is not None and self.cancel.is_set():
                 self.why = "cancelled"
             elif self.deadline is not None and _clock() > self.deadline:
                 self.why = "timeout"
-        if self.why is not None:
-            scores[:] = -float("inf")
-            scores[self.eos] = 0.0
-        return scores
+            elif self._stopped(input_ids):
+                self.why = "stop"
+        return self.why is not None
+
+
+class _FormatterWithInterrupt:
+    """The GGUF's own chat template (what ``create_chat_completion`` uses for this model), with the call's
+    ``_Interrupt`` added to the template's stopping criteria — ``create_chat_completion`` takes no stopping
+    criteria of its own, a chat formatter can bring them."""
+
+    def __init__(self, base, interrupt: _Interrupt):
+        self.base, self.interrupt = base, interrupt
+
+    def __call__(self, **kwargs):
+        from llama_cpp import StoppingCriteriaList
+        from llama_cpp.llama_chat_format import ChatFormatterResponse
+
+        r = self.base(**kwargs)
+        return ChatFormatterResponse(prompt=r.prompt, stop=r.stop, added_special=r.added_special,
+                                     stopping_criteria=StoppingCriteriaList([*(r.stopping_criteria or []),
+                                                                             self.interrupt]))
+
+
+_FORMATTERS: dict = {}
+
+
+def _chat_formatter(llama):
+    """The model's chat template as a llama-cpp-python formatter, built as ``Llama`` builds it (once per model)."""
+    hit = _FORMATTERS.get(id(llama))
+    if hit is not None and hit[0] is llama:
+        return hit[1]
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ModelError("local/smollm2: the model file carries no chat template")
+    eos, bos = llama.token_eos(), llama.token_bos()
+    formatter = Jinja2ChatFormatter(template=template, stop_token_ids=[eos],
+                                    eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                                    bos_token=llama._model.token_get_text(bos) if bos != -1 else "")
+    _FORMATTERS[id(llama)] = (llama, formatter)
+    return formatter
+
+
+_GRAMMARS: "OrderedDict[str, object]" = OrderedDict()   # compiled llama.cpp grammars by text (parsing costs ~ms)
+_GRAMMAR_LOCK = threading.Lock()
+
+
+def grammar_for(gbnf: str):
+    """The compiled llama.cpp grammar of ``gbnf`` (cached; ModelError for a grammar llama.cpp refuses)."""
+    with _GRAMMAR_LOCK:
+        hit = _GRAMMARS.get(gbnf)
+        if hit is not None:
+            _GRAMMARS.move_to_end(gbnf)
+            return hit
+    from llama_cpp import LlamaGrammar
+
+    try:
+        grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+    except (ValueError, RuntimeError) as exc:
+        raise ModelError(f"local/smollm2: the answer grammar was refused by llama.cpp: {exc}") from None
+    with _GRAMMAR_LOCK:
+        _GRAMMARS[gbnf] = grammar
+        while len(_GRAMMARS) > 256:
+            _GRAMMARS.popitem(last=False)
+    return grammar
 
 
 class LocalLlamaModel(BaseModel):
     provider = "local"
     default_concurrency = PROVIDERS["local"].default_concurrency
-    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format")
+    constrained = True
 
     def __init__(self, spec: str = "local/smollm2", name: str = "smollm2", *, timeout: float | None = None):
         super().__init__(spec, name)
@@ -127,12 +210,14 @@ class LocalLlamaModel(BaseModel):
 
     def complete_sync(self, request: Request, cancel: threading.Event | None = None) -> Completion:
         """Blocking call (used by ``complete`` in a worker thread, and by the benchmark)."""
-        from llama_cpp import LogitsProcessorList
+        from llama_cpp.llama_chat_format import chat_formatter_to_chat_completion_handler
 
         llama = get_llama()
         p = request.params
-        # min_p=0: only the stored parameters shape sampling (llama-cpp-python would add min_p=0.05 by default)
-        kwargs = dict(max_tokens=p.max_tokens, min_p=0.0)
+        # only the stored parameters shape sampling: min_p=0 (llama-cpp-python would add min_p=0.05) and no penalties
+        # (the chat handler called below defaults to repeat_penalty=1.1, create_chat_completion to 1.0)
+        kwargs = dict(max_tokens=p.max_tokens, min_p=0.0, repeat_penalty=1.0, presence_penalty=0.0,
+                      frequency_penalty=0.0)
         if p.temperature is not None:
             kwargs["temperature"] = p.temperature
         if p.top_p is not None:
@@ -141,20 +226,25 @@ class LocalLlamaModel(BaseModel):
             kwargs["top_k"] = p.top_k
         if p.seed is not None:
             kwargs["seed"] = p.seed
+        if p.answer_format == "constrained":
+            if request.shape is None:
+                raise ModelError("local/smollm2: answer format 'constrained' needs the answer's grammar")
+            kwargs["grammar"] = grammar_for(request.shape.gbnf)
         messages = [{"role": "user", "content": request.prompt}]
         with _call_lock:
             if cancel is not None and cancel.is_set():
                 self.last_interrupt = "cancelled"
                 raise RetryableError("local/smollm2: call cancelled before it started")
             started = time.perf_counter()
-            interrupt = _Interrupt(llama.token_eos(), self.timeout, cancel)
+            interrupt = _Interrupt(self.timeout, cancel, tuple(p.stop or ()), llama.detokenize)
+            handler = chat_formatter_to_chat_completion_handler(_FormatterWithInterrupt(_chat_formatter(llama),
+                                                                                        interrupt))
             try:
-                out = llama.create_chat_completion(messages=messages, logits_processor=LogitsProcessorList([interrupt]),
-                                                   **kwargs)
+                out = handler(llama=llama, messages=messages, **kwargs)
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
                 raise ModelError(f"local/smollm2: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000.0
-        self.last_interrupt = interrupt.why
+        self.last_interrupt = interrupt.why if interrupt.why != "stop" else None
         if interrupt.why == "cancelled":
             raise RetryableError("local/smollm2: call cancelled")
         choice = out["choices"][0]

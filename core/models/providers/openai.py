@@ -1,8 +1,11 @@
 """OpenAI via the official SDK.
 
 Spec ``openai/<model>`` (api.openai.com unless a base URL is given). Sampling parameters: temperature, top_p,
-max_tokens (sent as ``max_completion_tokens``), seed. ``top_k`` is not part of the OpenAI API and is dropped.
-Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature nor top_p, so both are dropped for them. If the
+max_tokens (sent as ``max_completion_tokens``), seed, stop. ``top_k`` is not part of the OpenAI API and is dropped.
+Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature, top_p nor stop, so those are dropped for them.
+A stop sequence is cut from the reply by the API; a closing ``</answer>`` is put back when the reply's answer tag
+was left open (``base.restore_stop``). The API has no way to force the ``<answer>{…}</answer>`` form, so
+``answer_format: constrained`` is refused before a run starts (``constrained = False``). If the
 server still rejects a sampling parameter as unsupported, it is dropped and the call is re-sent once at once
 (remembered for this model object); every drop is listed in ``Completion.dropped_params``.
 
@@ -20,7 +23,7 @@ import time
 
 import openai
 
-from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact
+from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, describe_status, map_sdk_error
@@ -35,7 +38,7 @@ KEY_ENV = PROVIDERS["openai"].key_env
 class OpenAIModel(BaseModel):
     provider = "openai"
     default_concurrency = PROVIDERS["openai"].default_concurrency
-    supported_params = ("temperature", "top_p", "max_tokens", "seed")
+    supported_params = ("temperature", "top_p", "max_tokens", "seed", "stop")
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60, http_client=None):
@@ -82,6 +85,11 @@ class OpenAIModel(BaseModel):
         body["max_completion_tokens"] = p.max_tokens
         if p.seed is not None:
             body["seed"] = p.seed
+        if p.stop:
+            if reasoning:
+                dropped.append("stop")
+            else:
+                body["stop"] = list(p.stop)
         return body, dropped
 
     # -- the call --------------------------------------------------------------------------------------------
@@ -131,9 +139,9 @@ class OpenAIModel(BaseModel):
             **body,
         )
         latency_ms = (time.perf_counter() - started) * 1000.0
-        return self._completion(resp, latency_ms, dropped)
+        return self._completion(resp, latency_ms, dropped, body.get("stop"))
 
-    def _completion(self, resp, latency_ms: float, dropped: list[str]) -> Completion:
+    def _completion(self, resp, latency_ms: float, dropped: list[str], stop=None) -> Completion:
         choices = getattr(resp, "choices", None)
         if not choices:
             raise RetryableError(f"{self._label}: response without choices")
@@ -146,7 +154,7 @@ class OpenAIModel(BaseModel):
         t_in = getattr(usage, "prompt_tokens", None) if usage is not None else None
         t_out = getattr(usage, "completion_tokens", None) if usage is not None else None
         return Completion(
-            text=text,
+            text=restore_stop(text, stop, choice.finish_reason),
             tokens_in=t_in,
             tokens_out=t_out,
             latency_ms=latency_ms,

@@ -16,8 +16,13 @@ server's ``retry-after-ms`` / ``Retry-After``; timeouts and connection/protocol 
 that is not JSON, has no choices or an empty message → RetryableError; 401/403/404/other 4xx → ModelError. Messages are
 redacted (the key never appears in them).
 
-Sampling parameters: temperature, top_p, top_k, max_tokens, seed — all in the JSON body (servers that do not know
-``top_k`` ignore it). If the server rejects temperature or top_p as unsupported (HTTP 400), that parameter is dropped
+Sampling parameters: temperature, top_p, top_k, max_tokens, seed, stop — all in the JSON body (servers that do not
+know ``top_k`` ignore it). A stop sequence is cut from the reply by the server; a closing ``</answer>`` is put back
+when the reply's answer tag was left open (``base.restore_stop``). ``answer_format: constrained`` sends the answer's
+form the ways servers understand it: ``grammar`` (GBNF: llama.cpp's server, llama-cpp-python's server and so
+``serve-local``), ``guided_regex`` and ``structured_outputs.regex`` (vLLM, older and newer). A server that knows none
+of them ignores them; a reply that does not have the form (and was not cut by max_tokens) shows it, and the call
+then lists ``answer_format`` in ``Completion.dropped_params``. If the server rejects temperature or top_p as unsupported (HTTP 400), that parameter is dropped
 and the call re-sent once at once (remembered for this model object); drops are listed in
 ``Completion.dropped_params``.
 
@@ -32,6 +37,7 @@ HTTP(S)_PROXY / NO_PROXY from the environment are honoured, as by the SDKs.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -40,7 +46,7 @@ import urllib.request
 from importlib import import_module
 from urllib.parse import urlsplit
 
-from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact
+from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
@@ -74,7 +80,8 @@ def _label_url(base_url: str) -> str:
 class OpenAICompatibleModel(BaseModel):
     provider = "openai-compatible"
     default_concurrency = PROVIDERS["openai-compatible"].default_concurrency
-    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format")
+    constrained = True
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60, http_client=None):
@@ -150,11 +157,23 @@ class OpenAICompatibleModel(BaseModel):
         body["max_tokens"] = p.max_tokens
         if p.seed is not None:
             body["seed"] = p.seed
+        if p.stop:
+            body["stop"] = list(p.stop)
         return body, dropped
+
+    @staticmethod
+    def _constraint(request: Request) -> dict:
+        if request.params.answer_format != "constrained":
+            return {}
+        if request.shape is None:
+            raise ModelError("answer format 'constrained' needs the answer's form (the task gives it)")
+        return {"grammar": request.shape.gbnf, "guided_regex": request.shape.regex,
+                "structured_outputs": {"regex": request.shape.regex}}
 
     # -- the call --------------------------------------------------------------------------------------------
     async def complete(self, request: Request) -> Completion:
         body, dropped = self._sampling(request.params)
+        body.update(self._constraint(request))
         try:
             return await self._send(request, body, dropped)
         except _Rejected as exc:
@@ -187,7 +206,13 @@ class OpenAICompatibleModel(BaseModel):
             raise map_status(status, headers, text, label=self._label, key_env=KEY_ENV, secret=self.__key)
         if not isinstance(doc, dict):
             raise RetryableError(f"{self._label}: malformed JSON in response body")
-        return self._completion(doc, latency_ms, dropped)
+        done = self._completion(doc, latency_ms, dropped, request.params.stop)
+        if request.shape is not None and request.params.answer_format == "constrained" \
+                and done.finish_reason != "length" and not request.shape.matches(done.text):
+            # the server ignored the constraint (it knows none of the fields sent): say so with the call
+            done = dataclasses.replace(done, dropped_params=tuple(dict.fromkeys([*done.dropped_params,
+                                                                                  "answer_format"])))
+        return done
 
     async def _post_aiohttp(self, data: bytes):
         """POST through the pooled aiohttp session → (status, headers, body bytes, reason)."""
@@ -234,7 +259,7 @@ class OpenAICompatibleModel(BaseModel):
                 return field
         return None
 
-    def _completion(self, doc: dict, latency_ms: float, dropped: list[str]) -> Completion:
+    def _completion(self, doc: dict, latency_ms: float, dropped: list[str], stop=None) -> Completion:
         choices = doc.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise RetryableError(f"{self._label}: response without choices")
@@ -249,7 +274,7 @@ class OpenAICompatibleModel(BaseModel):
         usage = usage if isinstance(usage, dict) else {}
         t_in, t_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
         return Completion(
-            text=text,
+            text=restore_stop(text, stop, finish),
             tokens_in=t_in if isinstance(t_in, int) and not isinstance(t_in, bool) else None,
             tokens_out=t_out if isinstance(t_out, int) and not isinstance(t_out, bool) else None,
             latency_ms=latency_ms,

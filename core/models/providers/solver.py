@@ -13,6 +13,7 @@ class ReferenceSolver(BaseModel):
     provider = "reference"
     default_concurrency = PROVIDERS["reference"].default_concurrency
     supported_params = ()  # deterministic: every sampling parameter is ignored
+    constrained = True     # its replies always have the answer's form
 
     async def complete(self, request: Request) -> Completion:
         if request.item is None or not request.task:

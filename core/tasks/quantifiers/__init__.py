@@ -47,6 +47,7 @@ Modules: ``config`` (keys, templates, validation) · ``presets`` · ``engine`` (
 · ``metrics`` (accuracy, precision, recall, F1 in DuckDB) · ``figures`` · ``factors`` (item columns).
 """
 
+from core.tasks.quantifiers.answers import STOP, answer_grammar, reply_cap
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS, parse_quantifier
 from core.tasks.quantifiers.config import (
                                            GQG_OBJECTS,
@@ -59,11 +60,11 @@ from core.tasks.quantifiers.config import (
                                            load_config,
                                            preset_config,
 )
-from core.tasks.quantifiers.engine import count, describe, item, items, score, solve, to_gqg_line, warnings
+from core.tasks.quantifiers.engine import count, describe, item, items, score, solve, spread, to_gqg_line, warnings
 from core.tasks.quantifiers.factors import FACTORS
 from core.tasks.quantifiers.presets import PRESETS
 
 __all__ = [
-    "FACTORS", "GQG_OBJECTS", "GQG_QUANTIFIERS", "MAX_TEMPLATE", "MAX_TOTAL", "PRESETS", "TASK", "TEMPLATES", "TEMPLATE_FIELDS", "Config",
+    "STOP", "answer_grammar", "reply_cap", "spread", "FACTORS", "GQG_OBJECTS", "GQG_QUANTIFIERS", "MAX_TEMPLATE", "MAX_TOTAL", "PRESETS", "TASK", "TEMPLATES", "TEMPLATE_FIELDS", "Config",
     "count", "describe", "item", "items", "load_config", "parse_quantifier", "preset_config", "score", "solve", "to_gqg_line", "warnings",
 ]

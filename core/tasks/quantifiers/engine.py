@@ -9,7 +9,7 @@ import random
 from functools import lru_cache
 from typing import Iterator
 
-from core.tasks.base import stable_id
+from core.tasks.base import spread_indices, stable_id
 from core.tasks.quantifiers.config import TASK, Config
 from core.tasks.quantifiers.parse import score_truth
 
@@ -123,6 +123,27 @@ def describe(cfg: Config) -> dict:
 def warnings(cfg: Config) -> list[str]:
     """Quantifier grids have no impossible combinations (kept for the task protocol)."""
     return []
+
+
+def spread(cfg: Config, n: int) -> list[int]:
+    """``n`` item indices spread over the grid — quantifiers, nouns, predicate pairs and asked predicates, with the
+    counts spread within each cell (deterministic; see ``core.tasks.base.spread_indices``)."""
+    nq, nk, no = len(cfg.quantifiers), cfg.counts_per_cell, len(cfg.nouns)
+    cells, where = [], []
+    for pi, pair in enumerate(cfg.predicates):
+        for si in (0, 1):
+            asked = pair[1] if si == 0 else pair[0]
+            for oi, (noun, group) in enumerate(cfg.nouns):
+                for qi, quant in enumerate(cfg._quants):
+                    cells.append({"quantifier": quant.name, "object": noun, "noun_group": group,
+                                  "pair": "/".join(pair), "predicate": asked})
+                    where.append((qi, oi, si, pi))
+
+    def index_of(c: int, j: int) -> int:
+        qi, oi, si, pi = where[c]
+        return qi + nq * (j + nk * (oi + no * (si + 2 * pi)))
+
+    return spread_indices(cells, nk, n, cfg.seed, index_of)
 
 
 def items(cfg: Config) -> Iterator[dict]:

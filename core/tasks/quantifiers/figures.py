@@ -47,8 +47,12 @@ def fig_metrics_by(metrics: pd.DataFrame, x: str = "quantifier", color: str | No
                         customdata=g[["answered", "unparsed"]].to_numpy(),
                         hovertemplate=f"{x}=%{{x}}<br>{m}=%{{y:.3f}}<br>answered=%{{customdata[0]}}"
                                       "<br>unparsed=%{customdata[1]}<extra></extra>")
+    # long quantifier names ("between 2 and 10") slanted with room below them; the legend above the bars, where it
+    # cannot cover the labels
     fig.update_layout(title=title, barmode="group", yaxis={"range": [0, 1.02], "title": "score"},
-                      xaxis={"title": x, "type": "category"}, legend={"orientation": "h", "y": -0.25}, height=420)
+                      xaxis={"title": x, "type": "category", "tickangle": -35, "automargin": True},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+                      margin={"t": 90, "b": 40}, height=460)
     return fig
 
 
@@ -78,8 +82,9 @@ def fig_frequency(metrics: pd.DataFrame, color: str | None = None, metrics_shown
                                           "<br>unparsed=%{customdata[1]}<extra></extra>")
     fig.update_layout(title=title, height=420, yaxis={"title": "score", "range": [0, 1.02]},
                       xaxis={"title": "word frequency", "type": "category", "categoryorder": "array",
-                             "categoryarray": order},
-                      legend={"orientation": "h", "y": -0.25})
+                             "categoryarray": order, "automargin": True},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+                      margin={"t": 90})
     return fig
 
 

@@ -58,8 +58,11 @@ Public API (the Task protocol of ``core/tasks/__init__.py``)::
     count(cfg) -> int            item(cfg, i) -> dict          items(cfg, start=0, stop=None) -> Iterator[dict]
     preview(cfg, n=5) -> list[dict]   warnings(cfg) -> list[str]
     score(item, response) -> dict     solve(item) -> str      FACTORS, ITEM_KEYS
+    spread(cfg, n) -> list[int]  n item indices spread over the grid (every level of every factor when n allows)
+    STOP, reply_cap(cfg, item), answer_grammar(cfg, item)   how a reply ends and its form (``answers``)
 """
 
+from core.tasks.setops.answers import STOP, answer_grammar, reply_cap
 from core.tasks.setops.config import (
                                       CONDITIONS,
                                       DECILE_MODES,
@@ -79,7 +82,7 @@ from core.tasks.setops.config import (
                                       load_config_file,
                                       load_config_yaml,
 )
-from core.tasks.setops.engine import item, items, preview
+from core.tasks.setops.engine import item, items, preview, spread
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.grid import Cell, Plan, Sampler, Skip, count, plan, warnings
 from core.tasks.setops.operations import OPERATIONS, SYMBOLS
@@ -87,9 +90,9 @@ from core.tasks.setops.presets import PRESET_SOURCES, PRESETS, preset_config
 from core.tasks.setops.scoring import kind_of, score_set_response as score, solve
 
 __all__ = [
-    "CONDITIONS", "DECILE_MODES", "FACTORS", "GENERATOR_VERSION", "ITEM_KEYS", "KEY_VERSION", "KEYS", "MAX_LENGTH", "MAX_SAMPLES",
-    "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "PRESET_SOURCES", "SYMBOLS",
-    "TASK", "Cell",
+    "CONDITIONS", "DECILE_MODES", "FACTORS", "GENERATOR_VERSION", "ITEM_KEYS", "KEY_VERSION", "KEYS", "MAX_LENGTH",
+    "MAX_SAMPLES", "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "PRESET_SOURCES",
+    "STOP", "SYMBOLS", "TASK", "answer_grammar", "reply_cap", "spread", "Cell",
     "Config", "Plan", "Sampler", "Skip", "count", "item", "items", "kind_of", "load_config", "load_config_file",
     "load_config_yaml", "plan", "preset_config", "preview", "score", "solve", "warnings",
 ]

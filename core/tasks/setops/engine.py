@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.tasks.base import spread_indices
 from core.tasks.setops.config import _DRAW_ATTEMPTS, KEY_VERSION, Config, _is_int, load_config
 from core.tasks.setops.grid import Cell, Plan, Sampler, count, plan
 from core.tasks.setops.operations import apply as apply_op, truth as op_truth
@@ -262,6 +263,15 @@ def items(cfg, start: int = 0, stop: int | None = None) -> Iterator[dict]:
         for j in range(sample, sample + end - i):
             yield make(ctx, i, j)
             i += 1
+
+
+def spread(cfg, n: int) -> list[int]:
+    """``n`` item indices spread over the grid (every level of every factor when ``n`` allows; deterministic)."""
+    cfg = load_config(cfg)
+    p = plan(cfg)
+    samples = cfg.samples
+    return spread_indices([c.factors for c in p.cells], samples, n, cfg.seed,
+                          lambda c, s: c * samples + s)
 
 
 def preview(cfg, n: int = 5) -> list[dict]:

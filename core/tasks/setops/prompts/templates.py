@@ -45,7 +45,7 @@ _TOP_KEYS = {"version", "set_format", "verb_forms", "construction", "demonstrati
 _SET_FORMAT_KEYS = {"open", "close", "separator", "word_quote", "empty", "list_separator", "list_last"}
 _PHRASING_KEYS = {"description", "reference", "task", "demo", "demo_empty", "set_format", "demo_item", "step",
                   "step_separator", "where", "verdict"}
-_APPROACH_KEYS = {"description", "reference", "persona", "instructions", "cue"}
+_APPROACH_KEYS = {"description", "reference", "persona", "instructions", "cue", "answer_only"}
 _VERB_KEYS = ("one", "many")
 _WHERE_KEYS = ("both", "a_only", "b_only")
 _VERDICT_KEYS = ("keep", "drop")
@@ -142,6 +142,7 @@ class Approach:
     persona: Template
     instructions: Template
     cue: Template  # the prompt's last part ("<thinking>" for the reasoning approaches, as in the reference)
+    answer_only: bool = False   # the reply is asked to be the answer alone (gets a reply cap sized to the answer)
 
 
 @dataclass(frozen=True)
@@ -316,7 +317,15 @@ def _approach(name: str, d: dict) -> Approach:
         persona=Template(_text(d, "persona", where, ""), PLACEHOLDERS["persona"], f"{where}.persona"),
         instructions=Template(_text(d, "instructions", where), PLACEHOLDERS["instructions"], f"{where}.instructions"),
         cue=Template(_text(d, "cue", where, ""), PLACEHOLDERS["cue"], f"{where}.cue"),
+        answer_only=_flag(d, "answer_only", where),
     )
+
+
+def _flag(d: dict, key: str, where: str) -> bool:
+    value = d.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"templates: {where}.{key} must be true or false, got {value!r}")
+    return value
 
 
 def _compile(doc: dict) -> Templates:

@@ -1,0 +1,243 @@
+"""A static, self-contained HTML report of selected runs (SPEC R6): one file, Plotly inline, no server — to mail or
+attach to a paper.
+
+    html_report(con, run_ids, *, title=None, filters=None) -> str
+
+What it holds, per task (set operations and quantifiers are never pooled): the runs (label, model, answer format,
+parameters, items, accuracy); violins of per-configuration accuracy with their summary table, split and coloured the
+way the Results page opens them (``views.view_defaults``); for set operations the paper's error-analysis table, for
+quantifiers accuracy / precision / recall / F1 by quantifier; the robustness profile; and, with two or more runs, the
+comparison — aligned violins, the difference of mean accuracy with its interval and tests (or the caveat that
+replaces them), and the paired McNemar test when the first two runs share items.
+
+Everything comes from the same functions the pages call; the only thing added here is HTML. Text is escaped; no
+key is ever in the store, so none can be in a report.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import pandas as pd
+
+from core.analysis import figures
+from core.analysis.compare import (
+    Series,
+    compare_runs,
+    difference_of_means,
+    mcnemar,
+    paired_items,
+    series_without_points,
+)
+from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
+from core.analysis.queries import factor_columns, label, run_overview
+from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_data
+from core.analysis.views import run_labels, tasks_of, view_defaults
+from core.errors import UserError
+
+TASK_TITLES = {"setops": "Set operations (SetLexSem)", "quantifiers": "Quantifiers (GQG)"}
+COUNT_COLUMNS = {"items", "n", "configurations", "answered", "failed", "n_correct", "correct", "levels"}
+STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222;
+padding:0 1rem}
+h1{font-size:1.8rem}h2{margin-top:2.4rem;border-bottom:2px solid #ddd;padding-bottom:.3rem}h3{margin-top:1.6rem}
+table{border-collapse:collapse;font-size:.85rem;margin:.6rem 0 1rem}th,td{border:1px solid #ddd;padding:.25rem .5rem;
+text-align:right;vertical-align:top}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+.note{color:#555;font-size:.9rem}.caveat{background:#fff6e0;border-left:4px solid #e0a800;padding:.4rem .7rem;
+margin:.6rem 0}.meta{color:#666;font-size:.85rem}
+"""
+
+
+def _table(df: pd.DataFrame, index: bool = False, digits: int = 1) -> str:
+    """A DataFrame as an escaped HTML table: NULLs as "–", floats rounded."""
+    if df is None or df.empty:
+        return '<p class="note">(nothing in this selection)</p>'
+    shown = df.copy()
+    for c in shown.columns:
+        whole = pd.api.types.is_float_dtype(shown[c]) and shown[c].dropna().map(float.is_integer).all()
+        if whole and str(c).lower() in COUNT_COLUMNS:
+            shown[c] = shown[c].map(lambda v: "–" if pd.isna(v) else f"{int(v)}")
+        elif pd.api.types.is_float_dtype(shown[c]):
+            shown[c] = shown[c].map(lambda v: "–" if v is None or (isinstance(v, float) and math.isnan(v))
+                                    else f"{v:.{digits}f}")
+        else:
+            shown[c] = shown[c].map(lambda v: "–" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+    return shown.to_html(index=index, escape=True, border=0)
+
+
+class _Figures:
+    """Plotly figures as HTML fragments: plotly.js inline once, in the first figure (no CDN, no server)."""
+
+    def __init__(self):
+        self.first = True
+
+    def __call__(self, fig) -> str:
+        out = fig.to_html(full_html=False, include_plotlyjs=self.first, config={"displaylogo": False})
+        self.first = False
+        return out
+
+
+def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str]) -> pd.DataFrame:
+    ph = ", ".join("?" * len(run_ids))
+    runs = con.execute(f"SELECT run_id, task, model, params_json, n_items, status, created_at, source FROM runs "
+                       f"WHERE run_id IN ({ph})", list(run_ids)).df()
+    ov = run_overview(con, run_ids)
+    out = runs.merge(ov[["run_id", "answered", "failed", "n_correct", "accuracy", "configs"]], on="run_id", how="left")
+
+    def params(text):
+        try:
+            p = json.loads(text) if isinstance(text, str) else {}
+        except ValueError:
+            p = {}
+        if not isinstance(p, dict) or not p:
+            return "–", "–"
+        fmt = p.get("answer_format") or "free"
+        shown = {k: v for k, v in p.items() if v is not None and k != "answer_format"}
+        return fmt, ", ".join(f"{k}={v}" for k, v in shown.items())
+
+    out["answer format"], out["parameters"] = zip(*out["params_json"].map(params)) if len(out) else ((), ())
+    out.insert(0, "run", out["run_id"].map(labels))
+    out["created"] = out["created_at"].map(lambda t: "" if pd.isna(t) else pd.Timestamp(t).strftime("%Y-%m-%d %H:%M"))
+    return out[["run", "run_id", "task", "model", "answer format", "n_items", "answered", "failed", "accuracy",
+                "configs", "status", "created", "parameters"]].rename(columns={
+                    "n_items": "items", "accuracy": "accuracy %", "configs": "configurations"})
+
+
+def _violins(con, run_ids, x, color, filters, fig) -> str:
+    points, summary = violin_data(con, run_ids, x=x, color=color, filters=filters)
+    how = f"split by {html.escape(label(x))}" + (f", coloured by {html.escape(label(color))}" if color else "")
+    parts = [fig(figures.violin(points, x, color, summary if color is None else None)),
+             f'<p class="note">Each point is one configuration\'s accuracy over its samples; {how}.</p>']
+    summ = summary.rename(columns={x: label(x), **({color: label(color)} if color else {}), "mean": "mean %",
+                                   "N": "configurations"})
+    parts.append(_table(summ))
+    return "\n".join(parts)
+
+
+def _robustness(con, run_ids, filters, fig) -> str:
+    rob, per_model = robustness(con, run_ids, filters=filters)
+    parts = ["<h3>Robustness</h3>",
+             ('<p class="note">Robustness score = standard deviation of per-configuration accuracy (lower = more '
+              'consistent); spread = highest minus lowest mean accuracy across a factor\'s levels; η² = share of the '
+              'variance of per-configuration accuracy the factor explains (one-way ANOVA).</p>'),
+             _table(per_model.rename(columns={"configs": "configurations", "mean": "mean %", "score": "score (std)"}),
+                    digits=2)]
+    caveat = robustness_caveat(rob)
+    if caveat:
+        parts.append(f'<p class="caveat">{html.escape(caveat)}</p>')
+    if not rob.empty:
+        if caveat is None:
+            parts.append(fig(figures.robustness_bars(rob)))
+        parts.append(_table(rob.assign(factor=rob["factor"].map(label)), digits=3))
+    return "\n".join(parts)
+
+
+def _setops_errors(con, run_ids, x, filters) -> str:
+    by = [c for c in dict.fromkeys(["model" if len(run_ids) > 1 else None, "members", x]) if c]
+    by = [c for c in by if c in factor_columns(con, run_ids)]
+    table = error_table(con, run_ids, by=by, filters=filters)
+    if table.empty:
+        return '<h3>Error analysis</h3><p class="note">No answered set-operation items.</p>'
+    layout = error_table_paper_layout(table, by)
+    return ("<h3>Error analysis (the paper's table)</h3>" + _table(layout.reset_index().rename(
+        columns={"index": ""}), digits=2) + f'<p class="note">{html.escape(ERROR_TABLE_HELP)}</p>')
+
+
+def _quantifier_metrics(con, run_ids, fig) -> str:
+    from core.tasks.quantifiers import figures as QF, metrics as QM
+
+    by = ["model"] if len(run_ids) > 1 else []
+    overall = QM.quantifier_metrics(con, run_ids, by or None)
+    per_q = QM.quantifier_metrics(con, run_ids, [*by, "quantifier"])
+    return ("<h3>Accuracy, precision, recall, F1</h3>" + _table(overall, digits=3)
+            + fig(QF.fig_metrics_by(per_q, "quantifier", by[0] if by else None)) + _table(per_q, digits=3)
+            + '<p class="note">Unparseable answers are counted apart (“unparsed”) and also scored the GQG way, as '
+              '“false” (accuracy (GQG)).</p>')
+
+
+def _comparison(con, run_ids, labels, x, filters, fig) -> str:
+    series = [Series(labels[r], (r,)) for r in run_ids]
+    points, shared = compare_runs(con, series, x=x, align=True, filters=filters)
+    parts = ["<h3>Comparison</h3>"]
+    if shared:
+        parts.append(f'<p class="note">Aligned on the factors all runs share: '
+                     f'{html.escape(", ".join(label(f) for f in shared))}.</p>')
+    if points.empty:
+        parts.append('<p class="caveat">No combination of the shared factors is in every run: nothing to set side '
+                     'by side.</p>')
+        return "\n".join(parts)
+    missing = series_without_points(points, series)
+    if missing:
+        parts.append(f'<p class="caveat">No answered items for {html.escape(", ".join(missing))}.</p>')
+    parts.append(fig(figures.violin(points, x, "series")))
+    parts.append(_table(group_summary(points, ["series", x]).rename(columns={"mean": "mean %",
+                                                                            "N": "configurations"})))
+    a_name, b_name = series[0].name, series[1].name
+    res = difference_of_means(points.loc[points["series"] == a_name, "accuracy"].tolist(),
+                              points.loc[points["series"] == b_name, "accuracy"].tolist())
+
+    def num(v, fmt):
+        return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
+
+    parts.append(f"<p><b>{html.escape(b_name)}</b> − <b>{html.escape(a_name)}</b>: "
+                 f"{num(res['difference'], '+.2f')} points of mean per-configuration accuracy "
+                 f"(N = {res['n_a']} and {res['n_b']} configurations); 95 % bootstrap interval "
+                 f"[{num(res['ci_low'], '+.2f')}, {num(res['ci_high'], '+.2f')}]; Welch p = "
+                 f"{num(res['welch_p'], '.3g')}; Mann–Whitney p = {num(res['mannwhitney_p'], '.3g')}.</p>")
+    for note in res["notes"]:
+        parts.append(f'<p class="caveat">{html.escape(note[0].upper() + note[1:])}.</p>')
+    paired = paired_items(con, series[0].run_ids[0], series[1].run_ids[0], filters)
+    if paired.empty:
+        parts.append('<p class="note">The first two runs share no items (same configuration, sample and prompt): '
+                     'no paired test.</p>')
+    else:
+        mc = mcnemar(paired)
+        parts.append(f"<p>Item by item ({mc['n']} shared items): agreement {100 * mc['agreement']:.1f} %, only "
+                     f"{html.escape(a_name)} right {mc['only_a']}, only {html.escape(b_name)} right {mc['only_b']}, "
+                     f"exact McNemar p = {num(mc['p_value'], '.3g')}.</p>")
+    return "\n".join(parts)
+
+
+def html_report(con, run_ids: Sequence[str], *, title: str | None = None,
+                filters: Mapping[str, Sequence] | None = None) -> str:
+    """The report of ``run_ids`` (see the module docstring) as one HTML document."""
+    run_ids = list(dict.fromkeys(run_ids))
+    if not run_ids:
+        raise UserError("choose at least one run for the report")
+    ph = ", ".join("?" * len(run_ids))
+    runs = con.execute(f"SELECT * FROM runs WHERE run_id IN ({ph})", run_ids).df()
+    unknown = [r for r in run_ids if r not in set(runs["run_id"])]
+    if unknown:
+        raise UserError(f"no run {unknown[0]!r} in the database")
+    runs = runs.set_index("run_id").loc[run_ids].reset_index()
+    labels = run_labels(runs)
+    fig = _Figures()
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    title = title or ("Results: " + ", ".join(labels[r] for r in run_ids[:3]) + (" …" if len(run_ids) > 3 else ""))
+    body = [f"<h1>{html.escape(title)}</h1>",
+            f'<p class="meta">SetLexSem Studio report · {when} · {len(run_ids)} run(s)'
+            + (f" · slice: {html.escape(json.dumps(filters, default=str))}" if filters else "") + "</p>",
+            "<h2>Runs</h2>", _table(_runs_table(con, run_ids, labels))]
+    for task in tasks_of(runs):
+        ids = [r for r in run_ids if runs.set_index("run_id").loc[r, "task"] == task]
+        factors = [f for f in factor_columns(con, ids) if f not in ("task", "name")]
+        varying = [f for f in factor_columns(con, ids, varying=True) if f in factors]
+        view = view_defaults(runs[runs["run_id"].isin(ids)], varying, factors)
+        x, color = view["x"], view["color"]
+        body.append(f"<h2>{html.escape(TASK_TITLES.get(task, task))}</h2>")
+        body.append("<h3>Accuracy per configuration</h3>" + _violins(con, ids, x, color, filters, fig))
+        if task == "setops":
+            body.append(_setops_errors(con, ids, x, filters))
+        elif task == "quantifiers":
+            body.append(_quantifier_metrics(con, ids, fig))
+        body.append(_robustness(con, ids, filters, fig))
+        if len(ids) >= 2:
+            body.append(_comparison(con, ids, labels, x, filters, fig))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+

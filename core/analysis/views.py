@@ -1,0 +1,137 @@
+"""What a view of some runs shows by default, and how runs and configurations are named in it — so that pages, the
+static report and the CLI agree.
+
+    view_defaults(runs, varying)      -> {"task", "x", "color"}: split deceptive runs by condition, colour two models by
+                                         model (or two answer formats by answer format), set operations by operation,
+                                         quantifiers by quantifier
+    tasks_of(runs)                    the tasks among the runs, in a fixed order (views never pool two tasks)
+    run_labels(runs)                  run_id -> a readable, unique label (the run's name — an import's file name —
+                                         else task · model, told apart by what differs)
+    config_labels(points, factors)    one label per configuration from its factors ("intersection · |A|=4 · swapped")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from core.analysis.queries import label
+
+TASK_ORDER = ("setops", "quantifiers")
+FIRST_SPLIT = {"setops": ("condition", "operation"), "quantifiers": ("quantifier",)}
+
+
+def tasks_of(runs: pd.DataFrame) -> list[str]:
+    have = [t for t in runs.get("task", pd.Series(dtype=object)).dropna().unique()]
+    return [t for t in TASK_ORDER if t in have] + sorted(t for t in have if t not in TASK_ORDER)
+
+
+def view_defaults(runs: pd.DataFrame, varying: Sequence[str], factors: Sequence[str] = ()) -> dict:
+    """The split (x) and colour a view of ``runs`` (rows of the run list) opens with. ``varying``: factors taking
+    two or more values in these runs; ``factors``: every factor they have."""
+    tasks = tasks_of(runs)
+    task = tasks[0] if tasks else "setops"
+    have = set(factors) | set(varying)
+    first = FIRST_SPLIT.get(task, ())
+    x = next((f for f in first if f in varying), None) or next((f for f in first if f in have), None)
+    if x is None:
+        x = next((f for f in varying if f not in ("model", "answer_format", "run_id", "task", "name")),
+                 next(iter(factors), "operation"))
+    color = None
+    models = runs["model"].nunique() if "model" in runs else 0
+    if models > 1 and x != "model":
+        color = "model"
+    elif "answer_format" in varying and x != "answer_format":
+        color = "answer_format"
+    return {"task": task, "x": x, "color": color}
+
+
+def _auto_name(row: Mapping) -> bool:
+    name = row.get("name") or ""
+    return not name or name == f"{row.get('task')} · {row.get('model')}"
+
+
+def run_labels(runs: pd.DataFrame) -> dict[str, str]:
+    """run_id -> label: the run's own name (an imported file's name, ``--name``, the page's name) or "task · model",
+    then — where two labels are the same — what tells them apart: answer format, number of items, start time, and as
+    a last resort the run id."""
+    if runs.empty:
+        return {}
+    rows = {r["run_id"]: r for r in runs.to_dict("records")}
+    out = {rid: (f"{r.get('model')}" if _auto_name(r) else str(r.get("name"))) for rid, r in rows.items()}
+
+    def clashes() -> dict[str, list[str]]:
+        seen: dict[str, list[str]] = {}
+        for rid, text in out.items():
+            seen.setdefault(text, []).append(rid)
+        return {t: ids for t, ids in seen.items() if len(ids) > 1}
+
+    extras = (_format, _items, _when, lambda r: r["run_id"])
+    for extra in extras:
+        groups = clashes()
+        if not groups:
+            break
+        for ids in groups.values():
+            parts = {rid: extra(rows[rid]) for rid in ids}
+            if len(set(parts.values())) > 1 or extra is extras[-1]:   # only what tells them apart
+                for rid in ids:
+                    if parts[rid]:
+                        out[rid] = f"{out[rid]} · {parts[rid]}"
+    return out
+
+
+def _format(r) -> str:
+    import json
+
+    text = r.get("params_json")
+    try:
+        fmt = (json.loads(text) if isinstance(text, str) else {}).get("answer_format") or "free"
+    except (AttributeError, ValueError):
+        fmt = "free"
+    return fmt if fmt != "free" else ""
+
+
+def _items(r) -> str:
+    n = r.get("n_items")
+    return f"{int(n)} items" if n is not None and not pd.isna(n) else ""
+
+
+def _when(r) -> str:
+    when = r.get("created_at")
+    return pd.Timestamp(when).strftime("%m-%d %H:%M:%S") if when is not None and not pd.isna(when) else ""
+
+
+def _level(factor: str, value) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    short = {"size_a": "|A|", "size_b": "|B|", "shots": "k", "length": "L", "decile": "decile",
+             "swap_count": "s", "count_asked": "count", "total": "n"}
+    text = str(value).replace("_", " ")
+    return f"{short[factor]}={text}" if factor in short else text
+
+
+def config_labels(points: pd.DataFrame, factors: Iterable[str]) -> pd.Series:
+    """A label per row of ``points`` from the factor columns it has that vary across the rows (hashes never)."""
+    cols = [f for f in factors if f in points.columns and points[f].astype(str).nunique() > 1]
+    if not cols:
+        cols = [f for f in factors if f in points.columns][:3]
+    if points.empty or not cols:
+        return pd.Series(["configuration"] * len(points), index=points.index, dtype=object)
+    return points.apply(lambda r: " · ".join(t for t in (_level(f, r[f]) for f in cols) if t) or "—", axis=1)
+
+
+def factor_title(factor: str | None) -> str:
+    return "(none)" if factor is None else label(factor)
+
+
+def for_display(df: pd.DataFrame, blank: str = "–") -> pd.DataFrame:
+    """``df`` for a table on screen: missing values in text columns (None, NaN) shown as ``blank`` rather than a raw
+    "None"; a factor level that *is* "none" (e.g. token length: any) is already text and stays."""
+    if df is None or df.empty:
+        return df
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = out[c].map(lambda v: blank if v is None or (isinstance(v, float) and v != v) else v)
+    return out

@@ -1,0 +1,133 @@
+"""The researcher's flow in a real browser (headless Chromium, as the smoke test): what only a browser shows — the
+browser keeps its own copy of every widget's value, so bugs of the kind "edit one widget, another falls back" live
+there. Preset → edit keeps the preset's grid; two models → coloured by model; deceptive → split by condition;
+after a quantifier run its results are the ones shown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from core.tasks import setops
+
+from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, free_port, wait_http, wait_rendered
+from tests.support import ROOT
+
+DECEPTIVE = {"task": "setops", "seed": 0, "samples": 2, "operations": ["intersection", "union"], "sizes": [4],
+             "members": ["deceptive"], "conditions": ["not_swapped", "swapped", "random"], "phrasings": ["formal"],
+             "approaches": ["baseline"], "shots": [0]}
+QUANT = {"task": "quantifiers", "quantifiers": ["at least half", "none"], "noun_groups": ["gqg"], "samples": 2,
+         "nouns_per_group": 2, "seed": 1}
+
+
+@pytest.fixture()
+def app(tmp_path):
+    _need_browser()
+    from core import runner
+    from core.store.io import export_run, import_results
+
+    db = tmp_path / "studio.duckdb"
+    solver = runner.run(DECEPTIVE, "reference/solver", db_path=db).run_id
+    out = tmp_path / "other.csv"
+    export_run(db, solver, out)
+    df = pd.read_csv(out)
+    df.loc[df.index % 3 == 0, "correct"] = False
+    df["model"] = "other/model"
+    df.to_csv(out, index=False)
+    other = import_results(db, out.read_bytes(), "other.csv")[0]
+    older_q = runner.run(QUANT, "reference/solver", db_path=db).run_id
+    port = free_port()
+    env = dict(os.environ, STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
+        yield f"http://127.0.0.1:{port}", {"solver": solver, "other": other, "older_q": older_q}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def select(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    page.locator('[role="option"]').filter(has_text=option).first.click()
+    wait_rendered(page)
+
+
+def selected(page, label: str) -> str:
+    """The value shown in a selectbox (its combobox input)."""
+    return page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.locator("input").input_value()
+
+
+def fill(page, label: str, value) -> None:
+    box = page.locator('[data-testid="stNumberInput"]').filter(has_text=label).first.locator("input")
+    box.fill(str(value))
+    box.press("Enter")
+    wait_rendered(page)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_researchers_flow_in_chromium(app):
+    from playwright.sync_api import sync_playwright
+
+    base, ids = app
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+            # 1. a preset, then an edit: the preset's grid stays (it fell back to the default grid: 48 → 32)
+            n = len(setops.plan(setops.preset_config("paper-deceptive")).cells)
+            page.goto(f"{base}/set_operations", wait_until="networkidle", timeout=90_000)
+            wait_rendered(page)
+            select(page, "Start from a preset", "paper-deceptive")
+            assert metric(page, "Configurations") == f"{n:,}"
+            fill(page, "Samples per configuration", 2)
+            assert metric(page, "Configurations") == f"{n:,}" and metric(page, "Items") == f"{2 * n:,}"
+            assert "paper-deceptive" in selected(page, "Start from a preset")
+            page.locator('[data-testid="stButtonGroup"]').filter(has_text="Operations").first.get_by_role(
+                "button", name="union", exact=True).click()
+            wait_rendered(page)
+            assert metric(page, "Configurations") == f"{n * 3 // 4:,}"   # one operation fewer, still the deceptive grid
+
+            # 2. Results: a deceptive run opens split by condition; adding a second model colours by model
+            page.goto(f"{base}/results?runs={ids['solver']}", wait_until="networkidle", timeout=90_000)
+            wait_rendered(page)
+            assert "Deceptive condition" in selected(page, "Split by")
+            ms = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first
+            ms.locator("input").click()
+            page.locator('[role="option"]').filter(has_text=ids["other"]).first.click()
+            page.keyboard.press("Escape")
+            wait_rendered(page)
+            assert "Model" in selected(page, "Colour by")
+            assert "Deceptive condition" in selected(page, "Split by")
+            assert page.locator('[data-testid="stException"]').count() == 0
+
+            # 3. after a quantifier run, its results are the ones shown (an older run stayed selected)
+            page.goto(f"{base}/quantifiers", wait_until="networkidle", timeout=90_000)
+            wait_rendered(page)
+            fill(page, "Only N prompts", 24)
+            select(page, "Model", "reference/solver")
+            page.get_by_role("button", name="Run", exact=True).first.click()
+            page.wait_for_function("document.body.innerText.includes('— done:')", timeout=120_000)
+            wait_rendered(page)
+            picker = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first.inner_text()
+            assert "quantifiers-" in picker and ids["older_q"] not in picker
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            browser.close()
