@@ -23,7 +23,7 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
     up = st.file_uploader("Configuration YAML", type=["yaml", "yml"], key="runs_yaml")
     if up is not None:
         try:
-            task, cfg = load_task_config(parse_yaml_mapping(up.getvalue().decode("utf-8"), "the file"))
+            task, cfg = load_task_config(parse_yaml_mapping(up.getvalue().decode("utf-8"), up.name))
             n = get_task(task).count(cfg)
             st.success(f"Valid {task} configuration: {n:,} items.")
             target = {"setops": "set_operations", "quantifiers": "quantifiers"}.get(task)
@@ -34,7 +34,7 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
         except UnicodeDecodeError:
             st.error(f"{up.name}: not UTF-8 text")
         except UserError as exc:
-            st.error(f"{up.name}: {exc}")
+            st.error(str(exc) if str(exc).startswith(up.name) else f"{up.name}: {exc}")
 
 runs = _ui.runs_df()
 if runs.empty:
