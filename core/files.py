@@ -9,6 +9,9 @@ error naming the problem (and its line), before any slow work.
                                                   walks or serialises the document)
     read_yaml_file(path) -> dict                  the same from a file (missing, too large, not UTF-8 → ConfigError)
     check_output_path(path, suffixes, flag=…)     an output file that can be written (UserError otherwise)
+    neutralise(text) / restore(text)              a text cell made safe for a spreadsheet (the OWASP rule for CSV:
+                                                  a leading ' before = + - @ tab CR), and back again exactly
+    neutralise_sql(column), is_formula(text)      the same rule in DuckDB SQL; a cell a spreadsheet would run
 
 What a document means (task config, run document) is core/config.py's business.
 """
@@ -16,6 +19,7 @@ What a document means (task config, run document) is core/config.py's business.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -138,3 +142,49 @@ def check_output_path(path: str | os.PathLike, suffixes: Sequence[str], *, flag:
         if not existed:
             p.unlink(missing_ok=True)
     return p
+
+
+# ------------------------------------------------------------------------------------------- spreadsheet cells
+# A model's reply ``=HYPERLINK("http://…")`` leaves a CSV export as ``'=HYPERLINK("http://…")`` (spreadsheets show it
+# as text) and an import of that file stores ``=HYPERLINK("http://…")`` again — the text the model wrote. A cell that
+# already starts with ' before one of the triggers gets one more ', so ``restore`` undoes ``neutralise`` exactly.
+# ``is_formula`` is what imports refuse: = or @ first, or + / - first with a function call, a DDE pipe or a sheet
+# reference after it (``-2+3+cmd|' /C calc'!A0``); plain numbers (-1, +0.5) and neutralised cells are not formulas.
+
+TRIGGERS = "=+-@\t\r"
+_NEEDS_QUOTE = re.compile(r"^'*[=+\-@\t\r]")
+_QUOTED = re.compile(r"^'+[=+\-@\t\r]")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def neutralise(text):
+    """``text`` safe for a spreadsheet (non-text passes through)."""
+    if isinstance(text, str) and _NEEDS_QUOTE.match(text):
+        return "'" + text
+    return text
+
+
+def restore(text):
+    """The text a neutralised cell stood for (non-text and other cells pass through)."""
+    if isinstance(text, str) and _QUOTED.match(text):
+        return text[1:]
+    return text
+
+
+def neutralise_sql(column: str) -> str:
+    """A DuckDB expression applying ``neutralise`` to the text column ``column`` (a quoted identifier)."""
+    return (f"CASE WHEN regexp_matches({column}, '^''*[=+\\-@\\t\\r]') THEN '''' || {column} ELSE {column} END")
+
+
+def is_formula(text) -> bool:
+    """Whether a spreadsheet would evaluate the cell (see the module docstring)."""
+    if not isinstance(text, str):
+        return False
+    s = text.lstrip(" \t\r\n")
+    if not s or s[0] not in "=+-@":
+        return False
+    if s[0] in "=@":
+        return True
+    if _NUMBER.match(s.rstrip()):
+        return False
+    return any(c in s for c in "(|!")

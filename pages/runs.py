@@ -110,7 +110,7 @@ with a2.container(border=True):
 
     @st.cache_data(show_spinner=False, max_entries=8, ttl=300)
     def _export(db, token, run_id, fmt):
-        from core.store.io import export_run
+        from core.store.exports import export_run
 
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, f"{run_id}.{fmt}")

@@ -13,12 +13,12 @@ API keys are held privately, never appear in ``repr``/``str``, exceptions, logs 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, runtime_checkable
 
 from core.errors import UserError
 from core.models.params import SamplingParams
+from core.redaction import redact  # noqa: F401  (the one redaction function; providers import it from here)
 
 
 @dataclass(frozen=True)
@@ -99,16 +99,6 @@ class BaseModel:
         """Release network resources (no-op for in-process models)."""
 
 
-# OpenAI / Anthropic key shapes, including the masked forms providers echo back ("sk-proj-****abcd").
-_KEYLIKE = re.compile(r"sk-[^\s'\",;]{4,}")
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """Remove the given secrets and anything that looks like an OpenAI/Anthropic key from ``text``."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "[redacted]")
-    return _KEYLIKE.sub("[redacted]", text)
 
 
 def parse_retry_after(headers) -> float | None:

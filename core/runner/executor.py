@@ -162,7 +162,7 @@ class _Executor:
             try:
                 score = self.plan.task.score(it, text)
             except Exception as exc:  # a scoring bug must not lose the call: it stays cached, re-scored next run
-                row["error"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
+                row["error"] = redact(f"scoring failed: {type(exc).__name__}: {exc}", self._secret)[:500]
             else:
                 for k, v in score.items():
                     if k == "parsed" and v is not None and not isinstance(v, str):
@@ -411,6 +411,8 @@ class _Executor:
                 reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
                 break
             else:
+                # a reply that quotes a key (or part of one) is stored and scored without it
+                text = redact(completion.text, self._secret, keylike=False)
                 tokens_real = None
                 if completion.tokens_in is not None and completion.tokens_out is not None:
                     tokens_real = completion.tokens_in + completion.tokens_out
@@ -418,13 +420,13 @@ class _Executor:
                 call = {
                     "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
                     "params_json": self.params_json, "prompt_sha": store.sha256(prompt), "draw": self.draw,
-                    "response": completion.text, "latency_ms": completion.latency_ms,
+                    "response": text, "latency_ms": completion.latency_ms,
                     "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
                     "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
                     "dropped_params": store.canonical_json(list(completion.dropped_params or ())),
                     "error": None, "attempts": attempt, "at": store.now_utc(),
                 }
-                results = self._result_rows(items, key, completion.text, attempt, False)
+                results = self._result_rows(items, key, text, attempt, False)
                 return {"calls": [call], "results": results}, True, attempt, completion.cost_usd
         return {"calls": [], "results": self._failure_rows(items, key, reason, attempt)}, False, attempt, None
 

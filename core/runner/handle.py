@@ -13,6 +13,7 @@ from typing import Callable
 from core import store
 from core.config import RunOptions
 from core.errors import UserError
+from core.redaction import remember
 from core.runner.executor import _Executor
 from core.runner.plan import Progress, _find_run, _plan
 from core.store.journal import owner_tag
@@ -100,6 +101,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     ready Model object. ``api_key`` goes to the model only; it is never stored. Raises ConfigError/UserError/ModelError
     for bad input before anything starts. If the same run is already active in this process, its handle is returned.
     """
+    remember(api_key)
     if isinstance(model, str):
         from core.models import get_model
 
