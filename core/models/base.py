@@ -3,8 +3,9 @@
 A model is named by a string spec ``provider/model`` (see ``registry.get_model``). ``await model.complete(request)``
 returns a ``Completion`` or raises:
 
-* ``RetryableError(reason, retry_after)`` — worth trying again later (429, 5xx, timeouts, connection errors, a
-  malformed or empty reply). ``retry_after`` is the server's hint in seconds, or None.
+* ``RetryableError(reason, retry_after, connection=…)`` — worth trying again later (429, 5xx, timeouts, connection
+  errors, a malformed or empty reply). ``retry_after`` is the server's hint in seconds, or None; ``connection`` marks
+  an endpoint that could not be reached at all.
 * ``ModelError(reason)`` — trying again will not help (bad key, unknown model, bad request, prompt too long).
 
 Models never retry themselves: SDK clients are built with ``max_retries=0`` and the runner owns the retry policy.
@@ -54,12 +55,15 @@ class ModelError(UserError):
 
 
 class RetryableError(Exception):
-    """A transient failure; the runner retries with backoff, waiting at least ``retry_after`` seconds if given."""
+    """A transient failure; the runner retries with backoff, waiting at least ``retry_after`` seconds if given.
+    ``connection``: the endpoint could not be reached at all (refused, reset, unknown host) — the runner then pauses
+    the whole run until it answers again (core/runner/breaker.py) instead of using up the call's attempts."""
 
-    def __init__(self, reason: str, retry_after: float | None = None):
+    def __init__(self, reason: str, retry_after: float | None = None, *, connection: bool = False):
         super().__init__(reason if retry_after is None else f"{reason} (retry after {retry_after:g} s)")
         self.reason = reason
         self.retry_after = retry_after
+        self.connection = connection
 
 
 @runtime_checkable

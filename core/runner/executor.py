@@ -12,11 +12,13 @@ from typing import Iterable
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
+from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
 from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan
 from core.runner.ratelimit import RateLimiter
 from core.store.journal import Journal, delete_journals, merge_records, recover_into
 
 MAX_BACKOFF = 60.0             # cap of one back-off sleep (seconds), Retry-After excepted
+UNREACHABLE_PER_ATTEMPT = 20   # connection errors a call may meet per attempt while the breaker paces them
 BASE_BACKOFF = 0.5
 PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final one always fires)
 FIRST_WAVE_HEAD_START = 0.02   # seconds the workers get to send the first calls before setup leftovers run
@@ -73,7 +75,8 @@ class _JournalWriter:
 class _Executor:
     # ``handle`` is the run's core.runner.handle.RunHandle (not imported here: the handle module starts executors)
     def __init__(self, plan: _Plan, model, handle, *, run_id, draw, db_path, concurrency, rpm, tpm,
-                 max_attempts, call_timeout, on_progress, fresh, api_key, preparing=None):
+                 max_attempts, call_timeout, on_progress, fresh, api_key, preparing=None,
+                 outage_limit: float = GIVE_UP_AFTER):
         self.plan, self.model, self.handle = plan, model, handle
         self.preparing: threading.Thread | None = preparing
         self._items_missing: list[dict] | None = None   # the run's items, until their rows are in the DB
@@ -88,6 +91,7 @@ class _Executor:
         self.params_dict = plan.params.to_dict()
         self.params_json = store.canonical_json(self.params_dict)
         self.pause_until = 0.0
+        self.breaker = CircuitBreaker(outage_limit)   # run-wide pause while the endpoint cannot be reached
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
         self._commits: set[asyncio.Task] = set()
@@ -378,20 +382,41 @@ class _Executor:
         request = Request(prompt=prompt, params=self.plan.params, item=item, task=self.plan.task_name)
         est_tokens = _estimate_in_tokens(prompt) + _estimate_out_tokens(item, self.plan.params)
         reason = "not attempted"
-        for attempt in range(1, self.max_attempts + 1):
+        attempt, unreachable = 0, 0
+        breaker = self.breaker
+        while attempt < self.max_attempts:
+            attempt += 1
             wait = self.pause_until - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
+            generation, probe = await breaker.admit()   # waits while the endpoint is down (run-wide)
             await self.limiter.acquire(est_tokens)
+            reported = False
             try:
                 async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
                     completion: Completion = await self.model.complete(request)
                 if completion is None or completion.text is None:
                     raise RetryableError("empty reply")
             except (RetryableError, asyncio.TimeoutError) as exc:
+                timed_out = isinstance(exc, asyncio.TimeoutError) or "timed out" in str(exc)
                 if isinstance(exc, asyncio.TimeoutError):
                     exc = RetryableError(f"timeout after {self.call_timeout:g} s")
                 reason = redact(str(exc), self._secret)
+                if getattr(exc, "connection", False):
+                    breaker.failed(generation, probe)
+                    reported = True
+                    unreachable += 1
+                    if breaker.gave_up:
+                        reason = f"{reason}; the endpoint was unreachable for {breaker.down_for():.0f} s"
+                        break
+                    if unreachable <= self.max_attempts * UNREACHABLE_PER_ATTEMPT:
+                        attempt -= 1     # an outage costs time, not attempts: the breaker paces the retries
+                        with self.handle._lock:
+                            self.handle._progress.retries += 1
+                        continue
+                elif not timed_out:    # the endpoint answered, if only with an error: it is reachable
+                    breaker.reached(generation, probe)
+                    reported = True
                 if attempt == self.max_attempts:
                     break
                 delay = random.uniform(0, min(MAX_BACKOFF, BASE_BACKOFF * 2 ** (attempt - 1)))
@@ -403,6 +428,8 @@ class _Executor:
                 await asyncio.sleep(delay)
                 continue
             except ModelError as exc:
+                breaker.reached(generation, probe)
+                reported = True
                 reason = redact(str(exc), self._secret)
                 break
             except asyncio.CancelledError:
@@ -411,6 +438,8 @@ class _Executor:
                 reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
                 break
             else:
+                breaker.reached(generation, probe)
+                reported = True
                 # a reply that quotes a key (or part of one) is stored and scored without it
                 text = redact(completion.text, self._secret, keylike=False)
                 tokens_real = None
@@ -428,5 +457,8 @@ class _Executor:
                 }
                 results = self._result_rows(items, key, text, attempt, False)
                 return {"calls": [call], "results": results}, True, attempt, completion.cost_usd
+            finally:
+                if not reported:     # cancelled, timed out or a provider bug: no verdict on the endpoint
+                    breaker.abandoned(probe)
         return {"calls": [], "results": self._failure_rows(items, key, reason, attempt)}, False, attempt, None
 

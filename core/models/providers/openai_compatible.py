@@ -227,7 +227,9 @@ class OpenAICompatibleModel(BaseModel):
                 return resp.status, resp.headers, raw, resp.reason or ""
         except asyncio.TimeoutError:   # aiohttp's total/connect/read timeouts (the runner's own is a cancel)
             raise RetryableError(f"{self._label}: request timed out") from None
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+        except aiohttp.ClientConnectionError as exc:
+            raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})", connection=True) from None
+        except aiohttp.ClientPayloadError as exc:
             raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})") from None
         except aiohttp.InvalidURL:
             raise ModelError(f"{self._label}: invalid base URL") from None
@@ -244,7 +246,8 @@ class OpenAICompatibleModel(BaseModel):
         except lib.TimeoutException:
             raise RetryableError(f"{self._label}: request timed out") from None
         except lib.TransportError as exc:   # connect/read/write errors, protocol errors, proxy errors
-            raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})") from None
+            raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})",
+                                 connection=isinstance(exc, lib.NetworkError)) from None
         except lib.HTTPError as exc:        # decoding errors and the like
             raise RetryableError(f"{self._label}: {type(exc).__name__}: "
                                  f"{redact(str(exc), self.__key)[:200]}") from None
