@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -51,6 +52,14 @@ def journal_dir(db_path: str | os.PathLike | None = None) -> Path:
 # ------------------------------------------------------------------------------------------------------ connection
 
 
+# Threads of one process share one DuckDB instance per file, created by the first connection and destroyed with the
+# last. Opening a connection while another thread closes the last one races in DuckDB's instance cache ("already
+# attached", or a connection whose Arrow scans are missing: "python_arrow_scan does not exist"); opening and closing
+# are therefore done one at a time per process (each takes microseconds to milliseconds; queries still run in
+# parallel).
+_OPEN_CLOSE = threading.Lock()
+
+
 def _is_lock_error(exc: Exception) -> bool:
     text = str(exc).lower()
     # "unique file handle conflict … already attached": two threads of one process opening the file at the same
@@ -69,7 +78,8 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
     delay = 0.005
     while True:
         try:
-            con = duckdb.connect(str(path))
+            with _OPEN_CLOSE:
+                con = duckdb.connect(str(path))
             break
         except duckdb.Error as exc:  # IOException (lock held by another process) and friends
             if not _is_lock_error(exc):
@@ -82,7 +92,8 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
         ensure_schema(con)
         yield con
     finally:
-        con.close()
+        with _OPEN_CLOSE:
+            con.close()
 
 
 def transaction(con: duckdb.DuckDBPyConnection):

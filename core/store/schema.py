@@ -5,13 +5,20 @@ DuckDB can group by them. List-valued fields (sets, truth, member_hypernyms) are
 keys a task adds later without a column land in ``items.extra_json`` until a migration gives them one.
 
 To change the schema: append a ``(version, [statements])`` pair to MIGRATIONS (never edit an applied one) and bump
-nothing else — SCHEMA_VERSION is the last migration's number. ``ensure_schema`` applies the missing ones in one
-transaction and records each in ``schema_version``; the view is recreated afterwards.
+nothing else — SCHEMA_VERSION is the last migration's number. ``ensure_schema`` applies every migration whose number
+is not yet recorded in ``schema_version`` (in order, one transaction) and records each; the view is recreated
+afterwards. Numbers are owned by issues and may land out of order (a file that has 1 and 4 gets 2 when it arrives),
+so every migration must be safe on a file written by any earlier code.
+
+Before migrating a file that already holds data, a copy of it is exported next to it
+(``<db>.backups/before-v<N>-<time>/``, DuckDB ``EXPORT DATABASE``; ``python -m core restore DIR`` brings it back).
 """
 
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -65,6 +72,11 @@ LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx
 LEFT JOIN calls c ON c.cache_key = r.cache_key
 """
 
+# Claims (schema version 4): a run that is about to send a call claims its cache key first, so an identical run in
+# another process waits for that answer (from the cache) instead of paying for it again. A claim is kept until the
+# answer is merged into DuckDB; it lapses when its owner process is gone or after ``lease_s`` seconds.
+CLAIM_COLUMNS = [("cache_key", S), ("owner", S), ("run_id", S), ("claimed_at", TS), ("lease_s", F)]
+
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, [
         f"CREATE TABLE IF NOT EXISTS runs (\n  {_cols(RUN_COLUMNS)},\n  PRIMARY KEY (run_id))",
@@ -73,6 +85,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         f"CREATE TABLE IF NOT EXISTS results (\n  {_cols(RESULT_COLUMNS)},\n  PRIMARY KEY (run_id, idx))",
         """CREATE TABLE IF NOT EXISTS embedding_cache (
   encoder VARCHAR, text_sha VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (encoder, text_sha))""",
+    ]),
+    (4, [   # issue 13: claims of calls in flight (a new table only: safe on any earlier file)
+        f"CREATE TABLE IF NOT EXISTS claims (\n  {_cols(CLAIM_COLUMNS)},\n  PRIMARY KEY (cache_key))",
     ]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
@@ -92,13 +107,25 @@ def current_version(con) -> int:
     return int(row[0] or 0)
 
 
+def applied_versions(con) -> set[int]:
+    con.execute(_VERSION_TABLE)
+    return {int(r[0]) for r in con.execute("SELECT DISTINCT version FROM schema_version").fetchall()}
+
+
+_ALL_VERSIONS = {number for number, _ in MIGRATIONS}
+
+
 def ensure_schema(con) -> int:
     """Bring the open database to SCHEMA_VERSION (no-op when current). Returns the version."""
+    import duckdb
+
     try:
-        version = int(con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0] or 0)
-    except Exception:
-        version = -1
-    if version == SCHEMA_VERSION:
+        version, count = con.execute(
+            "SELECT max(version), count(DISTINCT version) FROM schema_version").fetchall()[0]
+        version, count = int(version or 0), int(count or 0)
+    except duckdb.CatalogException:   # a new file: no version table yet
+        version, count = -1, -1
+    if version == SCHEMA_VERSION and count >= len(_ALL_VERSIONS):
         return version
     if version > SCHEMA_VERSION:
         from core.errors import UserError
@@ -112,11 +139,15 @@ _LOCK = threading.Lock()
 
 
 def _migrate(con) -> int:
+    applied = applied_versions(con)
+    missing = [number for number, _ in MIGRATIONS if number not in applied]
+    if missing and applied:   # a file with data in an older layout: keep a copy of it first
+        backup_before_migration(con, missing[-1])
     con.execute("BEGIN TRANSACTION")
     try:
-        version = current_version(con)
+        applied = applied_versions(con)
         for number, statements in MIGRATIONS:
-            if number <= version:
+            if number in applied:
                 continue
             for sql in statements:
                 con.execute(sql)
@@ -127,3 +158,29 @@ def _migrate(con) -> int:
         con.execute("ROLLBACK")
         raise
     return SCHEMA_VERSION
+
+
+def database_file(con) -> Path | None:
+    """The file behind an open connection (None in memory)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    return Path(row[0][0]) if row and row[0][0] else None
+
+
+def backups_dir(db_file: Path) -> Path:
+    return db_file.with_name(db_file.name + ".backups")
+
+
+def backup_before_migration(con, to_version: int) -> Path | None:
+    """EXPORT DATABASE into ``<db>.backups/before-v<N>-<time>/`` (the caller holds the file: nobody writes to it)."""
+    db_file = database_file(con)
+    if db_file is None:
+        return None
+    when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    target = backups_dir(db_file) / f"before-v{to_version}-{when}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    con.execute(f"EXPORT DATABASE '{_quote(str(target))}' (FORMAT PARQUET)")
+    return target
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
