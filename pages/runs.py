@@ -13,6 +13,7 @@ from core import store
 from core.config import load_task_config, run_yaml
 from core.errors import UserError
 from core.files import parse_yaml_mapping
+from core.store.journal import quarantined
 from core.tasks import get_task
 from pages import _ui
 
@@ -37,6 +38,10 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
             st.error(str(exc) if str(exc).startswith(up.name) else f"{up.name}: {exc}")
 
 runs = _ui.runs_df()
+set_aside = quarantined(_ui.db_path())
+if set_aside:
+    st.warning(f"Damaged journal lines of killed runs were set aside (the rest was recovered): "
+               f"{', '.join(str(p) for p in set_aside[:3])}{' …' if len(set_aside) > 3 else ''}")
 if runs.empty:
     st.info("No runs yet. Start one on the Set operations page, with one click on Home, or from the CLI "
             "(`python -m core run …`) — CLI runs appear here too.")

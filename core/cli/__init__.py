@@ -25,6 +25,8 @@ COMMANDS = {
     "serve-local": "core.cli.commands.serve_local",
     "embeddings": "core.cli.commands.embeddings",
     "build-hyponyms": "core.cli.commands.build_hyponyms",
+    "backup": "core.cli.commands.backup",
+    "restore": "core.cli.commands.restore",
 }
 
 

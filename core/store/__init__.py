@@ -41,6 +41,7 @@ from core.store.db import (
                            DB_BUSY_TIMEOUT,
                            MERGE_INTERVAL,
                            DatabaseBusy,
+                           DatabaseDamaged,
                            connect,
                            default_db_path,
                            journal_dir,
@@ -71,7 +72,7 @@ from core.store.runs import (
 from core.store.schema import SCHEMA_VERSION
 
 __all__ = [
-    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "default_db_path", "resolve_db_path",
+    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "default_db_path", "resolve_db_path",
     "journal_dir", "connect", "transaction", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
     "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "list_runs", "get_run",
     "run_record", "run_columns", "resolve_run_id", "delete_run", "results_df", "recover_journals", "item_table",

@@ -27,6 +27,30 @@ class DatabaseBusy(UserError):
     """Another process kept the database file locked for longer than the timeout."""
 
 
+class DatabaseDamaged(UserError):
+    """The database file (or its write-ahead log) cannot be read: truncated, overwritten, not a DuckDB file."""
+
+
+# what DuckDB says about a file it cannot read (checked on open and on every statement of a connection)
+_DAMAGE = ("could not read enough bytes", "corrupt database file", "not a valid duckdb database file",
+           "checksum", "failure while replaying wal", "invalid wal", "serialization error", "malformed")
+
+
+def is_damage(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.Error) and any(m in str(exc).lower() for m in _DAMAGE)
+
+
+def damaged(path: Path, exc: BaseException) -> DatabaseDamaged:
+    """One line naming the file, what is wrong and what to do."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    backups = path.with_name(path.name + ".backups")
+    have = backups.is_dir() and any(p.is_dir() and not p.name.endswith(".partial") for p in backups.iterdir())
+    where = f"backups are in {backups}/" if have else "take one with python -m core backup next time"
+    return DatabaseDamaged(
+        f"database {path} is damaged and cannot be read ({first[:160]}); restore a backup with "
+        f"python -m core restore BACKUP ({where}), or move the file aside to start a new one")
+
+
 # ----------------------------------------------------------------------------------------------------------- paths
 
 
@@ -82,6 +106,8 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
                 con = duckdb.connect(str(path))
             break
         except duckdb.Error as exc:  # IOException (lock held by another process) and friends
+            if is_damage(exc):
+                raise damaged(path, exc) from None
             if not _is_lock_error(exc):
                 raise UserError(f"cannot open database {path}: {str(exc).splitlines()[0]}") from None
             if time.monotonic() >= deadline:
@@ -91,9 +117,16 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
     try:
         ensure_schema(con)
         yield con
+    except duckdb.Error as exc:   # a block that cannot be read shows only when a statement reads it
+        if is_damage(exc):
+            raise damaged(path, exc) from None
+        raise
     finally:
         with _OPEN_CLOSE:
-            con.close()
+            try:
+                con.close()
+            except duckdb.Error:   # closing a damaged file: the error above is the one to report
+                pass
 
 
 def transaction(con: duckdb.DuckDBPyConnection):

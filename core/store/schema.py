@@ -16,6 +16,7 @@ Before migrating a file that already holds data, a copy of it is exported next t
 
 from __future__ import annotations
 
+import shutil
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -177,8 +178,18 @@ def backup_before_migration(con, to_version: int) -> Path | None:
         return None
     when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     target = backups_dir(db_file) / f"before-v{to_version}-{when}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    con.execute(f"EXPORT DATABASE '{_quote(str(target))}' (FORMAT PARQUET)")
+    partial = target.with_name(target.name + ".partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con.execute(f"EXPORT DATABASE '{_quote(str(partial))}' (FORMAT PARQUET)")
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)   # no half backup that looks like a whole one
+        try:
+            partial.parent.rmdir()                   # nor an empty backups folder
+        except OSError:
+            pass
+        raise
+    partial.rename(target)
     return target
 
 
