@@ -33,15 +33,15 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
                 st.session_state[f"{task}_loaded_config"] = cfg.to_dict()
                 st.switch_page(_ui.PAGE_FILES[target])
         except UnicodeDecodeError:
-            st.error(f"{up.name}: not UTF-8 text")
+            st.error(f"{_ui.md(up.name)}: not UTF-8 text")
         except UserError as exc:
-            st.error(str(exc) if str(exc).startswith(up.name) else f"{up.name}: {exc}")
+            st.error(_ui.md(exc if str(exc).startswith(up.name) else f"{up.name}: {exc}"))
 
 runs = _ui.runs_df()
 set_aside = quarantined(_ui.db_path())
 if set_aside:
     st.warning(f"Damaged journal lines of killed runs were set aside (the rest was recovered): "
-               f"{', '.join(str(p) for p in set_aside[:3])}{' …' if len(set_aside) > 3 else ''}")
+               f"{_ui.md(', '.join(str(p) for p in set_aside[:3]))}{' …' if len(set_aside) > 3 else ''}")
 if runs.empty:
     st.info("No runs yet. Start one on the Set operations page, with one click on Home, or from the CLI "
             "(`python -m core run …`) — CLI runs appear here too.")
@@ -66,14 +66,15 @@ run_id = st.selectbox("Run", ids, index=ids.index(wanted), format_func=lambda r:
 _ui.qp_set(run=run_id)
 row = store.run_record(_ui.db_path(), run_id)
 if row is None:   # deleted by another session since the table was read
-    st.warning(f"Run {run_id} is no longer in the database.")
+    st.warning(f"Run {_ui.md(run_id)} is no longer in the database.")
     st.stop()
 
-st.subheader(f"Run {run_id}")
+st.subheader(f"Run {_ui.md(run_id)}")
 c1, c2, c3 = st.columns(3)
-c1.markdown(f"**Model** `{row.get('model')}`  \n**Task** {row.get('task')}  \n**Status** {row.get('status')}")
+c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.get('task'))}  \n"
+            f"**Status** {_ui.md(row.get('status'))}")
 c2.markdown(f"**Items** {row.get('n_items')} · **done** {row.get('n_done')} · **failed** {row.get('n_failed')} · "
-            f"**cached** {row.get('n_cached')}  \n**Source** {row.get('source')}")
+            f"**cached** {row.get('n_cached')}  \n**Source** {_ui.md(row.get('source'))}")
 c3.page_link(_ui.PAGE_FILES["results"], label="Open in Results →", query_params={"runs": run_id})
 
 if row.get("status") in ("running", "pending"):
@@ -106,7 +107,7 @@ with a1.container(border=True):
                                          spec.startswith("openai-compatible") else _ui.key_env_for(spec))
                 h = _ui.start_run(config, choice, name=row.get("name"))
                 if h is not None:
-                    st.toast(f"Resumed {h.run_id}")
+                    st.toast(f"Resumed {_ui.md(h.run_id)}")
                     st.rerun()
 # export
 with a2.container(border=True):
@@ -129,7 +130,7 @@ with a2.container(border=True):
                            mime={"csv": "text/csv", "parquet": "application/octet-stream",
                                  "jsonl": "application/x-ndjson"}[fmt])
     except UserError as exc:
-        st.error(str(exc))
+        st.error(_ui.md(exc))
 # config yaml + delete
 with a3.container(border=True):
     st.markdown("**Configuration**")
@@ -150,11 +151,11 @@ with a3.container(border=True):
                 h.cancel()
                 h.wait(10)
             store.delete_run(_ui.db_path(), run_id)
-            st.toast(f"Deleted {run_id} (its cached calls are kept).")
+            st.toast(f"Deleted {_ui.md(run_id)} (its cached calls are kept).")
             _ui.qp_set(run=None)
             st.rerun()
         except UserError as exc:
-            st.error(str(exc))
+            st.error(_ui.md(exc))
 
 with st.expander("Items of this run (first 200)"):
     items = _ui.cached_analysis("drilldown", [run_id], limit=200)

@@ -6,9 +6,10 @@
 
 Nothing read is ever evaluated: CSV cells are text; set literals of the reference layout are parsed with
 ``ast.literal_eval`` on bounded input (never eval), and only sets/lists/tuples of ints and strings are accepted;
-integers must fit a 64-bit column. Cells a spreadsheet would run (``=cmd|' /C calc'!A0``, ``-2+3+cmd|' /C calc'!A0``,
-``@SUM(...)``; core/files.py) are refused — except cells our CSV export neutralised (``'=…``), which read back as
-the original text. Whatever is wrong raises ImportFileError with one line that says what (and where). ``meta`` says
+integers must fit a 64-bit column. In CSV files (the spreadsheet format), cells a spreadsheet would run
+(``=cmd|' /C calc'!A0``, ``-2+3+cmd|' /C calc'!A0``, ``@SUM(...)``; core/files.py) are refused — except cells our CSV
+export neutralised (``'=…``), which read back as the original text; JSONL and Parquet hold data as written (a CSV
+export neutralises it again). Whatever is wrong raises ImportFileError with one line that says what (and where). ``meta`` says
 which layout was found and what the reference file/folder names told us (members, operation, approach, phrasing, K,
 N, MA, MB, L, S …).
 

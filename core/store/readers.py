@@ -205,8 +205,8 @@ def raw_chunks(src: Source) -> Iterator[list[dict]]:
     for chunk in rows:
         if fmt != "csv":
             chunk = [{str(k).strip(): v for k, v in row.items()} for row in chunk]
-        _check_formulas(chunk, src.name, seen)
-        if fmt == "csv":
+        else:   # a spreadsheet's format: formulas refused, neutralised cells read back (JSONL/Parquet hold data)
+            _check_formulas(chunk, src.name, seen)
             for row in chunk:
                 for k, v in row.items():
                     if v is not None and v[:1] == "'":

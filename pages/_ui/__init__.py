@@ -19,6 +19,9 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 * **URL**: ``qp_get`` / ``qp_list`` / ``qp_set`` keep a page's main selection in the query string so a view can be
   shared; ``qp_set`` only writes when values change.
 * **Errors**: ``user_errors()`` context manager shows ``UserError`` (and DuckDB busy) as one st.error line.
+* **User text in Markdown**: wrap anything a user or a file supplied (imported cells, model names, run names, URL
+  parameters, error messages quoting them) in ``md(text)`` or ``md_code(text)`` before st.markdown / st.error /
+  st.info / st.caption / st.toast — they all render Markdown.
 """
 
 from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_label, runs_df, user_errors  # noqa: F401
@@ -26,6 +29,7 @@ from pages._ui.model_picker import MODEL_CHOICES, ModelChoice, api_key_for, key_
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
 from pages._ui.pickers import run_picker, slice_filters, warn_unknown_runs  # noqa: F401
 from pages._ui.progress import run_progress, start_run  # noqa: F401
+from pages._ui.text import md, md_code  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 
 _leave_pages_directory_mode()

@@ -14,6 +14,7 @@ import streamlit as st
 from core import analysis, store
 from core.errors import UserError
 from core.files import neutralise
+from pages._ui.text import md
 
 # ------------------------------------------------------------------------------------------------------ database
 
@@ -40,7 +41,7 @@ def user_errors(prefix: str = "") -> Iterator[None]:
     try:
         yield
     except UserError as exc:
-        st.error(f"{prefix}{exc}")
+        st.error(f"{prefix}{md(exc)}")
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=600)
@@ -55,7 +56,7 @@ def _cached(name: str, db: str, token: str, run_ids: tuple | None, kwargs_json: 
 
 def stop_on_damage(exc: store.DatabaseDamaged) -> None:
     """A damaged database file: one st.error saying which file and what to do, and the page stops there."""
-    st.error(str(exc))
+    st.error(md(exc))
     st.stop()
 
 
@@ -83,7 +84,7 @@ def runs_df() -> pd.DataFrame:
     except store.DatabaseDamaged as exc:
         stop_on_damage(exc)
     except UserError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
 
 

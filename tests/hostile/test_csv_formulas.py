@@ -83,6 +83,10 @@ def test_a_formula_reply_exports_neutralised_and_our_export_imports_back(hyperli
     with store.connect(other) as con:
         assert {r[0] for r in con.execute("SELECT response FROM v_results WHERE run_id = ?", [new_id]).fetchall()} \
             == {HYPERLINK}
+    for fmt in ("jsonl", "parquet"):      # our JSONL / Parquet exports import back too (no formula check there)
+        other_id, n = import_results(tmp_path / f"from-{fmt}.duckdb", tmp_path / f"run.{fmt}")
+        with store.connect(tmp_path / f"from-{fmt}.duckdb") as con:
+            assert {r[0] for r in con.execute("SELECT response FROM v_results").fetchall()} == {HYPERLINK}
     # and again: the re-export of the import is the same neutralised text
     export_run(other, new_id, tmp_path / "again.csv")
     assert {r["response"] for r in csv.DictReader(open(tmp_path / "again.csv", newline=""))} == {"'" + HYPERLINK}
