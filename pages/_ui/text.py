@@ -1,6 +1,7 @@
 """User-supplied text inside Markdown (st.markdown, st.error, st.info, st.caption … all render Markdown): escaped so
 that an imported cell, a model's name from an uploaded file, a URL parameter or an error message quoting either is
-shown as written and never becomes an image that fetches an external URL, a link, a code span it breaks out of,
+shown as written and never becomes an image that fetches an external URL, a link (bare URLs included), a code span it
+breaks out of,
 Streamlit's ``:color[…]`` directives or LaTeX (issue 13).
 
     md(text) -> str        the text with the characters that start such constructs escaped
@@ -15,8 +16,14 @@ import re
 _ACTIVE = re.compile(r"([\\`\[\]<>!$])")
 
 
+# GFM turns bare URLs (http://…, www.…) into links, escapes or not: a zero-width space after "http:" / "www" breaks
+# the pattern and shows nothing
+_AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\\?\.)")
+ZWSP = "\u200b"
+
+
 def md(text) -> str:
-    return _ACTIVE.sub(r"\\\1", str(text))
+    return _AUTOLINK.sub(ZWSP, _ACTIVE.sub(r"\\\1", str(text)))
 
 
 def md_code(text) -> str:
