@@ -8,9 +8,9 @@ import streamlit as st
 from core import store
 from core.errors import UserError
 from pages._ui.db import cached_analysis, db_path
-from pages._ui.text import md
 from pages._ui.model_picker import ModelChoice
 from pages._ui.nav import PAGE_FILES
+from pages._ui.text import md
 
 # ------------------------------------------------------------------------------------------------------ runs
 
