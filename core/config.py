@@ -17,13 +17,20 @@ Documents accepted (YAML mappings)::
     read_run_spec(path, …) / parse_run_spec(text, …) / preset_run_spec(task, name, …)
     RunOptions(concurrency, rpm, tpm, max_attempts, call_timeout, limit).checked(flags=False)
     run_yaml(config, model, params, base_url) -> str      a stored run as a document run_spec accepts back
+    max_items() -> int                                    the cap on a config's items ($STUDIO_MAX_ITEMS)
 
 Explicit arguments (CLI flags, the page's model picker) win over the document's ``model``/``params``/``base_url``.
+
+Size: a config whose grid holds more items than the cap (``max_items``: $STUDIO_MAX_ITEMS, default
+DEFAULT_MAX_ITEMS) is refused by ``run_spec`` with its count and the cap in one line — counted from the grid's cells,
+never by building items — so no entry point (generate, run, --estimate, the pages) ever materialises a huge grid.
+The cap holds for the whole grid, ``--limit`` or not: a task draws all samples of a grid cell together.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +41,29 @@ from core.errors import ConfigError
 from core.files import parse_yaml_mapping, read_yaml_file
 
 RUN_KEYS = ("model", "params", "base_url")
+MAX_ITEMS_ENV = "STUDIO_MAX_ITEMS"
+# Above the paper's main grid (124,800 prompts) and its ~200k-prompt studies per model. A run holds its items in
+# memory (~3 kB each for set operations), so the default keeps a run of the cap's size near 1 GB.
+DEFAULT_MAX_ITEMS = 300_000
+
+
+def max_items() -> int:
+    """The cap on the items of one config: $STUDIO_MAX_ITEMS (a whole number >= 1), else DEFAULT_MAX_ITEMS."""
+    raw = os.environ.get(MAX_ITEMS_ENV, "").strip().replace("_", "").replace(",", "")
+    if not raw:
+        return DEFAULT_MAX_ITEMS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{MAX_ITEMS_ENV} must be a whole number >= 1, got {os.environ[MAX_ITEMS_ENV]!r}")
+    return int(raw)
+
+
+def check_item_count(n: int, cap: int | None = None) -> int:
+    """``n`` if it is within the cap (``cap`` or ``max_items()``), else ConfigError naming both."""
+    cap = max_items() if cap is None else cap
+    if n > cap:
+        raise ConfigError(f"the config has {n:,} items, more than the cap of {cap:,} (narrow the grid, or raise "
+                          f"the cap with {MAX_ITEMS_ENV})")
+    return n
 
 
 @dataclass(frozen=True)
@@ -111,9 +141,10 @@ def _split(doc: dict) -> tuple[dict, dict]:
 
 
 def run_spec(doc: dict, *, task: str | None = None, model: str | None = None, params: dict | None = None,
-             base_url: str | None = None) -> RunSpec:
+             base_url: str | None = None, max_items: int | None = None) -> RunSpec:
     """Validate a document (see the module docstring). ``task`` (the CLI's positional task) must match the
-    document's own ``task`` when both are given; explicit model/params/base_url override the document's."""
+    document's own ``task`` when both are given; explicit model/params/base_url override the document's.
+    ``max_items`` overrides the cap on the grid's items (default: ``max_items()``)."""
     from core.tasks import get_task
 
     config, run = _split(doc)
@@ -139,7 +170,9 @@ def run_spec(doc: dict, *, task: str | None = None, model: str | None = None, pa
     for key in ("model", "base_url"):
         if key in run and not isinstance(run[key], str):
             raise ConfigError(f"'{key}' in the config must be text, got {run[key]!r}")
-    cfg = get_task(given).load_config({**config, "task": given})
+    module = get_task(given)
+    cfg = module.load_config({**config, "task": given})
+    check_item_count(module.count(cfg), max_items)
     merged = {**doc_params, **{k: v for k, v in (params or {}).items() if v is not None}}
     return RunSpec(given, cfg, model or run.get("model"), merged, base_url or run.get("base_url"), notes, name)
 

@@ -48,10 +48,10 @@ for f in uploads or []:
             imported[digest] = (None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})")
     run_id, message = imported[digest]
     if run_id:
-        st.success(message)
+        st.success(_ui.md(message))
         uploaded_ids.append(run_id)
     else:
-        st.error(message if message.startswith(f.name) else f"{f.name}: {message}")
+        st.error(_ui.md(message if message.startswith(f.name) else f"{f.name}: {message}"))
 
 runs = _ui.runs_df()
 if runs.empty and not uploaded_ids:
@@ -113,7 +113,7 @@ if points.empty and align and len(series) > 1 and not _compare(
 else:
     missing = analysis.series_without_points(points, series)
     if missing and not points.empty:
-        st.warning("No answered items in this selection for " + ", ".join(missing) + " — left out of the figures "
+        st.warning("No answered items in this selection for " + _ui.md(", ".join(missing)) + " — left out of the figures "
                    "and tests below.")
 ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
 st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
@@ -153,7 +153,7 @@ if len(series) >= 2 and not points.empty:
     b = points.loc[points["series"] == b_name, "accuracy"].tolist()
     res = analysis.difference_of_means(a, b)
     if not res["n_a"] or not res["n_b"]:
-        st.info(f"No configurations of {a_name if not res['n_a'] else b_name} in this selection: pick two series "
+        st.info(f"No configurations of {_ui.md(a_name if not res['n_a'] else b_name)} in this selection: pick two series "
                 "that both have answered items.")
         st.stop()
     m1, m2, m3, m4 = st.columns(4)

@@ -135,7 +135,7 @@ try:
         data_key = hashlib.sha256(raw).hexdigest()[:16]
         data_label = f"uploaded {kind} ({len(tuples) if tuples else len(samples)} rows)"
 except UserError as exc:
-    st.error(str(exc))
+    st.error(_ui.md(exc))
     st.stop()
 
 counts = {op: sum(1 for s in samples if s.operator == op) for op in ("overlap", "difference", "union")}
@@ -168,7 +168,7 @@ if st.button("Compute", type="primary", disabled=not chosen, key="emb_compute"):
                         api_key=openai_key if enc == "openai" else None)
         except UserError as exc:
             bar.empty()
-            st.error(f"{LABELS[enc]}: {exc}")
+            st.error(f"{LABELS[enc]}: {_ui.md(exc)}")
             continue
         bar.progress(1.0, text=f"{LABELS[enc]}: done ({res.report['embedding']['embedded']} embedded, "
                                f"{res.report['embedding']['cached']} from cache)")
@@ -246,8 +246,9 @@ with tab_samples:
     if row:
         left, right = st.columns([3, 2])
         with left:
-            st.markdown(f"**{row['operator']}** `{row['variant'] or 'uploaded'}` · tuple `{row['tuple_id']}`")
-            st.markdown(f"**A:** {row['a']}\n\n**B:** {row['b']}\n\n**Target:** {row['target']}")
+            st.markdown(f"**{_ui.md(row['operator'])}** {_ui.md_code(row['variant'] or 'uploaded')} · tuple "
+                        f"{_ui.md_code(row['tuple_id'])}")
+            st.markdown(f"**A:** {_ui.md(row['a'])}\n\n**B:** {_ui.md(row['b'])}\n\n**Target:** {_ui.md(row['target'])}")
             pairs = [{"measure": MEASURES[m].label, "(A, B)": row.get(f"{p}_ab"), "(A, T)": row.get(f"{p}_at"),
                       "(B, T)": row.get(f"{p}_bt")}
                      for m, p in (("cosine", "cos"), ("dot", "dot"), ("l1", "l1"), ("l2", "l2"), ("ned", "ned"))]

@@ -97,7 +97,7 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
     try:
         cfg = run_spec({**d, "task": "quantifiers"}).config
     except UserError as exc:
-        st.error(str(exc))
+        st.error(_ui.md(exc))
         return None, None
     return cfg.to_dict(), cfg
 

@@ -61,7 +61,7 @@ if not overview.empty:
 running = runs[runs["run_id"].isin(run_ids) & runs["status"].isin(["running", "pending"])]["run_id"].tolist()
 if running:
     r1, r2 = st.columns([4, 1])
-    r1.info(f"Still running: {', '.join(running)} — figures include the answers stored so far.")
+    r1.info(f"Still running: {_ui.md(', '.join(running))} — figures include the answers stored so far.")
     if r2.button("Refresh", key="res_refresh_running", use_container_width=True):
         st.rerun()
 waiting = runs[runs["run_id"].isin(run_ids) & (runs["status"] == "waiting")]["run_id"].tolist()
@@ -167,7 +167,7 @@ with tab_v:
             with store.connect(_ui.db_path()) as con:
                 ci = analysis.config_interval(con, r["run_id"], r["config_id"], scoring=scoring)
                 items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
-            st.markdown(f"**{r['Configuration']}** of {r['Run']}: **{ci['accuracy']:.1f} %** "
+            st.markdown(f"**{_ui.md(r['Configuration'])}** of {_ui.md(r['Run'])}: **{ci['accuracy']:.1f} %** "
                         f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
                         f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
             st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",
@@ -252,10 +252,11 @@ with tab_d:
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])
             l, r = st.columns(2)
-            l.markdown(f"**Prompt** (run `{it['run_id']}`, item {it['idx']})")
+            l.markdown(f"**Prompt** (run {_ui.md_code(it['run_id'])}, item {_ui.md(it['idx'])})")
             l.code(it["prompt"], language=None, wrap_lines=True)
             r.markdown("**Raw response**")
             r.code(it["response"], language=None, wrap_lines=True)
-            r.markdown(f"**Parsed (lenient)**: `{it['parsed']}` · **Correct**: {it['correct']}  \n"
-                       + (f"**Parsed (strict)**: `{it['parsed_strict']}` · **Correct**: {it['correct_strict']}  \n"
-                          if "correct_strict" in it else "") + f"**Truth**: `{it['truth']}`")
+            r.markdown(f"**Parsed (lenient)**: {_ui.md_code(it['parsed'])} · **Correct**: {_ui.md(it['correct'])}  \n"
+                       + (f"**Parsed (strict)**: {_ui.md_code(it['parsed_strict'])} · **Correct**: "
+                          f"{_ui.md(it['correct_strict'])}  \n" if "correct_strict" in it else "")
+                       + f"**Truth**: {_ui.md_code(it['truth'])}")

@@ -14,6 +14,7 @@ from core import analysis, store
 from core.config import run_spec, run_yaml
 from core.errors import UserError
 from core.files import parse_yaml_mapping
+from core.store.journal import quarantined
 from core.tasks import get_task
 from pages import _ui
 
@@ -25,7 +26,7 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
                           type=["yaml", "yml"], key="runs_yaml")
     if up is not None:
         try:
-            spec = run_spec(parse_yaml_mapping(up.getvalue().decode("utf-8"), "the file"))
+            spec = run_spec(parse_yaml_mapping(up.getvalue().decode("utf-8"), up.name))
             task, cfg = spec.task, spec.config
             n = get_task(task).count(cfg)
             st.success(f"Valid {task} configuration: {n:,} items.")
@@ -37,11 +38,15 @@ with st.expander("Open a run configuration (YAML)", expanded=False):
                 st.session_state[f"{task}_loaded_config"] = cfg.to_dict()
                 st.switch_page(_ui.PAGE_FILES[target])
         except UnicodeDecodeError:
-            st.error(f"{up.name}: not UTF-8 text")
+            st.error(f"{_ui.md(up.name)}: not UTF-8 text")
         except UserError as exc:
-            st.error(f"{up.name}: {exc}")
+            st.error(_ui.md(exc if str(exc).startswith(up.name) else f"{up.name}: {exc}"))
 
 runs = _ui.runs_df()
+set_aside = quarantined(_ui.db_path())
+if set_aside:
+    st.warning(f"Damaged journal lines of killed runs were set aside (the rest was recovered): "
+               f"{_ui.md(', '.join(str(p) for p in set_aside[:3]))}{' …' if len(set_aside) > 3 else ''}")
 if runs.empty:
     st.info("No runs yet. Start one on the Set operations page, with one click on Home, or from the CLI "
             "(`python -m core run …`) — CLI runs appear here too.")
@@ -76,21 +81,22 @@ run_id = st.selectbox("Run", ids, index=ids.index(wanted), format_func=lambda r:
 _ui.qp_set(run=run_id)
 row = store.run_record(_ui.db_path(), run_id)
 if row is None:   # deleted by another session since the table was read
-    st.warning(f"Run {run_id} is no longer in the database.")
+    st.warning(f"Run {_ui.md(run_id)} is no longer in the database.")
     st.stop()
 row.update(runs[runs["run_id"] == run_id].iloc[0][["status", "n_done", "n_failed"]].to_dict())
 
-st.subheader(f"Run {run_id}")
+st.subheader(f"Run {_ui.md(run_id)}")
 scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
-c1.markdown(f"**Model** `{row.get('model')}`  \n**Task** {row.get('task')}  \n**Status** {row.get('status')}")
+c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.get('task'))}  \n"
+            f"**Status** {_ui.md(row.get('status'))}")
 ov = _ui.cached_analysis("run_overview", [run_id], scoring=scoring)
 acc = ov["accuracy"].iloc[0] if not ov.empty else None
 acc_text = f"{acc:.1f} % ({int(ov['n_correct'].iloc[0])} of {int(ov['answered'].iloc[0])})" \
     if acc is not None and acc == acc else "–"
 c2.markdown(f"**Items** {row.get('n_items')} · **done** {row.get('n_done')} · **failed** {row.get('n_failed')} · "
             f"**cached** {row.get('n_cached')}  \n**Accuracy ({scoring})** {acc_text}  \n"
-            f"**Source** {row.get('source')}")
+            f"**Source** {_ui.md(row.get('source'))}")
 c3.page_link(_ui.PAGE_FILES["results"], label="Open in Results →", query_params={"runs": run_id,
                                                                                "scoring": scoring})
 
@@ -198,7 +204,7 @@ with a1.container(border=True):
                 else:
                     h = _ui.start_run(config, choice, name=row.get("name"))
                 if h is not None:
-                    st.toast(f"Resumed {h.run_id}")
+                    st.toast(f"Resumed {_ui.md(h.run_id)}")
                     st.rerun()
 # export
 with a2.container(border=True):
@@ -207,7 +213,7 @@ with a2.container(border=True):
 
     @st.cache_data(show_spinner=False, max_entries=8, ttl=300)
     def _export(db, token, run_id, fmt):
-        from core.store.io import export_run
+        from core.store.exports import export_run
 
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, f"{run_id}.{fmt}")
@@ -221,7 +227,7 @@ with a2.container(border=True):
                            mime={"csv": "text/csv", "parquet": "application/octet-stream",
                                  "jsonl": "application/x-ndjson"}[fmt])
     except UserError as exc:
-        st.error(str(exc))
+        st.error(_ui.md(exc))
 # config yaml + delete
 with a3.container(border=True):
     st.markdown("**Configuration**")
@@ -242,11 +248,11 @@ with a3.container(border=True):
                 h.cancel()
                 h.wait(10)
             store.delete_run(_ui.db_path(), run_id)
-            st.toast(f"Deleted {run_id} (its cached calls are kept).")
+            st.toast(f"Deleted {_ui.md(run_id)} (its cached calls are kept).")
             _ui.qp_set(run=None)
             st.rerun()
         except UserError as exc:
-            st.error(str(exc))
+            st.error(_ui.md(exc))
 
 with st.expander("Items of this run (first 200)"):
     items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)

@@ -169,7 +169,7 @@ with st.expander("Prompt templates (view / edit — edits are stored with the ru
         if tpl_text.strip() != default_templates_yaml().strip():
             templates_override = templates_diff(parse_templates_yaml(tpl_text)) or None
             if templates_override:
-                st.info(f"Edited parts: {', '.join(sorted(templates_override))}")
+                st.info(f"Edited parts: {_ui.md(', '.join(sorted(templates_override)))}")
 
 config: dict = {"task": "setops", "seed": int(seed), "samples": int(samples), "operations": ops,
                 "members": members, "lengths": lengths, "deciles": deciles, "decile_mode": decile_mode,
@@ -189,10 +189,10 @@ try:
     n_items = setops.count(cfg)
     warns = setops.warnings(cfg)
 except UserError as exc:
-    st.error(f"Configuration: {exc}")
+    st.error(f"Configuration: {_ui.md(exc)}")
     n_items, warns = 0, []
 except Exception as exc:  # a sampler that cannot be built (e.g. missing data file) — say what
-    st.error(f"Configuration cannot be expanded: {exc}")
+    st.error(f"Configuration cannot be expanded: {_ui.md(exc)}")
     cfg, n_items, warns = None, 0, []
 
 if cfg is not None and started not in (CUSTOM,):

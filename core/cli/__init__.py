@@ -14,6 +14,7 @@ import os
 import sys
 
 from core.errors import UserError
+from core.redaction import redact
 
 # name -> module that registers it.  One module per command (or command group).
 COMMANDS = {
@@ -29,6 +30,8 @@ COMMANDS = {
     "embeddings": "core.cli.commands.embeddings",
     "build-hyponyms": "core.cli.commands.build_hyponyms",
     "report": "core.cli.commands.report",
+    "backup": "core.cli.commands.backup",
+    "restore": "core.cli.commands.restore",
 }
 
 
@@ -55,14 +58,14 @@ _STDERR = None   # stderr as it was when the command started (see error_line)
 
 
 def error_line(text: str) -> None:
-    """Print one line to the stderr the command started with.
+    """Print one line to the stderr the command started with, redacted of every known key (core/redaction.py).
 
     llama-cpp-python silences fds 1 and 2 (and swaps ``sys.stderr``) while it loads a model, in whatever thread
     loads it; an error or "interrupted" line printed by the main thread at that moment would vanish. A duplicate of
     the original descriptor keeps such lines visible."""
     stream = _STDERR or sys.stderr
     try:
-        print(text, file=stream, flush=True)
+        print(redact(text), file=stream, flush=True)
     except (OSError, ValueError):
         pass
 

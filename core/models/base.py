@@ -3,8 +3,9 @@
 A model is named by a string spec ``provider/model`` (see ``registry.get_model``). ``await model.complete(request)``
 returns a ``Completion`` or raises:
 
-* ``RetryableError(reason, retry_after)`` — worth trying again later (429, 5xx, timeouts, connection errors, a
-  malformed or empty reply). ``retry_after`` is the server's hint in seconds, or None.
+* ``RetryableError(reason, retry_after, connection=…)`` — worth trying again later (429, 5xx, timeouts, connection
+  errors, a malformed or empty reply). ``retry_after`` is the server's hint in seconds, or None; ``connection`` marks
+  an endpoint that could not be reached at all.
 * ``ModelError(reason)`` — trying again will not help (bad key, unknown model, bad request, prompt too long).
 
 Models never retry themselves: SDK clients are built with ``max_retries=0`` and the runner owns the retry policy.
@@ -19,6 +20,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from core.errors import UserError
 from core.models.params import SamplingParams
+from core.redaction import redact  # noqa: F401  (the one redaction function; providers import it from here)
 
 
 @dataclass(frozen=True)
@@ -66,12 +68,15 @@ class ModelError(UserError):
 
 
 class RetryableError(Exception):
-    """A transient failure; the runner retries with backoff, waiting at least ``retry_after`` seconds if given."""
+    """A transient failure; the runner retries with backoff, waiting at least ``retry_after`` seconds if given.
+    ``connection``: the endpoint could not be reached at all (refused, reset, unknown host) — the runner then pauses
+    the whole run until it answers again (core/runner/breaker.py) instead of using up the call's attempts."""
 
-    def __init__(self, reason: str, retry_after: float | None = None):
+    def __init__(self, reason: str, retry_after: float | None = None, *, connection: bool = False):
         super().__init__(reason if retry_after is None else f"{reason} (retry after {retry_after:g} s)")
         self.reason = reason
         self.retry_after = retry_after
+        self.connection = connection
 
 
 @runtime_checkable
@@ -131,18 +136,6 @@ def restore_stop(text: str, stop, finish_reason: str | None, matched: str | None
         if m and text.rfind(f"<{m.group(1)}>") > text.rfind(s):
             return text + s
     return text
-
-
-# OpenAI / Anthropic key shapes, including the masked forms providers echo back ("sk-proj-****abcd").
-_KEYLIKE = re.compile(r"sk-[^\s'\",;]{4,}")
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """Remove the given secrets and anything that looks like an OpenAI/Anthropic key from ``text``."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "[redacted]")
-    return _KEYLIKE.sub("[redacted]", text)
 
 
 def parse_retry_after(headers) -> float | None:

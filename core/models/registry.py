@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from core.models.base import ModelError
 from core.models.providers import PROVIDERS, ProviderInfo, key_env_for  # noqa: F401  (re-exported)
+from core.redaction import remember
 
 DEFAULT_MODEL = "local/smollm2"
 
@@ -55,6 +56,7 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
     memory only. ``http_client`` (an ``httpx2``/``httpx`` ``AsyncClient``) is handed to the SDK (openai-compatible:
     used directly) — tests use it to replay payloads.
     """
+    remember(api_key)   # every message, stored row, export and printed line is redacted of it (core/redaction.py)
     provider, name = parse_spec(spec)
     spec = f"{provider}/{name}"
     if not (isinstance(timeout, (int, float)) and timeout > 0):

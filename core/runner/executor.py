@@ -7,17 +7,19 @@ import asyncio
 import random
 import threading
 import time
-from typing import Iterable
 
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
+from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
 from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan, call_key, failure_rows, result_rows
 from core.runner.ratelimit import RateLimiter
-from core.store import batches as batch_store
-from core.store.journal import Journal, delete_journals, merge_records, recover_into
+from core.runner.sharing import SharedWork
+from core.store import batches as batch_store, claims
+from core.store.journal import Journal, delete_journals, merge_records, owner_tag, recover_into
 
 MAX_BACKOFF = 60.0             # cap of one back-off sleep (seconds), Retry-After excepted
+UNREACHABLE_PER_ATTEMPT = 20   # connection errors a call may meet per attempt while the breaker paces them
 BASE_BACKOFF = 0.5
 PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final one always fires)
 FIRST_WAVE_HEAD_START = 0.02   # seconds the workers get to send the first calls before setup leftovers run
@@ -74,12 +76,21 @@ class _JournalWriter:
 class _Executor:
     # ``handle`` is the run's core.runner.handle.RunHandle (not imported here: the handle module starts executors)
     def __init__(self, plan: _Plan, model, handle, *, run_id, draw, db_path, concurrency, rpm, tpm,
-                 max_attempts, call_timeout, on_progress, fresh, api_key, preparing=None):
+                 max_attempts, call_timeout, on_progress, fresh, api_key, preparing=None,
+                 outage_limit: float = GIVE_UP_AFTER):
         self.plan, self.model, self.handle = plan, model, handle
         self.preparing: threading.Thread | None = preparing
         self._items_missing: list[dict] | None = None   # the run's items, until their rows are in the DB
-        self._left: int | None = None                    # calls not yet taken by a worker
         self._drained: asyncio.Event | None = None       # set when the last call has been taken
+        self.work: SharedWork | None = None              # the calls still to make (claimed in blocks)
+        self.owner = owner_tag()                         # whose claims are ours (core/store/claims.py)
+        # a claim outlives any call of this run: every attempt timing out and backing off, twice over, plus an
+        # outage the breaker waits out
+        self.lease_s = 2 * max_attempts * (call_timeout + MAX_BACKOFF) + outage_limit + 60
+        self.claim_block = max(8, 2 * concurrency)
+        # this run's threads that write claims and results take turns (DuckDB would abort one of two transactions
+        # touching the same rows: a merge releasing claims while a claim of the next block runs)
+        self.db_lock = threading.Lock()
         self.run_id, self.draw, self.db_path = run_id, draw, db_path
         self.concurrency, self.max_attempts, self.call_timeout = concurrency, max_attempts, call_timeout
         self.limiter = RateLimiter(rpm, tpm)
@@ -87,6 +98,7 @@ class _Executor:
         self.fresh = fresh
         self._secret = api_key  # only to redact it from unexpected error messages; never stored
         self.pause_until = 0.0
+        self.breaker = CircuitBreaker(outage_limit)   # run-wide pause while the endpoint cannot be reached
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
         self._commits: set[asyncio.Task] = set()
@@ -165,7 +177,6 @@ class _Executor:
             self._cancel_tasks()
         plan = self.plan
         items = await asyncio.to_thread(_items, plan)
-        by_idx = {it["idx"]: it for it in items}
         keys = {it["idx"]: call_key(plan, it, self.draw) for it in items}
 
         def setup():
@@ -188,14 +199,17 @@ class _Executor:
                    FROM results r LEFT JOIN calls c USING (cache_key)
                    WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
             done = {r[0] for r in done_rows}
-            pending_keys = {keys[i] for i in by_idx if i not in done}
-            cached = store.lookup_calls(con, pending_keys)
+            order = list(dict.fromkeys(keys[it["idx"]] for it in items if it["idx"] not in done))
+            cached = store.lookup_calls(con, order)
             # prompts sitting in a provider batch (this run's or another's) are not called live: they are paid for
             # already and arrive when the batch is collected
-            self._waiting_keys = batch_store.in_flight(con, pending_keys - set(cached))
-            return done_rows, done, cached
+            self._waiting_keys = batch_store.in_flight(con, set(order) - set(cached))
+            # the first block of calls is claimed right here (no extra DB open before the first call)
+            first_keys = [k for k in order if k not in cached and k not in self._waiting_keys][:self.claim_block]
+            first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
+            return done_rows, done, cached, first_claim, first_keys
 
-        done_rows, done, cached = await asyncio.to_thread(setup)
+        done_rows, done, cached, first_claim, first_keys = await asyncio.to_thread(setup)
         if self.preparing is not None:   # the model's one-off costs (started by start_run): before the first call
             await asyncio.to_thread(self.preparing.join)
         prog = dict(total=len(items), done=len(done_rows), correct=sum(1 for r in done_rows if r[1]),
@@ -237,10 +251,8 @@ class _Executor:
         first = next(iter(groups.values()))[0] if groups else None
         items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         writer = _JournalWriter(journal, ready=items_ready)
-        work = iter(list(groups.items()))
-        self._left, self._drained = len(groups), asyncio.Event()
-        if not groups:
-            self._drained.set()
+        work = self.work = SharedWork(self, groups, first_claim, first_keys, self.claim_block, items_ready)
+        self._drained = work.drained
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
         h._update(calls_started_at=time.time())
@@ -248,6 +260,7 @@ class _Executor:
         if h.cancelled:
             self._cancel_tasks()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await work.close()
         await asyncio.gather(*list(self._commits), return_exceptions=True)
         await writer.close()
         stop_merging.set()
@@ -294,9 +307,14 @@ class _Executor:
             return {}
 
         def do():
-            with store.connect(self.db_path, timeout=60.0 if final else 2.0) as con, store.transaction(con):
+            with self.db_lock, store.connect(self.db_path, timeout=60.0 if final else 2.0) as con, \
+                    store.transaction(con):
                 if records:
                     merge_records(con, [dict(r) for r in records])
+                    # the answers are in the cache now: identical runs waiting for them take them from there
+                    claims.release(con, [r.get("key") for r in records], self.owner, self.run_id)
+                if final:
+                    claims.release_run(con, self.owner, self.run_id)
                 return store.refresh_run_counts(con, self.run_id, status=status, finished=final)
 
         import duckdb
@@ -310,7 +328,7 @@ class _Executor:
         writer.committed[:0] = records  # try again at the next merge (or recover_journals() later)
         return None
 
-    async def _worker(self, work: Iterable, writer: _JournalWriter) -> None:
+    async def _worker(self, work: SharedWork, writer: _JournalWriter) -> None:
         """One concurrency slot. Pipelined: while call k+1 is at the model, call k's journal record is being
         fsynced; call k+1 is not reported before call k is durable. So per slot at most two calls are "sent but not
         durable" (one at the model, one in the group commit) — after a kill -9 at most 2 × concurrency calls can be
@@ -318,13 +336,10 @@ class _Executor:
         h = self.handle
         pending: asyncio.Task | None = None
         try:
-            for key, items in work:
+            while (got := await work.take()) is not None:
+                key, items = got
                 if h.cancelled:
                     break
-                if self._left is not None:
-                    self._left -= 1
-                    if self._left == 0:
-                        self._drained.set()   # the last call is being sent
                 with h._lock:
                     h._progress.in_flight += 1
                 try:
@@ -367,20 +382,41 @@ class _Executor:
                           shape=self.plan.shape_for(item))
         est_tokens = _estimate_in_tokens(prompt) + _estimate_out_tokens(item, params)
         reason = "not attempted"
-        for attempt in range(1, self.max_attempts + 1):
+        attempt, unreachable = 0, 0
+        breaker = self.breaker
+        while attempt < self.max_attempts:
+            attempt += 1
             wait = self.pause_until - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
+            generation, probe = await breaker.admit()   # waits while the endpoint is down (run-wide)
             await self.limiter.acquire(est_tokens)
+            reported = False
             try:
                 async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
                     completion: Completion = await self.model.complete(request)
                 if completion is None or completion.text is None:
                     raise RetryableError("empty reply")
             except (RetryableError, asyncio.TimeoutError) as exc:
+                timed_out = isinstance(exc, asyncio.TimeoutError) or "timed out" in str(exc)
                 if isinstance(exc, asyncio.TimeoutError):
                     exc = RetryableError(f"timeout after {self.call_timeout:g} s")
                 reason = redact(str(exc), self._secret)
+                if getattr(exc, "connection", False):
+                    breaker.failed(generation, probe)
+                    reported = True
+                    unreachable += 1
+                    if breaker.gave_up:
+                        reason = f"{reason}; the endpoint was unreachable for {breaker.down_for():.0f} s"
+                        break
+                    if unreachable <= self.max_attempts * UNREACHABLE_PER_ATTEMPT:
+                        attempt -= 1     # an outage costs time, not attempts: the breaker paces the retries
+                        with self.handle._lock:
+                            self.handle._progress.retries += 1
+                        continue
+                elif not timed_out:    # the endpoint answered, if only with an error: it is reachable
+                    breaker.reached(generation, probe)
+                    reported = True
                 if attempt == self.max_attempts:
                     break
                 delay = random.uniform(0, min(MAX_BACKOFF, BASE_BACKOFF * 2 ** (attempt - 1)))
@@ -392,6 +428,8 @@ class _Executor:
                 await asyncio.sleep(delay)
                 continue
             except ModelError as exc:
+                breaker.reached(generation, probe)
+                reported = True
                 reason = redact(str(exc), self._secret)
                 break
             except asyncio.CancelledError:
@@ -400,6 +438,10 @@ class _Executor:
                 reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
                 break
             else:
+                breaker.reached(generation, probe)
+                reported = True
+                # a reply that quotes a key (or part of one) is stored and scored without it
+                text = redact(completion.text, self._secret, keylike=False)
                 tokens_real = None
                 if completion.tokens_in is not None and completion.tokens_out is not None:
                     tokens_real = completion.tokens_in + completion.tokens_out
@@ -407,14 +449,17 @@ class _Executor:
                 call = {
                     "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
                     "params_json": store.canonical_json(params.to_dict()), "prompt_sha": store.sha256(prompt),
-                    "draw": self.draw,
-                    "response": completion.text, "latency_ms": completion.latency_ms,
+                    "draw": self.draw, "response": text, "latency_ms": completion.latency_ms,
                     "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
                     "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
                     "dropped_params": store.canonical_json(list(completion.dropped_params or ())),
                     "error": None, "attempts": attempt, "at": store.now_utc(),
                 }
-                results = self._result_rows(items, key, completion.text, attempt, False)
-                return {"calls": [call], "results": results}, True, attempt, completion.cost_usd
-        return {"calls": [], "results": self._failure_rows(items, key, reason, attempt)}, False, attempt, None
+                results = self._result_rows(items, key, text, attempt, False)
+                return {"calls": [call], "results": results, "key": key}, True, attempt, completion.cost_usd
+            finally:
+                if not reported:     # cancelled, timed out or a provider bug: no verdict on the endpoint
+                    breaker.abandoned(probe)
+        return ({"calls": [], "results": self._failure_rows(items, key, reason, attempt), "key": key}, False, attempt,
+                None)
 

@@ -13,7 +13,9 @@ from typing import Callable
 from core import store
 from core.config import RunOptions
 from core.errors import UserError
+from core.redaction import remember
 from core.runner.batch import _BatchExecutor
+from core.runner.breaker import GIVE_UP_AFTER
 from core.runner.executor import _Executor
 from core.runner.plan import Progress, _find_run, _plan, register_run
 from core.store.journal import owner_tag
@@ -96,7 +98,8 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
               fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
               source="app", on_progress: Callable[[Progress], None] | None = None, model_timeout: float = 60.0,
               batch: bool = False, wait: bool = True, poll_interval: float | None = None, batch_limits=None,
-              limit_pick: str = "spread", _run_id: str | None = None) -> RunHandle:
+              limit_pick: str = "spread", outage_limit: float = GIVE_UP_AFTER, _run_id: str | None = None
+              ) -> RunHandle:
     """Validate, register the run in the DB and start it in a background thread. Returns at once.
 
     ``model`` is a spec string (``local/smollm2``, ``openai/gpt-4o-mini``, ``openai-compatible/<name>`` …) or a
@@ -107,7 +110,10 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     interface instead of live calls (core/runner/batch.py): it polls every ``poll_interval`` seconds until every
     batch is collected, or (``wait=False``) submits, collects what has ended and returns, leaving the run
     'waiting'. ``batch_limits`` (a ``core.models.batch.BatchLimits``) caps requests and bytes per batch.
+    While the endpoint cannot be reached the run pauses (core/runner/breaker.py); after ``outage_limit`` seconds of
+    continuous unreachability its remaining calls fail (retried by the next run).
     """
+    remember(api_key)
     if batch:
         from core.models.batch import supports_batch
 
@@ -172,7 +178,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         executor = _Executor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
                              concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts,
                              call_timeout=call_timeout, on_progress=on_progress, fresh=fresh, api_key=api_key,
-                             preparing=preparing)
+                             preparing=preparing, outage_limit=outage_limit)
     thread = threading.Thread(target=executor.thread_main, name=f"run-{run_id}", daemon=True)
     handle._thread = thread
     thread.start()

@@ -34,11 +34,18 @@ Cache key = sha256 of (model spec, base_url, canonical params JSON, prompt, draw
 stored in ``calls``; a call that failed for good leaves its reason in ``results.error`` and is retried by the next
 run. API keys are never passed to this module.
 
-Modules: ``db`` (file, connections, transactions) · ``schema`` (DDL, migrations, factor columns) · ``cache``
-(cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters) · ``journal`` (per-process
-fsynced journals and their recovery) · ``runs`` (run list and records) · ``batches`` (provider batches, written
-before the provider creates them) · ``io`` (export and import of result files) · ``backfill`` (re-scoring stored rows
-from their responses when a migration adds derived columns).
+Identical runs in two processes share their calls: a run claims the cache keys it is about to send (table
+``claims``, schema version 4, ``claims.py``) and leaves keys another live run claimed to that run, taking their answers
+from the cache once merged. A file that cannot be read is a ``DatabaseDamaged`` error naming it and the way back
+(``python -m core restore``, ``backup.py``); migrations back a file with data up first.
+
+Modules: ``db`` (file, connections, transactions, damaged files) · ``schema`` (DDL, migrations, factor columns) ·
+``cache`` (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters; redacted) · ``journal``
+(per-process fsynced journals, their recovery, quarantine of bad lines) · ``claims`` (claims on calls in flight) ·
+``runs`` (run list and records) · ``batches`` (provider batches, written before the provider creates them) · ``io``
+(import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
+Parquet / JSONL export) · ``backup`` (backup and restore) · ``backfill`` (re-scoring stored rows from their responses
+when a migration adds derived columns).
 """
 
 from core.store.cache import cache_key, canonical_json, lookup_calls, sha256
@@ -46,6 +53,7 @@ from core.store.db import (
                            DB_BUSY_TIMEOUT,
                            MERGE_INTERVAL,
                            DatabaseBusy,
+                           DatabaseDamaged,
                            connect,
                            default_db_path,
                            journal_dir,
@@ -76,7 +84,7 @@ from core.store.runs import (
 from core.store.schema import SCHEMA_VERSION
 
 __all__ = [
-    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "default_db_path", "resolve_db_path",
+    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "default_db_path", "resolve_db_path",
     "journal_dir", "connect", "transaction", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
     "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "list_runs", "get_run",
     "run_record", "run_columns", "resolve_run_id", "delete_run", "results_df", "recover_journals", "item_table",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -24,6 +25,30 @@ MERGE_INTERVAL = 1.0        # seconds between journal → DuckDB merges during a
 
 class DatabaseBusy(UserError):
     """Another process kept the database file locked for longer than the timeout."""
+
+
+class DatabaseDamaged(UserError):
+    """The database file (or its write-ahead log) cannot be read: truncated, overwritten, not a DuckDB file."""
+
+
+# what DuckDB says about a file it cannot read (checked on open and on every statement of a connection)
+_DAMAGE = ("could not read enough bytes", "corrupt database file", "not a valid duckdb database file",
+           "checksum", "failure while replaying wal", "invalid wal", "serialization error", "malformed")
+
+
+def is_damage(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.Error) and any(m in str(exc).lower() for m in _DAMAGE)
+
+
+def damaged(path: Path, exc: BaseException) -> DatabaseDamaged:
+    """One line naming the file, what is wrong and what to do."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    backups = path.with_name(path.name + ".backups")
+    have = backups.is_dir() and any(p.is_dir() and not p.name.endswith(".partial") for p in backups.iterdir())
+    where = f"backups are in {backups}/" if have else "take one with python -m core backup next time"
+    return DatabaseDamaged(
+        f"database {path} is damaged and cannot be read ({first[:160]}); restore a backup with "
+        f"python -m core restore BACKUP ({where}), or move the file aside to start a new one")
 
 
 # ----------------------------------------------------------------------------------------------------------- paths
@@ -51,6 +76,14 @@ def journal_dir(db_path: str | os.PathLike | None = None) -> Path:
 # ------------------------------------------------------------------------------------------------------ connection
 
 
+# Threads of one process share one DuckDB instance per file, created by the first connection and destroyed with the
+# last. Opening a connection while another thread closes the last one races in DuckDB's instance cache ("already
+# attached", or a connection whose Arrow scans are missing: "python_arrow_scan does not exist"); opening and closing
+# are therefore done one at a time per process (each takes microseconds to milliseconds; queries still run in
+# parallel).
+_OPEN_CLOSE = threading.Lock()
+
+
 def _is_lock_error(exc: Exception) -> bool:
     text = str(exc).lower()
     # "unique file handle conflict … already attached": two threads of one process opening the file at the same
@@ -69,9 +102,12 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
     delay = 0.005
     while True:
         try:
-            con = duckdb.connect(str(path))
+            with _OPEN_CLOSE:
+                con = duckdb.connect(str(path))
             break
         except duckdb.Error as exc:  # IOException (lock held by another process) and friends
+            if is_damage(exc):
+                raise damaged(path, exc) from None
             if not _is_lock_error(exc):
                 raise UserError(f"cannot open database {path}: {str(exc).splitlines()[0]}") from None
             if time.monotonic() >= deadline:
@@ -81,8 +117,16 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
     try:
         ensure_schema(con, path)
         yield con
+    except duckdb.Error as exc:   # a block that cannot be read shows only when a statement reads it
+        if is_damage(exc):
+            raise damaged(path, exc) from None
+        raise
     finally:
-        con.close()
+        with _OPEN_CLOSE:
+            try:
+                con.close()
+            except duckdb.Error:   # closing a damaged file: the error above is the one to report
+                pass
 
 
 def transaction(con: duckdb.DuckDBPyConnection):

@@ -1,49 +1,51 @@
-"""Export runs and import result files (our own exports, and result CSVs of the SetLexSem reference code).
+"""Import result files (our own exports, and result CSVs of the SetLexSem reference code); the layout of our exports.
 
-    export_run(db_path, run, out_path) -> (run_id, n_rows)       # .csv | .parquet | .jsonl, via DuckDB COPY
-                                  # (sets, truths and parsed answers: JSON text in CSV/Parquet, nested in JSONL)
-    export_view(db_path, out_path, run_ids=None, filters=None) -> n_rows   # a filtered view of v_results
-    read_results_file(path_or_bytes, filename) -> (DataFrame, meta)   # also used by the dashboard's Compare page
-    import_results(db_path, path_or_bytes, filename=None, name=None) -> (run_id, n_rows)
+    read_results_file(path_or_bytes, filename) -> (DataFrame, meta)   # a file in our export layout, in memory
+    import_results(db_path, path_or_bytes, filename=None, name=None) -> (run_id, n_rows)   # streamed into the DB
+    EXPORT_COLUMNS, JSON_TEXT_COLUMNS, FORMATS                          # what core/store/exports.py writes
 
-``read_results_file`` never evaluates anything it reads: CSV cells are read as text; set literals of the reference
-layout are parsed with ``ast.literal_eval`` on bounded input (never eval), and only sets/lists/tuples of ints and
-strings are accepted; cells that look like spreadsheet formulas (``=cmd|' /C calc'!A0``, ``@SUM(...)``) are refused.
-Whatever is wrong raises ImportFileError with one line that says what (and where). The returned frame has the layout
-of our export (EXPORT_COLUMNS, one row per item); ``meta`` says which layout was found and what the reference
-file/folder names told us (members, operation, approach, phrasing, K, N, MA, MB, L, S …).
+Nothing read is ever evaluated: CSV cells are text; set literals of the reference layout are parsed with
+``ast.literal_eval`` on bounded input (never eval), and only sets/lists/tuples of ints and strings are accepted;
+integers must fit a 64-bit column. In CSV files (the spreadsheet format), cells a spreadsheet would run
+(``=cmd|' /C calc'!A0``, ``-2+3+cmd|' /C calc'!A0``, ``@SUM(...)``; core/files.py) are refused — except cells our CSV
+export neutralised (``'=…``), which read back as the original text; JSONL and Parquet hold data as written (a CSV
+export neutralises it again). Whatever is wrong raises ImportFileError with one line that says what (and where). ``meta`` says
+which layout was found and what the reference file/folder names told us (members, operation, approach, phrasing, K,
+N, MA, MB, L, S …).
 
-Import writes runs/items/calls/results in ONE transaction: an unreadable file leaves the DB unchanged. Imported
-responses get cache keys ``import:<run_id>:<idx>`` so they never answer a real model call from the cache.
+Memory stays bounded by a chunk of rows, whatever the file's size: the file is read as a stream (CSV and JSONL line
+by line, Parquet by row group), each chunk is checked, converted and staged in Parquet files beside the database,
+and the staged rows enter DuckDB in ONE short transaction at the end — an unreadable file leaves the DB unchanged and
+other processes wait for milliseconds, not for the parse. Imported responses get cache keys ``import:<run_id>:<idx>``
+so they never answer a real model call from the cache.
 """
 
 from __future__ import annotations
 
 import ast
-import csv
 import hashlib
-import io
 import json
 import math
-import os
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import duckdb
-import numpy as np
 import pandas as pd
 
 from core import store
-from core.errors import ImportFileError, UserError
-from core.files import check_output_path
+from core.errors import ImportFileError
+from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.backfill import fill_strict as _fill_strict
 from core.store.schema import FACTOR_COLUMNS
 from core.tasks.setops import aliases
 
-MAX_IMPORT_BYTES = 200 * 1024 * 1024
 MAX_LITERAL_CHARS = 100_000
-MAX_ROWS = 2_000_000
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+STORE_BATCH_ROWS = 20_000      # imported items per DuckDB transaction
+STORE_MEMORY_LIMIT = "256MB"   # DuckDB's memory while it stores them
 
 EXPORT_COLUMNS = (
     ["run_id", "idx", "config_id", "sample", "seed"] + FACTOR_COLUMNS
@@ -55,13 +57,10 @@ EXPORT_COLUMNS = (
 STRICT_COLUMNS = ("parsed_strict", "followed_strict", "correct_strict", "answer_len_strict", "made_up_strict")
 # stored as JSON text; CSV and Parquet keep the text, JSONL nests the value (like `generate`'s JSONL does)
 JSON_TEXT_COLUMNS = ("member_hypernyms", "set_a", "set_b", "truth", "parsed", "parsed_strict")
-_JSONL_NESTED = 'CASE WHEN json_valid("{c}") THEN CAST("{c}" AS JSON) ELSE to_json("{c}") END AS "{c}"'
 REFERENCE_COLUMNS = ("op_name", "prompt", "ground_truth", "result_obj", "llm_vs_gt", "set_A", "set_B")
 REFERENCE_OPTIONAL = ("context_length_in", "context_length_out", "log_context")
 STUDIO_REQUIRED = ("idx", "prompt", "correct")
-FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
-_FORMULA = re.compile(r"^\s*[=+\-@]\s*[A-Za-z_][A-Za-z0-9_.]*\s*[(|!]")
 _INT_COLS = {"idx", "sample", "seed", "size_a", "size_b", "length", "decile", "swap_count", "shots", "total",
              "count_large", "count_small", "count_asked", "truth_len", "answer_len", "made_up", "tokens_in",
              "tokens_out", "attempts", "answer_len_strict", "made_up_strict"}
@@ -80,188 +79,7 @@ _REFERENCE_PHRASINGS = aliases.aliases_of("phrasings")   # one table: core/tasks
 _REFERENCE_APPROACHES = aliases.aliases_of("approaches")
 
 
-# ------------------------------------------------------------------------------------------------------------ export
-
-
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def export_run(db_path, run: str, out_path: str | os.PathLike) -> tuple[str, int]:
-    """Write one row per item of ``run`` ('latest' or a run id) to CSV / Parquet / JSONL (by extension)."""
-    _check_output_path(out_path)
-    path = store.resolve_db_path(db_path)
-    if not path.exists() and not store.journal_dir(db_path).exists():
-        # reading must not leave an empty database behind (a mistyped --db would otherwise create one)
-        raise UserError(f"no runs yet: no database at {path} (run or import something first, or pass --db PATH)")
-    store.recover_journals(db_path)
-    with store.connect(db_path) as con:
-        run_id = store.resolve_run_id(con, run)
-    return run_id, export_view(db_path, out_path, run_ids=[run_id])
-
-
-def export_view(db_path, out_path: str | os.PathLike, *, run_ids: list[str] | None = None,
-                filters: dict[str, list] | None = None) -> int:
-    """Export a filtered view of v_results (R4): rows of ``run_ids`` whose column values are in ``filters``
-    (``{"operation": ["union"], "size_a": [2, 4]}``; columns must be export columns; values are SQL parameters).
-    Returns the number of rows written."""
-    out = _check_output_path(out_path)
-    fmt = FORMATS[out.suffix.lower()]
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    options = {"csv": "(FORMAT CSV, HEADER TRUE)", "parquet": "(FORMAT PARQUET)", "jsonl": "(FORMAT JSON)"}[fmt]
-    cols = ", ".join(_JSONL_NESTED.format(c=c) if fmt == "jsonl" and c in JSON_TEXT_COLUMNS else f'"{c}"'
-                     for c in EXPORT_COLUMNS)
-    where, params = [], []
-    if run_ids is not None:
-        where.append(f"run_id IN ({', '.join('?' * len(run_ids))})" if run_ids else "FALSE")
-        params += list(run_ids)
-    for col, values in (filters or {}).items():
-        if col not in EXPORT_COLUMNS:
-            raise UserError(f"cannot filter on {col!r}: not an export column")
-        values = list(values)
-        if not values:
-            where.append("FALSE")
-            continue
-        nulls = any(v is None for v in values)
-        values = [v for v in values if v is not None]
-        parts = [f'"{col}" IN ({", ".join("?" * len(values))})'] if values else []
-        if nulls:
-            parts.append(f'"{col}" IS NULL')
-        where.append("(" + " OR ".join(parts) + ")")
-        params += values
-    sql_where = ("WHERE " + " AND ".join(where)) if where else ""
-    try:   # fail on an unwritable place before querying (and with the OS's words, not DuckDB's)
-        open(tmp, "wb").close()
-    except OSError as exc:
-        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    try:
-        return _copy_export(db_path, out, tmp, cols, sql_where, params, options)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _copy_export(db_path, out: Path, tmp: Path, cols: str, sql_where: str, params: list, options: str) -> int:
-    with store.connect(db_path) as con:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _export AS SELECT {cols} FROM v_results {sql_where} "
-                    "ORDER BY run_id, idx", params)
-        n = con.execute("SELECT count(*) FROM _export").fetchall()[0][0]
-        try:
-            con.execute(f"COPY _export TO {_sql_literal(str(tmp))} {options}")
-            os.replace(tmp, out)
-        except (duckdb.Error, OSError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
-            raise UserError(f"cannot write {out}: {reason}") from None
-        finally:
-            con.execute("DROP TABLE IF EXISTS _export")
-    return int(n)
-
-
-def _check_output_path(out_path: str | os.PathLike) -> Path:
-    """The export target: a .csv/.parquet/.jsonl name in an existing directory (checked before any work)."""
-    return check_output_path(out_path, tuple(FORMATS), probe=False)
-
-
 # ------------------------------------------------------------------------------------------------------------ reading
-
-
-def _load_bytes(path_or_bytes, filename: str | None) -> tuple[bytes, str]:
-    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        data = bytes(path_or_bytes)
-        name = filename or "upload"
-    else:
-        p = Path(path_or_bytes)
-        name = filename or p.name
-        if not p.exists():
-            raise ImportFileError(f"{name}: file not found")
-        if p.is_dir():
-            raise ImportFileError(f"{name}: is a directory, not a file")
-        try:
-            size = p.stat().st_size
-            if size > MAX_IMPORT_BYTES:
-                raise ImportFileError(f"{name}: file is too large ({size / 1e6:.0f} MB; the limit is "
-                                      f"{MAX_IMPORT_BYTES // 1024 // 1024} MB)")
-            with open(p, "rb") as fh:          # bounded: a device or a growing file cannot exhaust memory
-                data = fh.read(MAX_IMPORT_BYTES + 1)
-        except OSError as exc:
-            raise ImportFileError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
-    if len(data) > MAX_IMPORT_BYTES:
-        raise ImportFileError(f"{name}: file is too large ({len(data) / 1e6:.0f} MB; the limit is "
-                              f"{MAX_IMPORT_BYTES // 1024 // 1024} MB)")
-    if not data.strip():
-        raise ImportFileError(f"{name}: file is empty")
-    return data, name
-
-
-def _text(data: bytes, name: str) -> str:
-    if b"\x00" in data[:65536]:
-        raise ImportFileError(f"{name}: looks like a binary file, not CSV/JSONL text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{name}: not UTF-8 text (invalid byte at offset {exc.start})") from None
-
-
-def _frame_from_bytes(data: bytes, name: str) -> pd.DataFrame:
-    suffix = PurePosixPath(name).suffix.lower()
-    fmt = FORMATS.get(suffix)
-    if fmt is None:
-        if data[:4] == b"PAR1":
-            fmt = "parquet"
-        else:
-            raise ImportFileError(f"{name}: unsupported file type {suffix or '(none)'}; "
-                                  "expected .csv, .parquet or .jsonl")
-    if fmt == "parquet":
-        if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
-            raise ImportFileError(f"{name}: not a Parquet file (missing PAR1 magic bytes)")
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(io.BytesIO(data))
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise ImportFileError(f"{name}: unreadable Parquet file ({str(exc).splitlines()[0][:200]})") from None
-        df = table.to_pandas()
-        df = df.astype(object).where(df.notna(), None)
-        return df
-    text = _text(data, name)
-    if fmt == "jsonl":
-        rows = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError:
-                raise ImportFileError(f"{name}: line {n} is not valid JSON") from None
-            if not isinstance(row, dict):
-                raise ImportFileError(f"{name}: line {n} is not a JSON object")
-            rows.append(row)
-            if len(rows) > MAX_ROWS:
-                raise ImportFileError(f"{name}: more than {MAX_ROWS} rows")
-        if not rows:
-            raise ImportFileError(f"{name}: file holds no rows")
-        df = pd.DataFrame(rows)
-        return df.astype(object).where(df.notna(), None)
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False,
-                         on_bad_lines="error", engine="python")
-    except pd.errors.EmptyDataError:
-        raise ImportFileError(f"{name}: file holds no CSV header") from None
-    except (pd.errors.ParserError, ValueError, csv.Error) as exc:
-        raise ImportFileError(f"{name}: not a readable CSV file ({str(exc).splitlines()[0][:200]})") from None
-    if len(df) > MAX_ROWS:
-        raise ImportFileError(f"{name}: more than {MAX_ROWS} rows")
-    return df.astype(object).where(df != "", None)
-
-
-def _check_formulas(df: pd.DataFrame, name: str) -> None:
-    for col in df.columns:
-        if _FORMULA.match(str(col)):
-            raise ImportFileError(f"{name}: column name {str(col)[:40]!r} looks like a spreadsheet formula; refused")
-        for pos, value in enumerate(df[col].tolist()):
-            if isinstance(value, str) and _FORMULA.match(value):
-                raise ImportFileError(
-                    f"{name}: row {pos + 1}, column {col!r} holds a spreadsheet formula ({value[:30]!r}…); "
-                    "formulas are never interpreted — refusing the file")
 
 
 def _literal_set(text: Any, name: str, row: int, col: str) -> list | None:
@@ -317,6 +135,12 @@ def _number(value, name: str, row: int, col: str, integer: bool):
         return None
     if isinstance(value, bool):
         raise ImportFileError(f"{name}: row {row}, column {col!r} is a boolean; expected a number")
+    if integer and (isinstance(value, int) or (isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value))):
+        v = int(value)   # exact (a float would round 2**63 + 1)
+        if not INT64[0] <= v <= INT64[1]:
+            raise ImportFileError(f"{name}: row {row}, column {col!r} is {str(value).strip()[:30]}, outside the "
+                                  "range of a 64-bit whole number")
+        return v
     try:
         f = float(value)
     except (TypeError, ValueError):
@@ -326,6 +150,9 @@ def _number(value, name: str, row: int, col: str, integer: bool):
     if integer:
         if not f.is_integer():
             raise ImportFileError(f"{name}: row {row}, column {col!r} is {value!r}; expected a whole number")
+        if not INT64[0] <= f < 2.0 ** 63:
+            raise ImportFileError(f"{name}: row {row}, column {col!r} is {str(value)[:30]}, outside the range of a "
+                                  "64-bit whole number")
         return int(f)
     return f
 
@@ -356,9 +183,10 @@ def reference_path_meta(filename: str) -> dict:
 
 def _int_or_none(v) -> int | None:
     try:
-        return int(v) if v is not None else None
+        i = int(v) if v is not None else None
     except (TypeError, ValueError):
         return None
+    return i if i is None or INT64[0] <= i <= INT64[1] else None
 
 
 def _float_or_none(v) -> float | None:
@@ -368,64 +196,59 @@ def _float_or_none(v) -> float | None:
         return None
 
 
-def _from_reference(df: pd.DataFrame, name: str, where: str) -> tuple[pd.DataFrame, dict]:
+
+def _reference_row(rec: dict, pos: int, name: str, meta: dict) -> dict:
     from core.tasks.base import stable_id
     from core.tasks.setops.scoring import reference_result, set_metrics, strict_from_reference
 
-    meta = reference_path_meta(where)
-    rows = []
-    for pos, rec in enumerate(df.to_dict("records")):
-        r = pos + 1
-        op_raw = str(rec.get("op_name") or "").strip().lower()
-        operation = _OPERATIONS.get(op_raw)
-        if operation is None:
-            raise ImportFileError(f"{name}: row {r}, column 'op_name' is {op_raw[:30]!r}; expected union, "
-                                  "intersection, difference or symmetric_difference")
-        set_a = _literal_set(rec.get("set_A"), name, r, "set_A")
-        set_b = _literal_set(rec.get("set_B"), name, r, "set_B")
-        truth = _literal_set(rec.get("ground_truth"), name, r, "ground_truth")
-        if set_a is None or set_b is None or truth is None:
-            raise ImportFileError(f"{name}: row {r} has {{-1}} in set_A, set_B or ground_truth")
-        answer = _literal_set(rec.get("result_obj"), name, r, "result_obj")
-        llm_vs_gt = _bool(rec.get("llm_vs_gt"), name, r, "llm_vs_gt")
-        members = meta.get("members") or ("numbers" if all(isinstance(m, int) for m in set_a + set_b) else "words")
-        metrics = set_metrics(truth, answer, set_a, set_b)
-        # strict = the reference's own parse and verdict; its made-up count compares with A and B as written
-        strict = strict_from_reference(rec.get("result_obj"), llm_vs_gt if llm_vs_gt is not None else
-                                       metrics["correct"],
-                                       reference_result(rec.get("set_A")) or set_a,
-                                       reference_result(rec.get("set_B")) or set_b)
-        factors = {
-            "operation": operation, "members": members,
-            "size_a": _int_or_none(meta.get("MA") or meta.get("M")) or len(set_a),
-            "size_b": _int_or_none(meta.get("MB") or meta.get("M")) or len(set_b),
-            "length": _int_or_none(meta.get("L")), "decile": _int_or_none(meta.get("Decile")),
-            "overlap": _float_or_none(meta.get("O")), "condition": meta.get("condition"),
-            "phrasing": _REFERENCE_PHRASINGS.get(meta.get("phrasing"), meta.get("phrasing")),
-            "approach": _REFERENCE_APPROACHES.get(meta.get("approach"), meta.get("approach")),
-            "shots": _int_or_none(meta.get("K")) or 0,
-        }
-        extra = {k: rec.get(k) for k in REFERENCE_OPTIONAL if rec.get(k) is not None}
-        extra.update({f"reference_{k}": meta[k] for k in ("phrasing", "approach")
-                      if meta.get(k) is not None and meta[k] != factors[k]})
-        extra["llm_vs_gt"] = llm_vs_gt
-        if meta.get("N") is not None:
-            extra["number_max"] = meta.get("N")
-        rows.append({
-            **factors,
-            "idx": pos, "sample": pos, "seed": _int_or_none(meta.get("S")),
-            "config_id": stable_id({"source": "setlexsem-reference", **factors, "N": meta.get("N")}),
-            "prompt": rec.get("prompt") or "", "truth": truth, "set_a": set_a, "set_b": set_b,
-            "response": None if rec.get("result_obj") is None else str(rec.get("result_obj")),
-            "parsed": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
-            "followed": answer is not None,
-            **metrics, "correct": bool(metrics["correct"]), **strict,
-            "tokens_in": _int_or_none(rec.get("context_length_in")),
-            "tokens_out": _int_or_none(rec.get("context_length_out")),
-            "extra_json": store.canonical_json(extra),
-        })
-    out = pd.DataFrame(rows)
-    return out, {"kind": "reference", "hyperparameters": meta}
+    r = pos + 1
+    op_raw = str(rec.get("op_name") or "").strip().lower()
+    operation = _OPERATIONS.get(op_raw)
+    if operation is None:
+        raise ImportFileError(f"{name}: row {r}, column 'op_name' is {op_raw[:30]!r}; expected union, "
+                              "intersection, difference or symmetric_difference")
+    set_a = _literal_set(rec.get("set_A"), name, r, "set_A")
+    set_b = _literal_set(rec.get("set_B"), name, r, "set_B")
+    truth = _literal_set(rec.get("ground_truth"), name, r, "ground_truth")
+    if set_a is None or set_b is None or truth is None:
+        raise ImportFileError(f"{name}: row {r} has {{-1}} in set_A, set_B or ground_truth")
+    answer = _literal_set(rec.get("result_obj"), name, r, "result_obj")
+    llm_vs_gt = _bool(rec.get("llm_vs_gt"), name, r, "llm_vs_gt")
+    members = meta.get("members") or ("numbers" if all(isinstance(m, int) for m in set_a + set_b) else "words")
+    metrics = set_metrics(truth, answer, set_a, set_b)
+    # strict = the reference's own parse and verdict; its made-up count compares with A and B as written
+    strict = strict_from_reference(rec.get("result_obj"), llm_vs_gt if llm_vs_gt is not None else metrics["correct"],
+                                   reference_result(rec.get("set_A")) or set_a,
+                                   reference_result(rec.get("set_B")) or set_b)
+    factors = {
+        "operation": operation, "members": members,
+        "size_a": _int_or_none(meta.get("MA") or meta.get("M")) or len(set_a),
+        "size_b": _int_or_none(meta.get("MB") or meta.get("M")) or len(set_b),
+        "length": _int_or_none(meta.get("L")), "decile": _int_or_none(meta.get("Decile")),
+        "overlap": _float_or_none(meta.get("O")), "condition": meta.get("condition"),
+        "phrasing": _REFERENCE_PHRASINGS.get(meta.get("phrasing"), meta.get("phrasing")),
+        "approach": _REFERENCE_APPROACHES.get(meta.get("approach"), meta.get("approach")),
+        "shots": _int_or_none(meta.get("K")) or 0,
+    }
+    extra = {k: rec.get(k) for k in REFERENCE_OPTIONAL if rec.get(k) is not None}
+    extra.update({f"reference_{k}": meta[k] for k in ("phrasing", "approach")
+                  if meta.get(k) is not None and meta[k] != factors[k]})
+    extra["llm_vs_gt"] = llm_vs_gt
+    if meta.get("N") is not None:
+        extra["number_max"] = meta.get("N")
+    return {
+        **factors,
+        "idx": pos, "sample": pos, "seed": _int_or_none(meta.get("S")),
+        "config_id": stable_id({"source": "setlexsem-reference", **factors, "N": meta.get("N")}),
+        "prompt": rec.get("prompt") or "", "truth": truth, "set_a": set_a, "set_b": set_b,
+        "response": None if rec.get("result_obj") is None else str(rec.get("result_obj")),
+        "parsed": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
+        "followed": answer is not None,
+        **metrics, "correct": bool(metrics["correct"]), **strict,
+        "tokens_in": _int_or_none(rec.get("context_length_in")),
+        "tokens_out": _int_or_none(rec.get("context_length_out")),
+        "extra_json": store.canonical_json(extra),
+    }
 
 
 def _json_list(value, name: str, row: int, col: str):
@@ -437,118 +260,128 @@ def _json_list(value, name: str, row: int, col: str):
         raise ImportFileError(f"{name}: row {row}, column {col!r} is not JSON: {str(value)[:30]!r}") from None
 
 
-def _from_studio(df: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict]:
-    rows = []
-    seen = set()
-    for pos, rec in enumerate(df.to_dict("records")):
-        r = pos + 1
-        row = {}
-        for col, value in rec.items():
-            if col in _INT_COLS:
-                value = _number(value, name, r, col, integer=True)
-            elif col in _FLOAT_COLS:
-                value = _number(value, name, r, col, integer=False)
-            elif col in _BOOL_COLS:
-                value = _bool(value, name, r, col)
-            elif col in ("truth", "set_a", "set_b", "member_hypernyms"):
-                value = _json_list(value, name, r, col)
-            elif col in ("parsed", "parsed_strict") and value is not None and not isinstance(value, str):  # JSONL
-                value = json.dumps(value, ensure_ascii=False)
-            elif value is not None and not isinstance(value, str):
-                value = value if isinstance(value, (int, float)) else str(value)
-            row[col] = value
-        if row.get("idx") is None:
-            raise ImportFileError(f"{name}: row {r}, column 'idx' is empty")
-        if row["idx"] in seen:
-            raise ImportFileError(f"{name}: row {r} repeats idx {row['idx']}")
-        seen.add(row["idx"])
-        if not isinstance(row.get("prompt"), str):
-            raise ImportFileError(f"{name}: row {r}, column 'prompt' is empty")
-        _fill_strict(row)
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    models = sorted({str(m) for m in out.get("model", pd.Series(dtype=object)).dropna()})
-    tasks = sorted({str(t) for t in out.get("task", pd.Series(dtype=object)).dropna()})
-    return out, {"kind": "studio", "models": models, "tasks": tasks}
+
+def _studio_row(rec: dict, pos: int, name: str, seen: set) -> dict:
+    r = pos + 1
+    row = {}
+    for col, value in rec.items():
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        if col in _INT_COLS:
+            value = _number(value, name, r, col, integer=True)
+        elif col in _FLOAT_COLS:
+            value = _number(value, name, r, col, integer=False)
+        elif col in _BOOL_COLS:
+            value = _bool(value, name, r, col)
+        elif col in ("truth", "set_a", "set_b", "member_hypernyms"):
+            value = _json_list(value, name, r, col)
+        elif col in ("parsed", "parsed_strict") and value is not None and not isinstance(value, str):  # JSONL
+            value = json.dumps(value, ensure_ascii=False)
+        elif value is not None and not isinstance(value, str):
+            value = value if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+            if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
+                value = str(value)
+        row[col] = value
+    if row.get("idx") is None:
+        raise ImportFileError(f"{name}: row {r}, column 'idx' is empty")
+    if row["idx"] in seen:
+        raise ImportFileError(f"{name}: row {r} repeats idx {row['idx']}")
+    seen.add(row["idx"])
+    if not isinstance(row.get("prompt"), str):
+        raise ImportFileError(f"{name}: row {r}, column 'prompt' is empty")
+    _fill_strict(row)
+    return row
+
+
+def _row_digest(row: dict) -> int:
+    """One row's share of a file's content digest: over what identifies an answer (item index, prompt, raw
+    response, correctness, model), as parsed — so CSV, Parquet and JSONL of the same results agree."""
+    def cell(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        return v if isinstance(v, bool) else str(v)
+
+    key = [row.get("idx")] + [cell(row.get(c)) for c in ("prompt", "response", "correct", "model")]
+    return int.from_bytes(hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).digest(),
+                          "big")
+
+
+def _layout(columns: set[str], name: str) -> str:
+    if set(REFERENCE_COLUMNS) <= columns:
+        return "reference"
+    if set(STUDIO_REQUIRED) <= columns:
+        return "studio"
+    missing_ref = [c for c in REFERENCE_COLUMNS if c not in columns]
+    missing_ours = [c for c in STUDIO_REQUIRED if c not in columns]
+    shown = ", ".join(sorted(columns)[:8]) + (" …" if len(columns) > 8 else "")
+    raise ImportFileError(
+        f"{name}: unrecognised columns ({shown}); a SetLexSem reference CSV needs "
+        f"{', '.join(missing_ref)}; a SetLexSem Studio export needs {', '.join(missing_ours)}")
+
+
+def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
+    """Chunks of rows in our export layout, and the meta dict (filled in as the chunks are read: kind,
+    hyperparameters, models, tasks, rows)."""
+    meta: dict[str, Any] = {"filename": src.name, "rows": 0}
+    chunks = raw_chunks(src)
+
+    def gen() -> Iterator[list[dict]]:
+        seen: set = set()
+        digest = 0
+        kind = None
+        models, tasks = set(), set()
+        for chunk in chunks:
+            if kind is None:
+                kind = _layout({c for row in chunk for c in row}, src.name)
+                meta["kind"] = kind
+                if kind == "reference":
+                    meta["hyperparameters"] = reference_path_meta(src.where)
+            start = meta["rows"]
+            if kind == "reference":
+                out = [_reference_row(rec, start + i, src.name, meta["hyperparameters"]) for i, rec in enumerate(chunk)]
+            else:
+                out = [_studio_row(rec, start + i, src.name, seen) for i, rec in enumerate(chunk)]
+                models.update(str(r["model"]) for r in out if r.get("model") is not None)
+                tasks.update(str(r["task"]) for r in out if r.get("task") is not None)
+                meta["models"], meta["tasks"] = sorted(models), sorted(tasks)
+            meta["rows"] += len(out)
+            digest = (digest + sum(_row_digest(r) for r in out)) % (1 << 256)   # order-independent
+            yield out
+        if kind is None:
+            raise ImportFileError(f"{src.name}: file holds no rows")
+        meta["sha256"] = src.sha256
+        meta["content_sha256"] = f"{digest:064x}"
+
+    return gen(), meta
 
 
 def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.DataFrame, dict]:
-    """Read an uploaded/imported result file into our export layout. Raises ImportFileError with a clear message."""
-    data, name = _load_bytes(path_or_bytes, filename)
-    # hyperparameters live in the folder names too: use the full path when we have one
-    where = filename or (str(path_or_bytes) if not isinstance(path_or_bytes, (bytes, bytearray, memoryview))
-                         else name)
-    df = _frame_from_bytes(data, name)
-    if df.shape[1] == 0 or len(df) == 0:
-        raise ImportFileError(f"{name}: file holds no rows")
-    df.columns = [str(c).strip() for c in df.columns]
-    _check_formulas(df, name)
-    cols = set(df.columns)
-    if set(REFERENCE_COLUMNS) <= cols:
-        out, meta = _from_reference(df, name, where)
-    elif set(STUDIO_REQUIRED) <= cols:
-        out, meta = _from_studio(df, name)
-    else:
-        missing_ref = [c for c in REFERENCE_COLUMNS if c not in cols]
-        missing_ours = [c for c in STUDIO_REQUIRED if c not in cols]
-        shown = ", ".join(sorted(cols)[:8]) + (" …" if len(cols) > 8 else "")
-        raise ImportFileError(
-            f"{name}: unrecognised columns ({shown}); a SetLexSem reference CSV needs "
-            f"{', '.join(missing_ref)}; a SetLexSem Studio export needs {', '.join(missing_ours)}")
+    """Read a result file into our export layout, in memory (tests, small files). Raises ImportFileError."""
+    src = Source(path_or_bytes, filename)
+    try:
+        chunks, meta = _rows(src)
+        rows = [row for chunk in chunks for row in chunk]
+    finally:
+        src.close()
+    out = pd.DataFrame(rows)
     for col in EXPORT_COLUMNS:
         if col not in out.columns:
             out[col] = None
     extra_cols = [c for c in out.columns if c not in EXPORT_COLUMNS]
-    out = out[EXPORT_COLUMNS + extra_cols]
-    meta.update({"filename": name, "rows": int(len(out)), "sha256": hashlib.sha256(data).hexdigest()})
-    return out, meta
+    return out[EXPORT_COLUMNS + extra_cols], meta
 
 
 # ------------------------------------------------------------------------------------------------------------ import
 
 
-def content_digest(df: pd.DataFrame) -> str:
-    """A fingerprint of a result file's rows that does not depend on the file format: the same results saved as
-    CSV, Parquet or JSONL (or re-saved by a spreadsheet) give the same digest. Over what identifies an answer: item
-    index, prompt, raw response, correctness and model."""
-    def cell(v):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return None
-        if isinstance(v, (bool, np.bool_)):
-            return bool(v)
-        return str(v)
-
-    cols = [c for c in ("idx", "prompt", "response", "correct", "model") if c in df.columns]
-    rows = sorted(([cell(r[c]) if c != "idx" else int(r[c]) for c in cols] for r in df.to_dict("records")),
-                  key=lambda r: r[0])
-    return hashlib.sha256(json.dumps([cols, rows], ensure_ascii=False).encode("utf-8")).hexdigest()
+_RESULT_KEYS = ("parsed", "followed", "correct", "jaccard", "precision", "recall", "truth_len", "answer_len",
+                "made_up", "empty_truth", "pred", "correct_gqg", "error", "attempts", *STRICT_COLUMNS)
 
 
-def _existing_import(con, run_id: str, meta: dict) -> str | None:
-    """The run already holding these results: same run id (same rows), same rows in another format, or the same
-    bytes imported before runs were keyed by their rows."""
-    row = con.execute(
-        "SELECT run_id FROM runs WHERE run_id = ? OR (coalesce(source, '') LIKE 'import%' AND ("
-        "json_extract_string(run_json, '$.meta.content_sha256') = ? OR json_extract_string(run_json, '$.meta.sha256') "
-        "= ?)) ORDER BY created_at LIMIT 1", [run_id, meta["content_sha256"], meta["sha256"]]).fetchall()
-    return row[0][0] if row else None
-
-
-def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
-                   ) -> tuple[str, int]:
-    """Store a result file as a run (source 'import:<file name>'). Returns (run id, rows stored). The same results
-    imported again — the same bytes, or the same rows in another format (CSV / Parquet / JSONL) — are not stored
-    twice: the run that holds them is returned with 0 rows (``find_import`` tells a page which run that is)."""
-    df, meta = read_results_file(path_or_bytes, filename)
-    meta["content_sha256"] = content_digest(df)
-    run_id = f"import-{meta['content_sha256'][:12]}"
-    task = "setops" if meta["kind"] == "reference" else ((meta.get("tasks") or ["setops"])[0])
-    model = "reference-csv" if meta["kind"] == "reference" else ((meta.get("models") or ["unknown"])[0])
-    records = df.to_dict("records")
+def _split(rows: list[dict], run_id: str, at, kind: str) -> tuple[list[dict], list[dict], list[dict]]:
+    """Rows of the export layout → (items, calls, results) rows of the store."""
     items, calls, results = [], [], []
-    at = store.now_utc()
-    for rec in records:
-        rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
+    for rec in rows:
         idx = int(rec["idx"])
         item = {k: rec.get(k) for k in ["idx", "config_id", "sample", "seed", "prompt", "truth"] + FACTOR_COLUMNS}
         if rec.get("extra_json"):
@@ -556,37 +389,165 @@ def import_results(db_path, path_or_bytes, filename: str | None = None, name: st
                 extra = json.loads(rec["extra_json"]) if isinstance(rec["extra_json"], str) else rec["extra_json"]
                 if isinstance(extra, dict):
                     item.update({k: v for k, v in extra.items() if k not in item})
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         items.append(item)
         key = f"import:{run_id}:{idx}"
         answered = rec.get("error") is None and (rec.get("response") is not None or rec.get("correct") is not None)
         if rec.get("response") is not None:
+            model = "reference-csv" if kind == "reference" else str(rec.get("model") or "unknown")
             calls.append({"cache_key": key, "model": model, "response": rec.get("response"),
                           "latency_ms": rec.get("latency_ms"), "tokens_in": rec.get("tokens_in"),
                           "tokens_out": rec.get("tokens_out"), "cost_usd": rec.get("cost_usd"), "error": None,
                           "attempts": rec.get("attempts"), "at": at, "draw": 0})
         if answered or rec.get("error") is not None:
-            results.append({k: rec.get(k) for k in ("parsed", "followed", "correct", "jaccard", "precision", "recall",
-                                                     "truth_len", "answer_len", "made_up", "empty_truth", "pred",
-                                                     "correct_gqg", "error", "attempts", *STRICT_COLUMNS)}
+            results.append({k: rec.get(k) for k in _RESULT_KEYS}
                            | {"run_id": run_id, "idx": idx, "cache_key": key if rec.get("response") is not None
                               else None, "cached": False, "at": at})
+    return items, calls, results
+
+
+class _Staging:
+    """Parquet files in a temporary folder beside the database, appended chunk by chunk, in parts of about
+    STORE_BATCH_ROWS items (each part enters DuckDB in its own short transaction)."""
+
+    def __init__(self, db_path):
+        self.dir = Path(tempfile.mkdtemp(prefix=".import-", dir=store.resolve_db_path(db_path).parent))
+        self.writers: dict[str, Any] = {}
+        self.parts: list[dict[str, str]] = [{}]
+        self.rows_in_part = 0
+
+    def append(self, tables: dict) -> None:
+        import pyarrow.parquet as pq
+
+        for table_name, table in tables.items():
+            if table.num_rows == 0:
+                continue
+            writer = self.writers.get(table_name)
+            if writer is None:
+                path = self.dir / f"{table_name}-{len(self.parts):05d}.parquet"
+                writer = self.writers[table_name] = pq.ParquetWriter(path, table.schema)
+                self.parts[-1][table_name] = str(path)
+            writer.write_table(table)
+        self.rows_in_part += tables["items"].num_rows
+        if self.rows_in_part >= STORE_BATCH_ROWS:
+            self._close_part()
+
+    def _close_part(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+        self.writers = {}
+        self.parts.append({})
+        self.rows_in_part = 0
+
+    def finish(self) -> list[dict[str, str]]:
+        self._close_part()
+        return [p for p in self.parts if p]
+
+    def remove(self) -> None:
+        for writer in self.writers.values():
+            try:
+                writer.close()
+            except Exception:   # closing a half-written part we are about to delete
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
+                   ) -> tuple[str, int]:
+    """Store a result file as a run (source 'import:<file name>'), streamed (see the module docstring).
+    Re-importing the same bytes returns its run with 0 new rows."""
+    from core.store.rows import item_table, redact_rows, rows_table
+    from core.store.schema import CALL_COLUMNS, RESULT_COLUMNS
+
+    src = Source(path_or_bytes, filename)
+    try:
+        run_id = f"import-{src.sha256[:12]}"
+        with store.connect(db_path) as con:
+            if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
+                return run_id, 0
+        chunks, meta = _rows(src)
+        staging = _Staging(db_path)
+        try:
+            at = store.now_utc()
+            n_items = 0
+            for rows in chunks:
+                items, calls, results = _split(rows, run_id, at, meta["kind"])
+                staging.append({"items": item_table(run_id, items),
+                                "calls": rows_table(redact_rows(calls), CALL_COLUMNS),
+                                "results": rows_table(redact_rows(results), RESULT_COLUMNS)})
+                n_items += len(items)
+            stored_as = _store_import(db_path, run_id, meta, name, n_items, at, staging.finish())
+            if stored_as != run_id:   # the same results in another format: the run holding them
+                return stored_as, 0
+        finally:
+            staging.remove()
+    finally:
+        src.close()
+    return run_id, n_items
+
+
+def _existing_import(con, run_id: str, meta: dict) -> str | None:
+    """The run already holding these results: same run id (same bytes), or the same rows in another format
+    (CSV / Parquet / JSONL, detected by their content digest)."""
+    row = con.execute(
+        "SELECT run_id FROM runs WHERE run_id = ? OR (coalesce(source, '') LIKE 'import%' AND "
+        "json_extract_string(run_json, '$.meta.content_sha256') = ?) ORDER BY created_at LIMIT 1",
+        [run_id, meta["content_sha256"]]).fetchall()
+    return row[0][0] if row else None
+
+
+def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: int, at, parts: list[dict]) -> str:
+    """The staged rows, part by part (a transaction each: DuckDB holds a transaction's new rows in memory), then the
+    run's record — only that makes the run visible (v_results joins runs). The whole file was read and checked
+    before, so nothing here depends on its content; if writing fails, the rows written so far are removed again
+    (a kill -9 in between leaves them invisible, and importing the file again completes them)."""
+    from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
+
+    columns = {"items": ITEM_COLUMNS, "calls": CALL_COLUMNS, "results": RESULT_COLUMNS}
+    task = "setops" if meta["kind"] == "reference" else ((meta.get("tasks") or ["setops"])[0])
+    model = "reference-csv" if meta["kind"] == "reference" else ((meta.get("models") or ["unknown"])[0])
     config = {"task": task, "imported_from": meta["filename"], "kind": meta["kind"],
               "hyperparameters": meta.get("hyperparameters")}
-    with store.connect(db_path) as con, store.transaction(con):
+    with store.connect(db_path) as con:
         existing = _existing_import(con, run_id, meta)
-        if existing is not None:
-            return existing, 0
-        con.execute(
-            """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, finished_at, task, name, config_json,
-               run_json, model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,
-               schema_version) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 'imported', ?, 0, 0, 0, 0, ?, ?)""",
-            [run_id, run_id, at, at, at, task, name or f"{meta['filename']} ({meta['kind']})",
-             store.canonical_json(config), store.canonical_json({**config, "meta": {k: v for k, v in meta.items()
-                                                                                     if k != "hyperparameters"}}),
-             model, len(items), f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])
-        store.insert_items(con, run_id, items)
-        store.write_calls_results(con, calls, results)
-        store.refresh_run_counts(con, run_id)
-    return run_id, len(items)
+    if existing is not None:
+        return existing
+    try:
+        for files in parts:
+            with store.connect(db_path) as con:
+                # DuckDB keeps what it wrote cached up to its memory limit (80 % of RAM by default): bounded here
+                limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+                con.execute(f"SET memory_limit = '{STORE_MEMORY_LIMIT}'")
+                try:
+                    with store.transaction(con):
+                        for table, path in files.items():
+                            names = ", ".join(f'"{n}"' for n, _ in columns[table])
+                            con.execute(f"INSERT OR IGNORE INTO {table} ({names}) "
+                                        f"SELECT {names} FROM read_parquet(?)", [path])
+                finally:
+                    con.execute("SET memory_limit = ?", [limit])
+        with store.connect(db_path) as con, store.transaction(con):
+            if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
+                return run_id    # imported by another process meanwhile
+            con.execute(
+                """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, finished_at, task, name,
+                   config_json, run_json, model, base_url, params_json, status, n_items, n_done, n_failed, n_cached,
+                   cost_usd, source, schema_version)
+                   VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 'imported', ?, 0, 0, 0, 0, ?, ?)""",
+                [run_id, run_id, at, at, at, task, name or f"{meta['filename']} ({meta['kind']})",
+                 store.canonical_json(config), store.canonical_json({**config, "meta": {
+                     k: v for k, v in meta.items() if k != "hyperparameters"}}),
+                 model, n_items, f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])
+            store.refresh_run_counts(con, run_id)
+    except BaseException:
+        try:
+            with store.connect(db_path) as con, store.transaction(con):
+                if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
+                    for table in ("items", "results"):
+                        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+                    con.execute("DELETE FROM calls WHERE starts_with(cache_key, ?)", [f"import:{run_id}:"])
+        except Exception:   # the first error is the one to report
+            pass
+        raise
+    return run_id

@@ -7,12 +7,18 @@ whose process is gone (kill -9, power loss) is merged by ``recover()``; a torn l
 ignored — that call was never reported, so it is simply made again. Merging is idempotent, so a crash between the DuckDB commit and the
 file deletion only causes a harmless second merge.
 
+A complete line that is not a record this code can merge (garbled by a disk fault, edited by hand, written by some
+other program) is set aside — appended to ``<db>.journal/quarantine/<journal>.bad`` with a warning — and recovery
+goes on with the next line: one bad line never blocks the database (issue 13). ``quarantined(db_path)`` lists those
+files.
+
 Journals hold prompts' hashes, responses and scores — never API keys (the runner never sees them as data).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import socket
@@ -21,6 +27,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+log = logging.getLogger("core.store")
 _ACTIVE: set[str] = set()        # journal paths owned by live Journal objects of this process
 _ACTIVE_LOCK = threading.Lock()
 _NAME = re.compile(r"^(?P<run>.+)\.(?P<pid>\d+)\.(?P<ns>\d+)\.jsonl$")
@@ -103,20 +110,93 @@ def _default(obj):
     return str(obj)
 
 
-def read_records(path: Path) -> list[dict]:
-    """All complete records of a journal; stops at the first torn/corrupt line (the crash point)."""
+def read_records(path: Path, bad: list[tuple[int, bytes, str]] | None = None) -> list[dict]:
+    """All complete, mergeable records of a journal (a torn last line — the crash point — is left out). Lines that
+    are complete but not mergeable are appended to ``bad`` as (line number, bytes, why) when a list is given."""
     out = []
     with open(path, "rb") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, start=1):
             if not line.endswith(b"\n"):
                 break
+            why = None
             try:
                 rec = json.loads(line)
-            except ValueError:
-                break
-            if isinstance(rec, dict):
+            except (ValueError, RecursionError):
+                rec, why = None, "not JSON"
+            if why is None:
+                why = record_problem(rec)
+            if why is None:
                 out.append(rec)
+            elif bad is not None:
+                bad.append((number, line, why))
     return out
+
+
+def record_problem(rec) -> str | None:
+    """Why ``rec`` cannot be merged, or None. Checked with the very conversions the merge uses."""
+    from core.store.rows import rows_table
+    from core.store.schema import CALL_COLUMNS, RESULT_COLUMNS
+
+    if not isinstance(rec, dict):
+        return "not a record"
+    calls, results = rec.get("calls") or [], rec.get("results") or []
+    if not isinstance(calls, list) or not isinstance(results, list):
+        return "calls/results are not lists"
+    if not all(isinstance(c, dict) and isinstance(c.get("cache_key"), str) for c in calls):
+        return "a call without a cache key"
+    for r in results:
+        if not isinstance(r, dict) or not isinstance(r.get("run_id"), str):
+            return "a result without a run id"
+        idx = r.get("idx")
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 2 ** 63:
+            return "a result without a valid idx"
+    try:
+        rows_table(_with_times([dict(c) for c in calls]), CALL_COLUMNS)
+        rows_table(_with_times([dict(r) for r in results]), RESULT_COLUMNS)
+    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
+        return f"values of the wrong type ({type(exc).__name__})"
+    except Exception as exc:   # pyarrow's conversion errors (ArrowInvalid, ArrowTypeError …)
+        return f"values of the wrong type ({type(exc).__name__})"
+    return None
+
+
+def _with_times(rows: list[dict]) -> list[dict]:
+    for row in rows:
+        at = row.get("at")
+        if isinstance(at, str):
+            try:
+                row["at"] = datetime.fromisoformat(at)
+            except ValueError:
+                row["at"] = None
+        elif at is not None and not isinstance(at, datetime):
+            row["at"] = None
+    return rows
+
+
+def quarantine_dir(db_path=None) -> Path:
+    from core.store.db import journal_dir
+
+    return journal_dir(db_path) / "quarantine"
+
+
+def quarantined(db_path=None) -> list[Path]:
+    """Files holding journal lines that were set aside."""
+    folder = quarantine_dir(db_path)
+    return sorted(folder.glob("*.bad")) if folder.is_dir() else []
+
+
+def _quarantine(db_path, journal: Path, bad: list[tuple[int, bytes, str]]) -> None:
+    folder = quarantine_dir(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / (journal.name + ".bad")
+    with open(target, "ab") as fh:
+        for _, line, _ in bad:
+            fh.write(line if line.endswith(b"\n") else line + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    lines = ", ".join(str(n) for n, _, _ in bad[:5]) + (" …" if len(bad) > 5 else "")
+    log.warning("warning: journal %s: %d damaged line(s) (line %s: %s) set aside in %s; the rest was recovered",
+                journal.name, len(bad), lines, bad[0][2], target)
 
 
 def merge_records(con, records: list[dict]) -> set[str]:
@@ -127,13 +207,7 @@ def merge_records(con, records: list[dict]) -> set[str]:
     for rec in records:
         calls.extend(rec.get("calls") or [])
         results.extend(rec.get("results") or [])
-    for row in calls + results:
-        at = row.get("at")
-        if isinstance(at, str):
-            try:
-                row["at"] = datetime.fromisoformat(at)
-            except ValueError:
-                row["at"] = None
+    _with_times(calls + results)
     write_calls_results(con, calls, results)
     return {r["run_id"] for r in results}
 
@@ -180,10 +254,13 @@ def recover_into(con, db_path=None) -> tuple[int, list[Path]]:
     touched: set[str] = set()
     merged_paths: list[Path] = []
     for path in orphans:
+        bad: list[tuple[int, bytes, str]] = []
         try:
-            records = read_records(path)
+            records = read_records(path, bad)
         except FileNotFoundError:
             continue  # another process recovered it meanwhile
+        if bad:
+            _quarantine(db_path, path, bad)
         touched |= merge_records(con, records)
         merged += len(records)
         merged_paths.append(path)

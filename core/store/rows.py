@@ -8,6 +8,7 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
+from core.redaction import redact
 from core.store.cache import canonical_json
 from core.store.db import now_utc
 from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
@@ -122,10 +123,25 @@ def insert_items(con, run_id: str, items: Iterable[dict]) -> int:
     return table.num_rows
 
 
+def redact_rows(rows: list[dict]) -> list[dict]:
+    """Rows with their free text (error reasons, replies) cleared of any trace of a known key (core.redaction)."""
+    out = []
+    for r in rows:
+        if r.get("error") is not None or r.get("response") is not None:
+            r = dict(r)
+            if isinstance(r.get("error"), str):
+                r["error"] = redact(r["error"])
+            if isinstance(r.get("response"), str):
+                r["response"] = redact(r["response"], keylike=False)
+        out.append(r)
+    return out
+
+
 def write_calls_results(con, calls: list[dict], results: list[dict]) -> None:
-    """Upsert successful calls and results (idempotent; a success is never replaced by an error)."""
-    calls = _dedupe([c for c in calls if c.get("error") is None], key=lambda c: c["cache_key"])
-    results = _dedupe(results, key=lambda r: (r["run_id"], int(r["idx"])))
+    """Upsert successful calls and results (idempotent; a success is never replaced by an error). Error reasons and
+    replies are redacted on the way in: nothing the store holds carries a known key."""
+    calls = redact_rows(_dedupe([c for c in calls if c.get("error") is None], key=lambda c: c["cache_key"]))
+    results = redact_rows(_dedupe(results, key=lambda r: (r["run_id"], int(r["idx"]))))
     if calls:
         con.register("_calls_in", rows_table(calls, CALL_COLUMNS))
         try:

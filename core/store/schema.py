@@ -11,11 +11,17 @@ afterwards. Numbers are owned by issues and may land out of order (a file that h
 so every migration must be safe on a file written by any earlier code. A version whose new columns must be filled
 for rows already stored names a function in ``backfill.BACKFILLS`` (run right after its statements, in the same
 transaction: a failure leaves the file at the previous version).
+
+Before migrating a file that already holds data, a copy of it is exported next to it
+(``<db>.backups/before-v<N>-<time>/``, DuckDB ``EXPORT DATABASE``; ``python -m core restore DIR`` brings it back).
 """
 
 from __future__ import annotations
 
+import shutil
 import threading
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -98,6 +104,10 @@ BATCH_REQUEST_COLUMNS = [
     ("batch_id", S), ("custom_id", S), ("run_id", S), ("idx", I), ("cache_key", S), ("outcome", S), ("error", S),
     ("retired", B),
 ]
+# Claims (schema version 4): a run that is about to send a call claims its cache key first, so an identical run in
+# another process waits for that answer (from the cache) instead of paying for it again. A claim is kept until the
+# answer is merged into DuckDB; it lapses when its owner process is gone or after ``lease_s`` seconds.
+CLAIM_COLUMNS = [("cache_key", S), ("owner", S), ("run_id", S), ("claimed_at", TS), ("lease_s", F)]
 
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, [
@@ -117,6 +127,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         f"CREATE TABLE IF NOT EXISTS batches (\n  {_cols(BATCH_COLUMNS)},\n  PRIMARY KEY (batch_id))",
         f"CREATE TABLE IF NOT EXISTS batch_requests (\n  {_cols(BATCH_REQUEST_COLUMNS)},\n  "
         "PRIMARY KEY (batch_id, run_id, idx))",
+    ]),
+    (4, [   # issue 13: claims of calls in flight (a new table only: safe on any earlier file)
+        f"CREATE TABLE IF NOT EXISTS claims (\n  {_cols(CLAIM_COLUMNS)},\n  PRIMARY KEY (cache_key))",
     ]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
@@ -147,11 +160,13 @@ _ALL_VERSIONS = {number for number, _ in MIGRATIONS}
 def ensure_schema(con, path=None) -> int:
     """Bring the open database to SCHEMA_VERSION (no-op when current). Returns the version. ``path`` (the file, as
     ``connect`` knows it) lets the check that the results view is this code's run once per file and process."""
+    import duckdb
+
     try:
         version, count = con.execute(
             "SELECT max(version), count(DISTINCT version) FROM schema_version").fetchall()[0]
         version, count = int(version or 0), int(count or 0)
-    except Exception:
+    except duckdb.CatalogException:   # a new file: no version table yet
         version, count = -1, -1
     if version == SCHEMA_VERSION and count >= len(_ALL_VERSIONS):
         if path is not None and str(path) not in _VIEW_CURRENT:
@@ -186,6 +201,10 @@ def _refresh_view(con, where: str) -> None:
 
 
 def _migrate(con) -> int:
+    applied = applied_versions(con)
+    missing = [number for number, _ in MIGRATIONS if number not in applied]
+    if missing and applied:   # a file with data in an older layout: keep a copy of it first
+        backup_before_migration(con, missing[-1])
     con.execute("BEGIN TRANSACTION")
     try:
         applied = applied_versions(con)
@@ -203,3 +222,39 @@ def _migrate(con) -> int:
         con.execute("ROLLBACK")
         raise
     return SCHEMA_VERSION
+
+
+def database_file(con) -> Path | None:
+    """The file behind an open connection (None in memory)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    return Path(row[0][0]) if row and row[0][0] else None
+
+
+def backups_dir(db_file: Path) -> Path:
+    return db_file.with_name(db_file.name + ".backups")
+
+
+def backup_before_migration(con, to_version: int) -> Path | None:
+    """EXPORT DATABASE into ``<db>.backups/before-v<N>-<time>/`` (the caller holds the file: nobody writes to it)."""
+    db_file = database_file(con)
+    if db_file is None:
+        return None
+    when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    target = backups_dir(db_file) / f"before-v{to_version}-{when}"
+    partial = target.with_name(target.name + ".partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con.execute(f"EXPORT DATABASE '{_quote(str(partial))}' (FORMAT PARQUET)")
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)   # no half backup that looks like a whole one
+        try:
+            partial.parent.rmdir()                   # nor an empty backups folder
+        except OSError:
+            pass
+        raise
+    partial.rename(target)
+    return target
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")

@@ -24,6 +24,9 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 * **Scoring**: ``scoring_switch()`` is the one "Strict / Lenient" switch of a page that shows set-operation accuracy
   (kept in the URL as ``scoring``); pass its value as ``scoring=`` to the core.analysis calls.
 * **Errors**: ``user_errors()`` context manager shows ``UserError`` (and DuckDB busy) as one st.error line.
+* **User text in Markdown**: wrap anything a user or a file supplied (imported cells, model names, run names, URL
+  parameters, error messages quoting them) in ``md(text)`` or ``md_code(text)`` before st.markdown / st.error /
+  st.info / st.caption / st.toast — they all render Markdown.
 """
 
 from pages._ui.db import (cached_analysis, db_path, db_token, df_download, run_batches, run_label,  # noqa: F401
@@ -34,6 +37,7 @@ from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mod
 from pages._ui.pickers import (current_scoring, run_picker, scoring_switch, select_runs,  # noqa: F401
                                slice_filters, warn_unknown_runs)
 from pages._ui.progress import report_download, run_progress, start_run, with_live_status  # noqa: F401
+from pages._ui.text import md, md_code  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 
 _leave_pages_directory_mode()

@@ -13,6 +13,8 @@ import streamlit as st
 
 from core import analysis, store
 from core.errors import UserError
+from core.files import neutralise
+from pages._ui.text import md
 
 # ------------------------------------------------------------------------------------------------------ database
 
@@ -39,7 +41,7 @@ def user_errors(prefix: str = "") -> Iterator[None]:
     try:
         yield
     except UserError as exc:
-        st.error(f"{prefix}{exc}")
+        st.error(f"{prefix}{md(exc)}")
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=600)
@@ -52,11 +54,20 @@ def _cached(name: str, db: str, token: str, run_ids: tuple | None, kwargs_json: 
         return getattr(analysis, name)(con, list(run_ids) if run_ids is not None else None, **kwargs)
 
 
+def stop_on_damage(exc: store.DatabaseDamaged) -> None:
+    """A damaged database file: one st.error saying which file and what to do, and the page stops there."""
+    st.error(md(exc))
+    st.stop()
+
+
 def cached_analysis(name: str, run_ids: Sequence[str] | None, **kwargs):
     """core.analysis.<name>(con, run_ids, **kwargs), cached on (DB change token, runs, arguments)."""
     db = db_path()
     key = json.dumps(kwargs, sort_keys=True, default=str)
-    return _cached(name, db, db_token(db), tuple(run_ids) if run_ids is not None else None, key)
+    try:
+        return _cached(name, db, db_token(db), tuple(run_ids) if run_ids is not None else None, key)
+    except store.DatabaseDamaged as exc:
+        stop_on_damage(exc)
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)
@@ -65,9 +76,16 @@ def _runs(db: str, token: str) -> pd.DataFrame:
 
 
 def runs_df() -> pd.DataFrame:
-    """All runs (newest first), cached on the DB token."""
+    """All runs (newest first), cached on the DB token. A database that cannot be read (damaged, or held by
+    another process for too long) is one st.error and the page stops."""
     db = db_path()
-    return _runs(db, db_token(db))
+    try:
+        return _runs(db, db_token(db))
+    except store.DatabaseDamaged as exc:
+        stop_on_damage(exc)
+    except UserError as exc:
+        st.error(md(exc))
+        st.stop()
 
 
 def run_label(row: Any) -> str:
@@ -87,8 +105,8 @@ def df_download(df: pd.DataFrame, fmt: str) -> bytes:
     """A DataFrame as CSV / Parquet / JSONL bytes (for st.download_button)."""
     import io
 
-    if fmt == "csv":
-        return df.to_csv(index=False).encode("utf-8")
+    if fmt == "csv":   # text cells a spreadsheet would run are neutralised (core.files)
+        return df.map(neutralise).to_csv(index=False).encode("utf-8")
     if fmt == "parquet":
         buf = io.BytesIO()
         df.to_parquet(buf, index=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import streamlit as st
@@ -18,6 +19,15 @@ def _leave_pages_directory_mode() -> None:
         return
     if getattr(PagesManager, "uses_pages_directory", False):
         PagesManager.uses_pages_directory = False
+        # The rerun aborts the import of pages._ui that called this (its last line), and Python then drops the
+        # module. Sessions of other tabs importing pages._ui at the same moment (several tabs opened right after the
+        # server started) were handed that half-imported module and failed with "cannot import name '_ui' from
+        # 'pages'" (issue 13). Every name of pages._ui is defined by now: publish the module on its package first,
+        # so they get a complete one; the rerun of this session imports it afresh.
+        module = sys.modules.get("pages._ui")
+        package = sys.modules.get("pages")
+        if module is not None and package is not None:
+            package._ui = module
         st.rerun()
 
 

@@ -10,6 +10,7 @@ import streamlit as st
 
 from core import analysis
 from pages._ui.db import cached_analysis, run_label, runs_df
+from pages._ui.text import md
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set
 
 
@@ -48,9 +49,9 @@ def warn_unknown_runs(requested: Sequence[str], shown: Sequence[str], stored: Se
     gone = [r for r in requested if r not in stored]
     other = [r for r in requested if r in stored and r not in shown]
     if gone:
-        st.warning(f"Not in the database (deleted, or a mistyped link): {', '.join(gone)}.")
+        st.warning(f"Not in the database (deleted, or a mistyped link): {md(', '.join(gone))}.")
     if other:
-        st.warning(f"Not {task or 'selectable'} runs here: {', '.join(other)}.")
+        st.warning(f"Not {task or 'selectable'} runs here: {md(', '.join(other))}.")
 
 
 def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (), expanded: bool = False

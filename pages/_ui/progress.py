@@ -12,6 +12,7 @@ from core.errors import UserError
 from pages._ui.db import cached_analysis, db_path
 from pages._ui.model_picker import ModelChoice
 from pages._ui.nav import PAGE_FILES
+from pages._ui.text import md
 
 # ------------------------------------------------------------------------------------------------------ runs
 
@@ -29,9 +30,9 @@ def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fre
                                 api_key=choice.api_key, db_path=db_path(), fresh=fresh, name=name,
                                 limit=limit, source="app")
     except UserError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
     except Exception as exc:  # model errors (bad spec…) carry a readable reason
-        st.error(f"could not start the run: {getattr(exc, 'reason', None) or exc}")
+        st.error(f"could not start the run: {md(getattr(exc, 'reason', None) or exc)}")
     return None
 
 
@@ -105,7 +106,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         else:
             row = _db_progress(run_id)
             if row is None:
-                st.info(f"Run {run_id} is not in the database (deleted?).")
+                st.info(f"Run {md(run_id)} is not in the database (deleted?).")
                 return
             total = int(row.get("n_items") or 0)
             done, cached = int(row.get("n_done") or 0), int(row.get("n_cached") or 0)
@@ -141,7 +142,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         if running:
             if c1.button("Cancel run", key=f"{key}_cancel_{run_id}", type="secondary"):
                 handle.cancel()
-                st.toast(f"Cancelling {run_id}: finished calls are kept; resume it from the Runs page.")
+                st.toast(f"Cancelling {md(run_id)}: finished calls are kept; resume it from the Runs page.")
             if elapsed:
                 c2.caption(f"{elapsed:.0f} s elapsed — the run continues if you switch page or close the tab.")
         elif status in ("running",) and handle is None:

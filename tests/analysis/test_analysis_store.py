@@ -56,7 +56,8 @@ def test_synthetic_rows_through_store_schema(db):
 
 
 def test_export_import_roundtrip_pairs_items(db, tmp_path):
-    from core.store.io import export_run, import_results
+    from core.store.exports import export_run
+    from core.store.io import import_results
 
     p = runner.run(SMALL, "reference/solver", db_path=db)
     out = tmp_path / "run.csv"

@@ -11,7 +11,8 @@ import pytest
 
 from core import analysis, runner, store
 from core.analysis.report import html_report
-from core.store.io import export_run, import_results
+from core.store.exports import export_run
+from core.store.io import import_results
 
 DECEPTIVE = {"task": "setops", "seed": 0, "samples": 2, "operations": ["intersection", "union"], "sizes": [4],
              "members": ["deceptive"], "conditions": ["not_swapped", "swapped", "random"], "phrasings": ["formal"],

@@ -28,7 +28,8 @@ QUANT = {"task": "quantifiers", "quantifiers": ["at least half", "none"], "noun_
 def app(tmp_path):
     _need_browser()
     from core import runner
-    from core.store.io import export_run, import_results
+    from core.store.exports import export_run
+    from core.store.io import import_results
 
     db = tmp_path / "studio.duckdb"
     solver = runner.run(DECEPTIVE, "reference/solver", db_path=db).run_id

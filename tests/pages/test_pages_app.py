@@ -95,7 +95,8 @@ def db_with_runs(db):
     # a second run on the same items whose answers are partly wrong: an imported copy with flipped rows
     import pandas as pd
 
-    from core.store.io import export_run, import_results
+    from core.store.exports import export_run
+    from core.store.io import import_results
 
     out = Path(db).with_name("a.csv")
     export_run(db, a.run_id, out)

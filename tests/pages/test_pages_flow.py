@@ -18,7 +18,8 @@ if str(ROOT) not in sys.path:
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from core import runner  # noqa: E402
-from core.store.io import export_run, import_results  # noqa: E402
+from core.store.exports import export_run  # noqa: E402
+from core.store.io import import_results  # noqa: E402
 from core.tasks import setops
 
 DECEPTIVE = {"task": "setops", "seed": 0, "samples": 2, "operations": ["intersection", "union"], "sizes": [4],

@@ -117,7 +117,8 @@ def test_delete_a_run(db):
 @pytest.mark.slow
 def test_imported_run_opens_without_stored_parameters(db, tmp_path):
     """An imported run has no sampling parameters (NULL in the DB): its page shows it and offers no resume."""
-    from core.store.io import export_run, import_results
+    from core.store.exports import export_run
+    from core.store.io import import_results
 
     p = runner.run(SMALL, "reference/solver", db_path=db)
     out = tmp_path / "exported.csv"

@@ -9,7 +9,8 @@ import pytest
 
 from core import runner, store
 from core.errors import ImportFileError
-from core.store.io import export_run, import_results, read_results_file, reference_path_meta
+from core.store.exports import export_run
+from core.store.io import import_results, read_results_file, reference_path_meta
 from tests.support import ROOT
 
 REF_HEADER = "op_name,prompt,ground_truth,result_obj,llm_vs_gt,set_A,set_B,context_length_in,context_length_out,log_context\n"
@@ -134,9 +135,9 @@ def test_bad_files_raise_clear_errors(tmp_path, fname, monkeypatch):
 
 
 def test_huge_file_refused(tmp_path, monkeypatch):
-    import core.store.io as sio
+    import core.store.readers as readers
 
-    monkeypatch.setattr(sio, "MAX_IMPORT_BYTES", 1000)
+    monkeypatch.setattr(readers, "MAX_IMPORT_BYTES", 1000)
     path = ref_csv(tmp_path, NUM_ROWS * 10)
     with pytest.raises(ImportFileError, match="too large"):
         read_results_file(path)
@@ -165,7 +166,7 @@ def test_cli_import_of_bad_file_leaves_db_unchanged(tmp_path):
 
 
 def test_export_filtered_view(tmp_path):
-    from core.store.io import export_view
+    from core.store.exports import export_view
 
     db = tmp_path / "r.duckdb"
     cfg = {"task": "setops", "samples": 3, "sizes": [2, 4], "members": ["numbers"], "seed": 9}

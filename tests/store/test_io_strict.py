@@ -9,7 +9,8 @@ import json
 import pandas as pd
 
 from core import store
-from core.store.io import EXPORT_COLUMNS, STRICT_COLUMNS, export_run, import_results, read_results_file
+from core.store.exports import export_run
+from core.store.io import EXPORT_COLUMNS, STRICT_COLUMNS, import_results, read_results_file
 from core.tasks.setops.scoring import strict_fields
 from tests.support.corpus_run import write_corpus_run
 

@@ -33,11 +33,15 @@ def _sha(text: str) -> str:
 class LoopbackServer:
     def __init__(self, latency: float = 0.25, *, answer: str = "{1, 2}", fail_rate: float = 0.0,
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
-                 host: str = "127.0.0.1", port: int = 0, reject_key: bool = False):
+                 host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
+                 key_in_reply: bool = False):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
         self.reject_key = reject_key           # answer 401 echoing the bearer token, like some real servers do
+        self.echo_key = echo_key               # "upper" | "lower" | "cut": answer 400 echoing the token so changed
+        self.key_in_reply = key_in_reply       # a valid answer that quotes the token upper-cased
+        self.auth_seen: Counter = Counter()    # Authorization headers received
         self.requests: Counter = Counter()     # prompt sha -> requests received
         self.answered: Counter = Counter()     # prompt sha -> valid answers sent
         self.failures: Counter = Counter()     # failure kind -> count
@@ -98,6 +102,12 @@ class LoopbackServer:
         return FAIL_KINDS[rng.randrange(len(FAIL_KINDS))]
 
     async def _chat(self, body: bytes, auth: str = "") -> tuple[int, dict, bytes]:
+        self.auth_seen[auth] += 1
+        token = auth.split(" ", 1)[-1]
+        if self.echo_key:
+            shown = {"upper": token.upper(), "lower": token.lower(), "cut": token[3:-3]}[self.echo_key]
+            return 400, {}, json.dumps({"error": {"message": f"the key {shown} has no access to this model",
+                                                  "type": "invalid_request_error"}}).encode()
         if self.reject_key:
             token = auth.split(" ", 1)[-1]
             return 401, {}, json.dumps({"error": {"message": f"Incorrect API key provided: {token}",
@@ -129,10 +139,11 @@ class LoopbackServer:
             return 200, {}, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "{1, 2'   # malformed
         self.streak[key] = 0
         self.answered[key] += 1
+        answer = self.answer + (f" (key {token.upper()})" if self.key_in_reply else "")
         payload = {
             "id": f"chatcmpl-{key[:12]}-{self.requests[key]}", "object": "chat.completion", "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": self.answer},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
                          "finish_reason": "stop", "logprobs": None}],
             "usage": {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(self.answer) // 3),
                       "total_tokens": max(1, len(prompt) // 4) + max(1, len(self.answer) // 3)},

@@ -17,7 +17,7 @@ def register(subparsers) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from core.store.io import export_run
+    from core.store.exports import export_run
 
     run_id, n = export_run(args.db, args.run, args.out)
     print(f"exported {n} rows of run {run_id} to {args.out}")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from core.errors import ConfigError, UserError
+from core.files import neutralise
 
 FORMATS = ("jsonl", "csv", "parquet")
 PARQUET_BATCH = 20_000
@@ -70,6 +71,8 @@ def _cell_text(value) -> str:
         return "true" if value else "false"
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return neutralise(value)   # an edited template starting with "=" must not become a spreadsheet formula
     return str(value)
 
 

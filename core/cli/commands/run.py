@@ -220,6 +220,6 @@ def main(args: argparse.Namespace) -> int:
     if progress.failed:
         error = _first_error(args.db, progress.run_id)
         because = f" (e.g. {error})" if error else ""
-        print(f"{progress.failed} item(s) failed{because}; run the same command again to retry them", file=sys.stderr)
+        error_line(f"{progress.failed} item(s) failed{because}; run the same command again to retry them")
         return 1
     return 0

@@ -29,6 +29,11 @@ and the call re-sent once at once (remembered for this model object); drops are 
 Key: the explicit key or OPENAI_COMPATIBLE_API_KEY, sent as ``Authorization: Bearer``. Never OPENAI_API_KEY (it must not
 travel to a third-party server). Without a key no Authorization header is sent at all.
 
+Credentials in the base URL (``http://user:password@host:8000/v1``, e.g. a reverse proxy with basic auth) are the
+most specific statement about that endpoint, so they win: they are sent as ``Authorization: Basic`` and no key is
+sent then (an environment-wide OPENAI_COMPATIBLE_API_KEY meant for another server never reaches this one); the URL
+itself is used without them. The password joins the secrets every message is redacted of (core/redaction.py).
+
 Connection pool: up to ``POOL_LIMIT`` connections, all kept alive, so every concurrency slot of the runner keeps its
 connection (a pool or keep-alive limit below the concurrency would queue calls or reopen connections all the time).
 HTTP(S)_PROXY / NO_PROXY from the environment are honoured, as by the SDKs.
@@ -37,6 +42,7 @@ HTTP(S)_PROXY / NO_PROXY from the environment are honoured, as by the SDKs.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import os
@@ -44,12 +50,13 @@ import re
 import time
 import urllib.request
 from importlib import import_module
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
+from core.redaction import redact_url, remember
 
 KEY_ENV = PROVIDERS["openai-compatible"].key_env
 KEYLESS_PLACEHOLDER = None   # kept for old imports: a keyless endpoint now gets no Authorization header at all
@@ -74,7 +81,18 @@ def _http_lib(client):
 
 def _label_url(base_url: str) -> str:
     """The base URL without user:password@ (for messages)."""
-    return re.sub(r"^(https?://)[^/@]*@", r"\1", base_url)
+    return redact_url(base_url)
+
+
+def _split_credentials(base_url: str) -> tuple[str, tuple[str, str] | None]:
+    """(the URL without ``user:password@``, (user, password) or None). Percent-escapes in them are decoded."""
+    parts = urlsplit(base_url)
+    if parts.username is None and parts.password is None:
+        return base_url, None
+    netloc = parts.netloc.rpartition("@")[2]
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    remember(password, user if not password else None)
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), (user, password)
 
 
 class OpenAICompatibleModel(BaseModel):
@@ -92,14 +110,20 @@ class OpenAICompatibleModel(BaseModel):
                              "http://127.0.0.1:8080/v1)")
         if not re.match(r"^https?://", base_url):
             raise ModelError(f"{spec}: base URL must start with http:// or https://, got {base_url!r}")
+        base_url, basic = _split_credentials(base_url)
         self.base_url = base_url
         self._url = base_url.rstrip("/") + "/chat/completions"
         self.timeout = float(timeout)
         # Never fall back to OPENAI_API_KEY here: that key must not be sent to a third-party endpoint.
         self.__key = api_key or os.environ.get(KEY_ENV) or None
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.__key:
+        if basic is not None:      # credentials in the URL win (see the module docstring)
+            self.__key = basic[1] or basic[0]
+            token = base64.b64encode(f"{basic[0]}:{basic[1]}".encode("utf-8")).decode("ascii")
+            self._headers["Authorization"] = f"Basic {token}"
+        elif self.__key:
             self._headers["Authorization"] = f"Bearer {self.__key}"
+        remember(self.__key)
         self._learned_drops: set[str] = set()
         self._lib = _http_lib(http_client) if http_client is not None else None
         self._clients = ClientPerLoop(self._make_client, http_client)
@@ -228,7 +252,9 @@ class OpenAICompatibleModel(BaseModel):
                 return resp.status, resp.headers, raw, resp.reason or ""
         except asyncio.TimeoutError:   # aiohttp's total/connect/read timeouts (the runner's own is a cancel)
             raise RetryableError(f"{self._label}: request timed out") from None
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+        except aiohttp.ClientConnectionError as exc:
+            raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})", connection=True) from None
+        except aiohttp.ClientPayloadError as exc:
             raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})") from None
         except aiohttp.InvalidURL:
             raise ModelError(f"{self._label}: invalid base URL") from None
@@ -245,7 +271,8 @@ class OpenAICompatibleModel(BaseModel):
         except lib.TimeoutException:
             raise RetryableError(f"{self._label}: request timed out") from None
         except lib.TransportError as exc:   # connect/read/write errors, protocol errors, proxy errors
-            raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})") from None
+            raise RetryableError(f"{self._label}: connection error ({type(exc).__name__})",
+                                 connection=isinstance(exc, lib.NetworkError)) from None
         except lib.HTTPError as exc:        # decoding errors and the like
             raise RetryableError(f"{self._label}: {type(exc).__name__}: "
                                  f"{redact(str(exc), self.__key)[:200]}") from None

@@ -61,7 +61,7 @@ def map_sdk_error(exc: BaseException, sdk: ModuleType, *, label: str, key_env: s
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         detail = type(cause).__name__ if cause is not None else "no response"
-        return RetryableError(f"{label}: connection error ({detail})")
+        return RetryableError(f"{label}: connection error ({detail})", connection=True)
     if isinstance(exc, sdk.APIResponseValidationError):
         return RetryableError(f"{label}: malformed response body")
     if isinstance(exc, sdk.APIStatusError):

@@ -110,7 +110,33 @@ def _sampler_variants(cfg: Config):
                     yield members, None, None, None, pair, pos
 
 
+# Cells of one grid, at most. A cell is a few hundred bytes and its samples are drawn together, so a grid past this
+# (sizes 1…1000 crossed with sizes 1…1000 × …) is refused before any cell is built (core.config caps the items).
+MAX_CELLS = 250_000
+
+
+def cell_bound(cfg: Config) -> int:
+    """An upper bound of the grid's cells (impossible combinations not yet skipped) — arithmetic only."""
+    prompt_cells = len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
+    sizes = len(cfg.sizes) if cfg.sizes is not None else len(cfg.sizes_a) * len(cfg.sizes_b)
+    variants = 0
+    for members in cfg.members:
+        if members == "numbers":
+            variants += len(cfg.lengths) * len(cfg.overlap)
+        elif members == "words":
+            variants += len(cfg.lengths) * len(cfg.pos) * len(cfg.overlap)
+        elif members == "deciles":
+            variants += len(cfg.deciles) * len(cfg.decile_mode) * len(cfg.lengths) * len(cfg.overlap)
+        else:
+            variants += len(cfg.hypernym_pairs or (None,)) * len(cfg.conditions) * len(cfg.swap_count)
+    return variants * sizes * prompt_cells
+
+
 def _build_plan(cfg: Config) -> Plan:
+    bound = cell_bound(cfg)
+    if bound > MAX_CELLS:
+        raise ConfigError(f"the grid has up to {bound:,} configurations ({bound * cfg.samples:,} items), more than "
+                          f"the {MAX_CELLS:,} configurations a config may hold; narrow its lists")
     tpl = load_templates(cfg.templates)
     prompt_cells = len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
     max_shots = max(cfg.shots)

@@ -1,0 +1,124 @@
+"""Keeping API keys and passwords out of everything we store, export or print: the one redaction function.
+
+    remember(secret)            a key or password this process was handed (memory only, never written anywhere)
+    known_secrets() -> set      those, plus the values of every ``*_API_KEY`` environment variable
+    redact(text, *secrets)      ``text`` with every trace of a known secret replaced by ``[redacted]``
+    redact_url(url)             a URL without ``user:password@``
+
+What counts as a trace (issue 13: an endpoint echoed the key upper-cased, or cut short):
+
+* any run of MIN_PIECE (8) or more characters of a known secret, in any letter case — a key quoted in part, masked
+  in the middle or shouted back is caught, not only the exact key; secrets shorter than MIN_PIECE are matched whole
+  (in any case);
+* credentials in URLs (``scheme://user:password@host`` → ``scheme://[redacted]@host``);
+* with ``keylike=True`` (error messages, the default) also anything shaped like an OpenAI/Anthropic key
+  (``sk-…``, including the masked ``sk-proj-****abcd`` forms providers echo). Model replies are redacted with
+  ``keylike=False``: a reply such as ``{risk-free, …}`` is data, not a key.
+
+The runner applies it to every error reason and reply before they are journalled; the store applies it again to
+whatever it writes (errors, replies), exports to their text columns, and the CLI to every line it prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from functools import lru_cache
+
+MIN_PIECE = 8          # characters of a secret that count as a trace of it
+MIN_SECRET = 4         # shorter strings are not treated as secrets (they would redact ordinary words)
+MARK = "[redacted]"
+
+_KNOWN: set[str] = set()
+_LOCK = threading.Lock()
+_KEYLIKE = re.compile(r"sk-[^\s'\",;]{4,}")
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
+
+
+def remember(*secrets: str | None) -> None:
+    """Add secrets (API keys, passwords in base URLs) to this process's list. Kept in memory only."""
+    with _LOCK:
+        _KNOWN.update(s.strip() for s in secrets if isinstance(s, str) and len(s.strip()) >= MIN_SECRET)
+
+
+def known_secrets() -> set[str]:
+    """The secrets remembered by this process and the values of the ``*_API_KEY`` environment variables."""
+    env = {v.strip() for k, v in os.environ.items() if k.upper().endswith("_API_KEY") and len(v.strip()) >= MIN_SECRET}
+    with _LOCK:
+        return _KNOWN | env
+
+
+@lru_cache(maxsize=64)
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern | None:
+    """One case-insensitive pattern finding, at every position, the start of a MIN_PIECE-long piece of a secret (or
+    a whole short secret). Matched as a lookahead so overlapping pieces are all found."""
+    alternatives: set[str] = set()
+    for s in secrets:
+        if len(s) < MIN_PIECE:
+            alternatives.add(re.escape(s))
+        else:
+            alternatives.update(re.escape(s[i:i + MIN_PIECE]) for i in range(len(s) - MIN_PIECE + 1))
+    if not alternatives:
+        return None
+    # longest first: a whole short secret is preferred to nothing; pieces are all MIN_PIECE long
+    body = "|".join(sorted(alternatives, key=lambda a: (-len(a), a)))
+    return re.compile(f"(?=({body}))", re.IGNORECASE)
+
+
+@lru_cache(maxsize=64)
+def _pieces(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """The lower-cased pieces the pattern looks for (a cheap first test: plain substring searches)."""
+    out: set[str] = set()
+    for s in secrets:
+        s = s.lower()
+        out.update([s] if len(s) < MIN_PIECE else (s[i:i + MIN_PIECE] for i in range(len(s) - MIN_PIECE + 1)))
+    return tuple(sorted(out))
+
+
+def _redact_pieces(text: str, secrets: tuple[str, ...]) -> str:
+    lowered = text.lower()
+    if not any(piece in lowered for piece in _pieces(secrets)):   # the common case: C substring searches only
+        return text
+    pattern = _pattern(secrets)
+    if pattern is None:
+        return text
+    spans: list[list[int]] = []
+    for m in pattern.finditer(text):
+        start, end = m.start(), m.start() + len(m.group(1))
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append(MARK)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def redact(text, *secrets: str | None, keylike: bool = True):
+    """``text`` without any trace of the given or known secrets (see the module docstring). Non-text passes
+    through unchanged (None stays None)."""
+    if not isinstance(text, str) or not text:
+        return text
+    given = {s.strip() for s in secrets if isinstance(s, str) and len(s.strip()) >= MIN_SECRET}
+    all_secrets = tuple(sorted(given | known_secrets()))
+    if all_secrets:
+        text = _redact_pieces(text, all_secrets)
+    if "://" in text:
+        text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MARK + "@", text)
+    if keylike:
+        text = _KEYLIKE.sub(MARK, text)
+    return text
+
+
+def redact_url(url: str | None) -> str | None:
+    """The URL without ``user:password@`` (for messages and anything stored)."""
+    if not isinstance(url, str):
+        return url
+    return _URL_CREDENTIALS.sub(lambda m: m.group(1), url)
