@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 import anthropic
 
 from core.models.base import RetryableError
-from core.models.batch.common import TRANSFER_TIMEOUT, BatchLimits, BatchState, Outcome, int_or_none
+from core.models.batch.common import TRANSFER_TIMEOUT, BatchState, Outcome, SdkBatch, int_or_none
 
 FIND_PAGES = 5
 CLOCK_SLACK = timedelta(minutes=5)     # our clock vs the provider's
@@ -37,31 +37,12 @@ def _error_text(result) -> str:
     return " ".join(f"{msg} ({kind})".split())[:300] if kind and kind != msg else " ".join(str(msg).split())[:300]
 
 
-class AnthropicBatch:
+class AnthropicBatch(SdkBatch):
     provider = "anthropic"
 
-    def __init__(self, model, limits: BatchLimits):
-        self.model, self.limits = model, limits
-        self._client = None
-
-    @property
-    def spec(self) -> str:
-        return self.model.spec
-
-    def _sdk(self):
-        if self._client is None:
-            self._client = self.model.sync_client()
-        return self._client
-
-    def _call(self, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (anthropic.AnthropicError, ValueError) as exc:
-            raise self.model.error_for(exc) from None
+    sdk_errors = (anthropic.AnthropicError,)
 
     # -- requests
-    def request_body(self, params) -> tuple[dict, list[str]]:
-        return self.model.request_body(params)
 
     def entry(self, custom_id: str, prompt: str, body: dict) -> dict:
         return {"custom_id": custom_id,

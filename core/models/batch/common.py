@@ -58,3 +58,33 @@ class Outcome:
 
 def int_or_none(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class SdkBatch:
+    """What the providers' batch back ends share: the live model they wrap supplies the SDK client, the mapping of
+    SDK errors to ModelError (``sdk_errors`` names the SDK's own) and the request body (sampling parameters)."""
+
+    provider = ""
+    sdk_errors: tuple = ()
+
+    def __init__(self, model, limits: BatchLimits):
+        self.model, self.limits = model, limits
+        self._client = None
+
+    @property
+    def spec(self) -> str:
+        return self.model.spec
+
+    def _sdk(self):
+        if self._client is None:
+            self._client = self.model.sync_client()
+        return self._client
+
+    def _call(self, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (*self.sdk_errors, ValueError) as exc:
+            raise self.model.error_for(exc) from None
+
+    def request_body(self, params) -> tuple[dict, list[str]]:
+        return self.model.request_body(params)

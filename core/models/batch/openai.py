@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 import openai
 
-from core.models.batch.common import TRANSFER_TIMEOUT, BatchLimits, BatchState, Outcome, int_or_none
+from core.models.batch.common import TRANSFER_TIMEOUT, BatchState, Outcome, SdkBatch, int_or_none
 from core.models.batch.jsonl import ENDPOINT, dumps, line_bytes, parse_lines, request_line
 
 ENDED = ("completed", "failed", "expired", "cancelled")
@@ -26,31 +26,12 @@ def _ts(v) -> datetime | None:
     return datetime.fromtimestamp(v, timezone.utc).replace(tzinfo=None) if isinstance(v, (int, float)) else None
 
 
-class OpenAIBatch:
+class OpenAIBatch(SdkBatch):
     provider = "openai"
 
-    def __init__(self, model, limits: BatchLimits):
-        self.model, self.limits = model, limits
-        self._client = None
-
-    @property
-    def spec(self) -> str:
-        return self.model.spec
-
-    def _sdk(self):
-        if self._client is None:
-            self._client = self.model.sync_client()
-        return self._client
-
-    def _call(self, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (openai.OpenAIError, ValueError) as exc:
-            raise self.model.error_for(exc) from None
+    sdk_errors = (openai.OpenAIError,)
 
     # -- requests
-    def request_body(self, params) -> tuple[dict, list[str]]:
-        return self.model.request_body(params)
 
     def entry(self, custom_id: str, prompt: str, body: dict) -> dict:
         return request_line(custom_id, self.model.name, prompt, body)
