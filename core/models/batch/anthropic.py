@@ -135,11 +135,3 @@ class AnthropicBatch(SdkBatch):
             counts={"succeeded": get("succeeded"), "errored": get("errored"), "expired": get("expired"),
                     "cancelled": get("canceled"), "processing": get("processing")},
             created_at=_naive_utc(getattr(batch, "created_at", None)))
-
-    def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:
-                pass

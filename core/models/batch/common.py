@@ -88,3 +88,12 @@ class SdkBatch:
 
     def request_body(self, params) -> tuple[dict, list[str]]:
         return self.model.request_body(params)
+
+    def close(self) -> None:
+        """Close the SDK client (a later call opens a new one)."""
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:
+                pass

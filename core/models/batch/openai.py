@@ -93,11 +93,3 @@ class OpenAIBatch(SdkBatch):
             input_file_id=getattr(batch, "input_file_id", None), output_file_id=getattr(batch, "output_file_id", None),
             error_file_id=getattr(batch, "error_file_id", None), error=error,
             created_at=_ts(getattr(batch, "created_at", None)))
-
-    def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:
-                pass
