@@ -200,7 +200,8 @@ if cfg is not None and started not in (CUSTOM,):
         edits = config_changes(run_spec(base, task="setops").config.to_dict(), cfg.to_dict())
     except UserError:
         edits = []
-    source = f" (reproduces {setops.PRESET_SOURCES[started]})" if started in setops.PRESET_SOURCES else ""
+    src = setops.PRESET_SOURCES.get(started, "none")
+    source = "" if src.startswith("none") else f" (reproduces {src})"
     c_info.caption(f"Started from **{started}**{source}" + (" — edited: " + "; ".join(edits) if edits else
                                                             ", unchanged"))
 
