@@ -12,7 +12,15 @@ from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
 from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
-from core.runner.plan import _estimate_in_tokens, _estimate_out_tokens, _items, _Plan, call_key, failure_rows, result_rows
+from core.runner.plan import (
+    _estimate_in_tokens,
+    _estimate_out_tokens,
+    _items,
+    _Plan,
+    call_key,
+    failure_rows,
+    result_rows,
+)
 from core.runner.ratelimit import RateLimiter
 from core.runner.sharing import SharedWork
 from core.store import batches as batch_store, claims
@@ -28,9 +36,11 @@ FIRST_WAVE_HEAD_START = 0.02   # seconds the workers get to send the first calls
 class _JournalWriter:
     """Group commit: records queued by workers are written and fsynced together; ``commit`` returns when durable."""
 
-    def __init__(self, journal: Journal, ready: asyncio.Future | None = None):
+    def __init__(self, journal: Journal, ready: asyncio.Future | None = None, on_failure=None):
         self.journal = journal
         self.ready = ready    # awaited before the first append (the run's items must be in the DB first)
+        self.on_failure = on_failure   # called once with the first write error (the run stops: nothing is durable)
+        self.error: BaseException | None = None
         self.pending: list[tuple[dict, asyncio.Future]] = []
         self.committed: list[dict] = []   # durable, not yet merged into DuckDB
         self.event = asyncio.Event()
@@ -59,6 +69,10 @@ class _JournalWriter:
                     for _, fut in batch:
                         if not fut.done():
                             fut.set_exception(exc)
+                    if self.error is None and isinstance(exc, OSError):
+                        self.error = exc
+                        if self.on_failure is not None:
+                            self.on_failure(exc)
                     continue
                 self.committed.extend(r for r, _ in batch)
                 for _, fut in batch:
@@ -103,6 +117,7 @@ class _Executor:
         self._tasks: list[asyncio.Task] = []
         self._commits: set[asyncio.Task] = set()
         self._waiting_keys: set[str] = set()
+        self._merge_error: BaseException | None = None
 
     # -- thread / loop
     def thread_main(self) -> None:
@@ -250,7 +265,7 @@ class _Executor:
         journal = Journal(store.journal_dir(self.db_path), self.run_id)
         first = next(iter(groups.values()))[0] if groups else None
         items_ready = loop.create_task(self._insert_items_during_first_wave(first))
-        writer = _JournalWriter(journal, ready=items_ready)
+        writer = _JournalWriter(journal, ready=items_ready, on_failure=lambda exc: self._cancel_tasks())
         work = self.work = SharedWork(self, groups, first_claim, first_keys, self.claim_block, items_ready)
         self._drained = work.drained
         stop_merging = asyncio.Event()
@@ -271,14 +286,35 @@ class _Executor:
         p = h.progress()
         status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else
                                                   "waiting" if p.waiting else "incomplete")
+        if writer.error is not None:
+            status = "error"
         # the last records and the run's final counts/status in one transaction (one DB open, not two)
         counts = await self._merge(writer, final=True, status=status)
         journal.close(delete=counts is not None)
         if counts is not None:
             h._update(done=counts["n_done"], failed=counts["n_failed"], correct=counts["n_correct"],
                       cost_usd=float(counts["cost_usd"] or 0.0))
-        h._update(status=status, in_flight=0)
+        error = None
+        if writer.error is not None:
+            error = (f"cannot write results ({_why(writer.error)} in {journal.path.parent}); the run stopped at "
+                     f"{p.done}/{p.total} answered, every answer reported is kept; free space and run the same "
+                     "command again to continue")
+        elif counts is None:
+            status = "error"
+            error = (f"cannot write to the database ({_why(self._merge_error)}); the {p.done} answers are safe in "
+                     f"{journal.path} and the next command on this database merges them")
+        if error is not None:
+            await asyncio.to_thread(self._mark_failed)
+        h._update(status=status, in_flight=0, **({"error": redact(error, self._secret)} if error else {}))
         self._emit(force=True)
+
+    def _mark_failed(self) -> None:
+        """Best effort: the run is not left 'running' (if even this cannot be written, the next command's journal
+        recovery marks it interrupted: its process is gone by then)."""
+        try:
+            store.set_run_status(self.db_path, self.run_id, "error", finished=True)
+        except Exception:
+            pass
 
     def _cancel_tasks(self) -> None:
         for t in self._tasks:
@@ -322,8 +358,9 @@ class _Executor:
         for attempt in range(5 if final else 1):
             try:
                 return await asyncio.to_thread(do)
-            except (store.DatabaseBusy, duckdb.TransactionException, duckdb.IOException):
-                # busy file or a write conflict with another thread: the records are safe in the journal
+            except (store.DatabaseBusy, duckdb.TransactionException, duckdb.IOException, OSError) as exc:
+                # busy file, a write conflict with another thread, a full disk: the records are safe in the journal
+                self._merge_error = exc
                 await asyncio.sleep(0.2 * (attempt + 1) if final else 0)
         writer.committed[:0] = records  # try again at the next merge (or recover_journals() later)
         return None
@@ -351,11 +388,16 @@ class _Executor:
                     await asyncio.shield(pending)
                 pending = asyncio.ensure_future(self._commit(writer, record, ok, cost, len(items)))
                 self._commits.add(pending)
-                pending.add_done_callback(self._commits.discard)
+                pending.add_done_callback(self._commit_done)
             if pending is not None:
                 await asyncio.shield(pending)
         except asyncio.CancelledError:
             return
+
+    def _commit_done(self, task: asyncio.Task) -> None:
+        self._commits.discard(task)
+        if not task.cancelled():
+            task.exception()   # retrieved: a failed write is reported once, by the journal writer's error
 
     async def _commit(self, writer: _JournalWriter, record: dict, ok: bool, cost, n_items: int) -> None:
         await writer.commit(record)   # durable (fsynced) before it counts
@@ -463,3 +505,9 @@ class _Executor:
         return ({"calls": [], "results": self._failure_rows(items, key, reason, attempt), "key": key}, False, attempt,
                 None)
 
+
+def _why(exc: BaseException | None) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    text = str(exc).splitlines()[0] if exc is not None and str(exc) else type(exc).__name__
+    return text[:200]

@@ -19,9 +19,12 @@ Concurrency across processes (the design)
 -----------------------------------------
 DuckDB lets one process at a time open a file read-write, and while it is open no other process can open it at all.
 So **nobody holds a connection open**: every reader and writer (CLI runner, dashboard pages, imports) goes through
-``connect()``, a context manager that opens the file, does one short piece of work and closes it again. Opening
-retries with jittered back-off while another process holds the lock (``DB_BUSY_TIMEOUT`` seconds, then a clear
-``DatabaseBusy`` error). A CLI run and an open dashboard therefore interleave: each holds the file for milliseconds.
+``connect()``, a context manager that opens the file, does one short piece of work and closes it again. DuckDB's own
+lock does not make such open/commit/close cycles from several processes safe (committed rows were lost and files
+left unreadable, issue 17), so ``connect()`` holds an OS lock (``flock`` on ``<db>.lock``, ``oslock.py``) from
+before the open to after the close: one process at a time has the file open; threads of one process share it.
+Waiting for it times out after ``DB_BUSY_TIMEOUT`` seconds with a clear ``DatabaseBusy`` error. A CLI run and an
+open dashboard therefore interleave: each holds the file for milliseconds. ``restore`` holds it exclusively.
 
 Durability without holding the lock: the runner appends each finished call (+ the scored results of the items it
 answers) to a per-process journal file next to the DB (``<db>.journal/*.jsonl``, see ``journal.py``) and
@@ -39,7 +42,7 @@ Identical runs in two processes share their calls: a run claims the cache keys i
 from the cache once merged. A file that cannot be read is a ``DatabaseDamaged`` error naming it and the way back
 (``python -m core restore``, ``backup.py``); migrations back a file with data up first.
 
-Modules: ``db`` (file, connections, transactions, damaged files) · ``schema`` (DDL, migrations, factor columns) ·
+Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (the inter-process lock) · ``faults`` (fault injection for the tests of disk-full and kills) · ``schema`` (DDL, migrations, factor columns) ·
 ``cache`` (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters; redacted) · ``journal``
 (per-process fsynced journals, their recovery, quarantine of bad lines) · ``claims`` (claims on calls in flight) ·
 ``runs`` (run list and records) · ``batches`` (provider batches, written before the provider creates them) · ``io``

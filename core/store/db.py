@@ -1,5 +1,5 @@
-"""Opening the DuckDB file: where it lives, short-lived connections that wait while another process holds it,
-transactions. Nobody keeps a connection open (see core/store/__init__.py for why)."""
+"""Opening the DuckDB file: where it lives, short-lived connections held under an inter-process lock, transactions.
+Nobody keeps a connection open (see core/store/__init__.py for why; the lock's design is in docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import random
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -17,6 +17,7 @@ import pandas as pd
 
 from core.errors import UserError
 from core.files import PROJECT_ROOT  # noqa: E402
+from core.store import oslock
 from core.store.schema import ensure_schema
 
 DB_BUSY_TIMEOUT = 30.0      # seconds we wait for another process to release the file
@@ -93,18 +94,46 @@ def _is_lock_error(exc: Exception) -> bool:
 
 
 @contextmanager
-def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUSY_TIMEOUT
+def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUSY_TIMEOUT, exclusive: bool = False
             ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A short-lived read-write connection (schema ensured). Close it fast: other processes wait while it is open."""
+    """A short-lived read-write connection (schema ensured), opened and closed under the database's inter-process
+    lock (``core/store/oslock.py``): while it is open no other process has the file open. Close it fast: other
+    processes wait meanwhile. ``exclusive`` also keeps this process's other threads out (restore)."""
     path = resolve_db_path(db_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(oslock.held(path, timeout, exclusive=exclusive))
+        except oslock.LockTimeout:
+            raise DatabaseBusy(f"database {path} is busy (held by another process for {timeout:g} s)") from None
+        except OSError as exc:
+            raise UserError(f"cannot lock database {path} ({oslock.lock_path(path).name}: "
+                            f"{exc.strerror or exc})") from None
+        con = _open(path, deadline, timeout)
+        try:
+            ensure_schema(con, path)
+            yield con
+        except duckdb.Error as exc:   # a block that cannot be read shows only when a statement reads it
+            if is_damage(exc):
+                raise damaged(path, exc) from None
+            raise
+        finally:
+            with _OPEN_CLOSE:
+                try:
+                    con.close()
+                except duckdb.Error:   # closing a damaged file: the error above is the one to report
+                    pass
+
+
+def _open(path: Path, deadline: float, timeout: float) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect, retried while DuckDB's own lock is held (a program that does not take our lock, e.g. the
+    duckdb shell, or two threads of this process racing in DuckDB's instance cache)."""
     delay = 0.005
     while True:
         try:
             with _OPEN_CLOSE:
-                con = duckdb.connect(str(path))
-            break
+                return duckdb.connect(str(path))
         except duckdb.Error as exc:  # IOException (lock held by another process) and friends
             if is_damage(exc):
                 raise damaged(path, exc) from None
@@ -114,19 +143,6 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
                 raise DatabaseBusy(f"database {path} is busy (locked by another process for {timeout:g} s)") from None
             time.sleep(random.uniform(0, delay))
             delay = min(delay * 2, 0.1)
-    try:
-        ensure_schema(con, path)
-        yield con
-    except duckdb.Error as exc:   # a block that cannot be read shows only when a statement reads it
-        if is_damage(exc):
-            raise damaged(path, exc) from None
-        raise
-    finally:
-        with _OPEN_CLOSE:
-            try:
-                con.close()
-            except duckdb.Error:   # closing a damaged file: the error above is the one to report
-                pass
 
 
 def transaction(con: duckdb.DuckDBPyConnection):

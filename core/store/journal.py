@@ -27,6 +27,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from core.store.faults import fault as _fault
+
 log = logging.getLogger("core.store")
 _ACTIVE: set[str] = set()        # journal paths owned by live Journal objects of this process
 _ACTIVE_LOCK = threading.Lock()
@@ -85,11 +87,21 @@ class Journal:
             return
         data = "".join(json.dumps(r, ensure_ascii=False, default=_default, separators=(",", ":")) + "\n"
                        for r in records).encode("utf-8")
-        view = memoryview(data)
-        while view:
-            n = os.write(self._fd, view)
-            view = view[n:]
-        os.fdatasync(self._fd)  # data + size; enough for an append-only file
+        size = os.fstat(self._fd).st_size
+        try:
+            _fault("journal-append")
+            view = memoryview(data)
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+            os.fdatasync(self._fd)  # data + size; enough for an append-only file
+        except BaseException:
+            # no half line left behind (disk full): a later append would glue onto it and both would be set aside
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError:
+                pass
+            raise
 
     def close(self, delete: bool) -> None:
         if self._fd is not None:

@@ -23,6 +23,7 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from core.store.backfill import BACKFILLS
@@ -242,17 +243,24 @@ def backup_before_migration(con, to_version: int) -> Path | None:
     when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     target = backups_dir(db_file) / f"before-v{to_version}-{when}"
     partial = target.with_name(target.name + ".partial")
-    partial.parent.mkdir(parents=True, exist_ok=True)
     try:
+        partial.parent.mkdir(parents=True, exist_ok=True)
         con.execute(f"EXPORT DATABASE '{_quote(str(partial))}' (FORMAT PARQUET)")
-    except BaseException:
+        partial.rename(target)
+    except BaseException as exc:
         shutil.rmtree(partial, ignore_errors=True)   # no half backup that looks like a whole one
         try:
             partial.parent.rmdir()                   # nor an empty backups folder
         except OSError:
             pass
+        if isinstance(exc, (OSError, duckdb.IOException, duckdb.PermissionException)):
+            from core.errors import UserError
+
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0][:200]
+            raise UserError(f"database {db_file} needs its schema updated to version {to_version}, and a backup is "
+                            f"taken first, but it cannot be written to {target.parent} ({why}); free space there "
+                            "and try again — the database was not changed") from None
         raise
-    partial.rename(target)
     return target
 
 

@@ -9,8 +9,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "restore", help="replace the database by a backup (a folder made by backup, or a .duckdb file)",
         description="Build a new database from the backup beside the current one, bring it to the current schema, "
-                    "then move the current file aside (<db>.replaced-<time>, never deleted) and the new one into "
-                    "its place. Refused while another process (the dashboard, a run) holds the database.")
+                    "then give the current file a second name (<db>.replaced-<time>, never deleted) and rename "
+                    "the new one over it: a valid database is at the path at every instant. Exclusive: refused "
+                    "while a run of another process is live on the database.")
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
     p.add_argument("backup", help="a backup folder (python -m core backup --list shows them) or a .duckdb file")
     p.set_defaults(func=main)

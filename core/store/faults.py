@@ -1,0 +1,38 @@
+"""Fault injection for the tests of what the store does when the machine lets it down (disk full, a kill between two
+steps). ``fault(point)`` does nothing unless ``$STUDIO_FAULT`` names that point:
+
+    STUDIO_FAULT=journal-append:enospc@3     the 3rd append of a journal in this process fails with ENOSPC
+    STUDIO_FAULT=restore-swap:kill            the process kills itself (SIGKILL) when restore reaches that step
+
+A real full disk (a small tmpfs) is used where the machine allows mounting one; this is the fallback the issue allows.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import threading
+
+_COUNTS: dict[str, int] = {}
+_GUARD = threading.Lock()
+
+
+def fault(point: str) -> None:
+    spec = os.environ.get("STUDIO_FAULT")
+    if not spec:
+        return
+    for entry in spec.split(","):
+        name, _, action = entry.partition(":")
+        if name.strip() != point:
+            continue
+        action, _, nth = action.partition("@")
+        with _GUARD:
+            _COUNTS[point] = _COUNTS.get(point, 0) + 1
+            count = _COUNTS[point]
+        if nth and count < int(nth):
+            continue
+        if action == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if action == "enospc":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
