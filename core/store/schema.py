@@ -205,6 +205,7 @@ def _migrate(con) -> int:
     applied = applied_versions(con)
     missing = [number for number, _ in MIGRATIONS if number not in applied]
     if missing and applied:   # a file with data in an older layout: keep a copy of it first
+        _refuse_while_live(con, missing[-1])
         backup_before_migration(con, missing[-1])
     con.execute("BEGIN TRANSACTION")
     try:
@@ -223,6 +224,28 @@ def _migrate(con) -> int:
         con.execute("ROLLBACK")
         raise
     return SCHEMA_VERSION
+
+
+def _refuse_while_live(con, to_version: int) -> None:
+    """A migration changes the layout under every process using the file: refused while a run of another process
+    is live on it (a running run with a live owner, or live claims). The caller holds the inter-process lock."""
+    import os
+
+    from core.errors import UserError
+    from core.store.journal import owner_alive, owner_tag
+
+    me = owner_tag()
+    owners: list[tuple[str, str]] = []
+    for sql in ("SELECT run_id, run_json->>'owner' FROM runs WHERE status = 'running'",
+                "SELECT any_value(run_id), owner FROM claims GROUP BY owner"):
+        try:
+            owners += con.execute(sql).fetchall()
+        except duckdb.Error:      # an older layout without that table or column: nothing of it can be live
+            pass
+    for run_id, owner in owners:
+        if owner and owner != me and not owner.endswith(f":{os.getpid()}") and owner_alive(owner):
+            raise UserError(f"database {database_file(con)} needs its schema updated to version {to_version}, but "
+                            f"run {run_id} ({owner}) is live on it; let it finish (or stop it) first")
 
 
 def database_file(con) -> Path | None:

@@ -107,3 +107,33 @@ def test_restore_while_a_run_is_live_is_refused(two_states, tmp_path):
     assert run.returncode == 0 and "160/160 answered" in out, (out, err[-1500:])
     assert _runs(db) == 3       # the live run's results all landed in the one file
     assert not list(db.parent.glob("*.replaced-*"))
+
+
+def test_a_migration_is_refused_while_a_run_of_another_process_is_live(tmp_path):
+    import socket
+
+    import duckdb
+
+    from core.errors import UserError
+    from core.store.schema import MIGRATIONS
+
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))       # a file as version-1 code wrote it, with a run that a live process owns
+    con.execute("CREATE TABLE schema_version (version BIGINT, applied_at TIMESTAMP DEFAULT now())")
+    for sql in dict(MIGRATIONS)[1]:
+        con.execute(sql)
+    con.execute("INSERT INTO schema_version (version) VALUES (1)")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        owner = f"{socket.gethostname()}:{other.pid}"
+        con.execute("INSERT INTO runs (run_id, status, run_json) VALUES ('r1', 'running', ?)",
+                    [json.dumps({"owner": owner})])
+        con.close()
+        with pytest.raises(UserError, match="run r1 .* is live on it"):
+            with store.connect(db):
+                pass
+    finally:
+        other.kill()
+        other.wait()
+    with store.connect(db) as con:      # its owner gone: the migration goes through
+        assert con.execute("SELECT run_id FROM runs").fetchall() == [("r1",)]
