@@ -107,9 +107,11 @@ def _in_use_by(path: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        with connect(path) as con:
+        with connect(path, timeout=3.0) as con:
             runs = con.execute("SELECT run_id, run_json->>'owner' FROM runs WHERE status = 'running'").fetchall()
             owners = con.execute("SELECT DISTINCT owner, any_value(run_id) FROM claims GROUP BY owner").fetchall()
+    except DatabaseBusy:   # we hold our lock, so a program that does not take it has the file open
+        return "a program holds it open (the duckdb shell, an older version of this tool?)"
     except (DatabaseDamaged, UserError):
         return None      # a damaged file is what restore replaces; nothing can be running on it
     for run_id, owner in runs:
@@ -149,7 +151,8 @@ def restore(db_path, source: str | os.PathLike) -> tuple[Path | None, int]:
     try:
         busy = _in_use_by(path)
         if busy:
-            raise DatabaseBusy(f"database {path} is in use: {busy}; stop it (or let it finish) before restoring")
+            raise DatabaseBusy(f"database {path} is in use by another process: {busy}; stop it (or let it finish) "
+                               "before restoring")
         return _restore_locked(path, src)
     finally:
         hold.__exit__(None, None, None)
