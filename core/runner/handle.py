@@ -96,7 +96,7 @@ class RunHandle:
 
 def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, db_path=None, concurrency=None,
               fresh=False, name=None, limit=None, rpm=None, tpm=None, max_attempts=6, call_timeout=120.0,
-              source="app", on_progress: Callable[[Progress], None] | None = None, model_timeout: float = 60.0,
+              source="app", on_progress: Callable[[Progress], None] | None = None, model_timeout: float | None = None,
               batch: bool = False, wait: bool = True, poll_interval: float | None = None, batch_limits=None,
               limit_pick: str = "spread", outage_limit: float = GIVE_UP_AFTER, _run_id: str | None = None
               ) -> RunHandle:
@@ -126,7 +126,9 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     if isinstance(model, str):
         from core.models import get_model
 
-        model_obj = get_model(model, base_url=base_url, api_key=api_key, timeout=model_timeout)
+        # the client's own timeout is the run's per-call timeout (a fixed 60 s cut every longer --timeout short)
+        model_obj = get_model(model, base_url=base_url, api_key=api_key,
+                              timeout=model_timeout if model_timeout is not None else call_timeout)
     else:
         model_obj = model
     validate = getattr(model_obj, "validate", None)

@@ -34,13 +34,14 @@ class LoopbackServer:
     def __init__(self, latency: float = 0.25, *, answer: str = "{1, 2}", fail_rate: float = 0.0,
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
-                 key_in_reply: bool = False):
+                 key_in_reply: bool = False, endless: bool = False):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
         self.reject_key = reject_key           # answer 401 echoing the bearer token, like some real servers do
         self.echo_key = echo_key               # "upper" | "lower" | "cut": answer 400 echoing the token so changed
         self.key_in_reply = key_in_reply       # a valid answer that quotes the token upper-cased
+        self.endless = endless                 # a 200 whose chunked body never ends (a hostile or broken server)
         self.auth_seen: Counter = Counter()    # Authorization headers received
         self.requests: Counter = Counter()     # prompt sha -> requests received
         self.answered: Counter = Counter()     # prompt sha -> valid answers sent
@@ -168,6 +169,15 @@ class LoopbackServer:
                     k, _, v = h.decode("latin-1").partition(":")
                     headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+                if method == "POST" and path.rstrip("/").endswith("/chat/completions") and self.endless:
+                    self.requests["endless"] += 1
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 b"Transfer-Encoding: chunked\r\n\r\n")
+                    chunk = b'{"choices": [{"message": {"content": "' + b"<answer>" * 8192
+                    while True:     # until the client goes away
+                        writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        await writer.drain()
+                        chunk = b"<answer>" * 8192
                 if method == "POST" and path.rstrip("/").endswith("/chat/completions"):
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)

@@ -71,6 +71,16 @@ class _Rejected(Exception):
         self.field = field
 
 
+REPLY_CAP_ENV = "STUDIO_MAX_REPLY_BYTES"
+DEFAULT_REPLY_CAP = 4 * 1024 * 1024   # bytes of one reply body; a set-operation answer is a few hundred
+
+
+def max_reply_bytes() -> int:
+    """The cap on one reply body, in bytes ($STUDIO_MAX_REPLY_BYTES, default 4 MiB)."""
+    raw = os.environ.get(REPLY_CAP_ENV, "")
+    return int(raw) if raw.strip().isdigit() and int(raw) > 0 else DEFAULT_REPLY_CAP
+
+
 def _http_lib(client):
     """The httpx-family module an (injected) client belongs to: ``httpx2`` (ours, the SDKs') or classic ``httpx``."""
     root = type(client).__module__.split(".", 1)[0]
@@ -248,7 +258,7 @@ class OpenAICompatibleModel(BaseModel):
         try:
             async with session.post(self._url, data=data, headers=self._headers,
                                     proxy=self._proxy_for_url()) as resp:
-                raw = await resp.read()
+                raw = await self._read_capped(resp.content.iter_chunked(65536), resp.headers)
                 return resp.status, resp.headers, raw, resp.reason or ""
         except asyncio.TimeoutError:   # aiohttp's total/connect/read timeouts (the runner's own is a cancel)
             raise RetryableError(f"{self._label}: request timed out") from None
@@ -266,8 +276,10 @@ class OpenAICompatibleModel(BaseModel):
         """POST through an injected httpx2/httpx AsyncClient → (status, headers, body bytes, reason)."""
         client, lib = self._clients.get(), self._lib
         try:
-            resp = await client.post(self._url, content=data, headers=self._headers, timeout=self.timeout)
-            return resp.status_code, resp.headers, resp.content, resp.reason_phrase
+            async with client.stream("POST", self._url, content=data, headers=self._headers,
+                                     timeout=self.timeout) as resp:
+                raw = await self._read_capped(resp.aiter_bytes(), resp.headers)
+                return resp.status_code, resp.headers, raw, resp.reason_phrase
         except lib.TimeoutException:
             raise RetryableError(f"{self._label}: request timed out") from None
         except lib.TransportError as exc:   # connect/read/write errors, protocol errors, proxy errors
@@ -276,6 +288,23 @@ class OpenAICompatibleModel(BaseModel):
         except lib.HTTPError as exc:        # decoding errors and the like
             raise RetryableError(f"{self._label}: {type(exc).__name__}: "
                                  f"{redact(str(exc), self.__key)[:200]}") from None
+
+    async def _read_capped(self, chunks, headers) -> bytes:
+        """The body, read as it streams and refused past ``max_reply_bytes()`` (an endless or huge body must not
+        fill the memory: four endless streams once took 3.3 GB). Not retried: the server would send it again."""
+        cap = max_reply_bytes()
+        declared = headers.get("Content-Length") if headers is not None else None
+        if declared and declared.isdigit() and int(declared) > cap:
+            raise ModelError(f"{self._label}: reply of {int(declared):,} bytes is over the cap of {cap:,} bytes "
+                             f"(${REPLY_CAP_ENV})")
+        parts, size = [], 0
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > cap:
+                raise ModelError(f"{self._label}: reply over the cap of {cap:,} bytes (${REPLY_CAP_ENV}); "
+                                 "stopped reading it")
+            parts.append(chunk)
+        return b"".join(parts)
 
     @staticmethod
     def _rejected_sampling_field(text: str, body: dict) -> str | None:

@@ -208,29 +208,43 @@ def _scan(text: str, kind: str):
     return cands, unclosed
 
 
-def _evaluate(text: str, g, kids, children, kind) -> _Candidate | None:
-    s, e, opener = g
+def _opening(text: str, g) -> tuple[int, int]:
+    """(where the literal starts — at ``set`` for ``set(...)`` —, its delimiter class)."""
+    s, _, opener = g
     setcall = opener == "(" and _SETCALL.search(text, max(0, s - 10), s)
-    start = setcall.start() if setcall else s
-    cls = 0 if setcall else _CLASS[opener]
-    if not kids:
-        members = _members_of_list(text[s + 1:e], kind, space_split=cls == 0)
-        if members is _INVALID:
-            return None
-        return _Candidate(start, e + 1, cls, members)
-    # content around the children
+    return (setcall.start(), 0) if setcall else (s, _CLASS[opener])
+
+
+def _around(text: str, g, kids) -> list[str]:
+    """The content of group ``g`` around its direct children."""
+    s, e, _ = g
     pieces = []
     pos = s + 1
     for k in kids:
         pieces.append(text[pos:k[0]])
         pos = k[1] + 1
     pieces.append(text[pos:e])
-    rest = "".join(pieces)
-    if len(kids) == 1 and not rest.strip(" \t\r\n,;*`"):
-        inner = _evaluate(text, kids[0], children.get(kids[0], ()), children, kind)
-        if inner is None:
+    return pieces
+
+
+def _evaluate(text: str, g, kids, children, kind) -> _Candidate | None:
+    start, cls = _opening(text, g)
+    end = g[1] + 1
+    # a chain of wrappers around one group ("{{1, 2}}", "[(…)]"): the innermost decides, the best class counts.
+    # Unwrapped in a loop, not by recursion: a reply nested 100,000 deep is hostile input, not a crash.
+    pieces = _around(text, g, kids)
+    while len(kids) == 1 and not "".join(pieces).strip(" \t\r\n,;*`"):
+        g = kids[0]
+        kids = children.get(g, ())
+        cls = min(cls, _opening(text, g)[1])
+        pieces = _around(text, g, kids)
+    s, e, _ = g
+    inner_cls = _opening(text, g)[1]
+    if not kids:
+        members = _members_of_list(text[s + 1:e], kind, space_split=inner_cls == 0)
+        if members is _INVALID:
             return None
-        return _Candidate(start, e + 1, min(cls, inner.cls), inner.members)
+        return _Candidate(start, end, cls, members)
     # a list whose members are groups (and tokens) = a nested set
     marked = "\x00".join(pieces)
     for piece in _SPLIT.split(marked):
@@ -241,7 +255,7 @@ def _evaluate(text: str, g, kids, children, kind) -> _Candidate | None:
             return None
         if "\x00" in stripped and stripped.replace("\x00", "").strip(_QUOTES_AND_MARKUP):
             return None  # e.g. "apple (fruit)" — annotation, not a list of sets
-    return _Candidate(start, e + 1, cls, None)
+    return _Candidate(start, end, cls, None)
 
 
 def _best_class(cands):

@@ -30,7 +30,8 @@ How the reference reads a response (setlexsem/experiment/lmapi.py ``parse_lm_res
    (``sentinel``): the reference's error analysis cannot tell it from a did-not-follow row.
 
 Correctness is then exact set equality with the truth: type-sensitive (7 is not "7") and case-sensitive.
-No ``eval``: the members are collected with one regular expression over the chosen text.
+No ``eval``: the members are collected with one regular expression over the chosen text. Every step is linear in
+the length of the response (a hostile reply of 100,000 unclosed tags is read in milliseconds).
 """
 
 from __future__ import annotations
@@ -52,8 +53,6 @@ FOLLOWED_REASONS = frozenset({ANSWER_TAG, ANSWER_TAG_UNCLOSED, SET_CALL})
 NOT_FOLLOWED_REASONS = frozenset({NO_ANSWER_TAG, SEVERAL_ANSWER_BLOCKS, MIXED_TYPES, SENTINEL})
 
 OPEN, CLOSE = "<answer>", "</answer>"
-# the reference's block search: look-behind for the opening tag, the shortest body, look-ahead for the closing tag
-_BLOCK = re.compile("(?<=" + re.escape(OPEN) + ")(?s:.*?)(?=" + re.escape(CLOSE) + ")")
 _MEMBER = re.compile(r"[A-Za-z0-9._-]+")
 _EMPTY_WORDS = (frozenset({"theemptyset"}), frozenset({"emptyset"}), frozenset({"Theemptyset"}))
 
@@ -78,6 +77,31 @@ def sorted_members(members) -> list:
     return sorted(members, key=lambda m: (isinstance(m, str), m))
 
 
+def answer_blocks(text: str, limit: int = 2) -> list[str]:
+    """The first ``limit`` matches the reference's block search finds — ``re.findall`` of a look-behind for
+    ``<answer>``, a lazy body and a look-ahead for ``</answer>`` — in linear time. (The regular expression itself is
+    quadratic on a reply of many unclosed ``<answer>`` tags: every tag starts a scan to the end; 100,000 tags took
+    minutes.) Same matches, found with ``str.find``: a match starts right after the first opening tag at or after
+    where the previous match ended, and ends at the first closing tag after that; after an empty match the next one
+    may start at the same place only if it is not empty (Python's rule for ``findall``)."""
+    out: list[str] = []
+    pos, empty_at = 0, -1
+    while len(out) < limit:
+        opening = text.find(OPEN, max(pos - len(OPEN), 0))   # an opening tag that ends at or after pos
+        if opening < 0:
+            break
+        start = opening + len(OPEN)
+        end = text.find(CLOSE, start)
+        if end == start == empty_at:                         # no second empty match at the same place
+            end = text.find(CLOSE, start + 1)
+        if end < 0:                                          # no closing tag after this opening, so after none later
+            break
+        out.append(text[start:end])
+        empty_at = start if end == start else -1
+        pos = end
+    return out
+
+
 def _members_of(text: str) -> frozenset:
     if "set(" in text:
         text = text.replace("set(", "")[:-1]
@@ -98,7 +122,7 @@ def parse_strict(response) -> StrictAnswer:
         if "set()" in text:
             return StrictAnswer(frozenset(), True, SET_CALL)
         return StrictAnswer(None, False, NO_ANSWER_TAG)
-    blocks = _BLOCK.findall(text)
+    blocks = answer_blocks(text)
     if len(blocks) > 1:
         return StrictAnswer(None, False, SEVERAL_ANSWER_BLOCKS)
     reason = ANSWER_TAG if blocks else ANSWER_TAG_UNCLOSED
