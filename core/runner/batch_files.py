@@ -18,7 +18,7 @@ from pathlib import Path
 from core import store
 from core.errors import ImportFileError, UserError
 from core.files import check_output_path
-from core.models.batch.jsonl import dumps, parse_lines, request_line
+from core.models.batch.jsonl import MAX_LINE, dumps, parse_lines, request_line
 from core.models.pricing import estimate_cost
 from core.runner.plan import _find_run, _items, _plan, failure_rows, register_run, result_rows
 from core.store.journal import owner_tag
@@ -92,7 +92,10 @@ def _lines(path: Path):
         raise ImportFileError(f"{name}: is a directory, not a file")
     try:
         with open(path, "rb") as fh:
-            yield from fh
+            while line := fh.readline(MAX_LINE + 1):   # a 2 GB line is refused after MAX_LINE bytes, not read whole
+                yield line
+                if len(line) > MAX_LINE:
+                    return
     except OSError as exc:
         raise ImportFileError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from core.errors import UserError
 from core.files import PROJECT_ROOT  # noqa: E402
-from core.store import oslock
+from core.store import leftovers, oslock
 from core.store.schema import ensure_schema
 
 DB_BUSY_TIMEOUT = 30.0      # seconds we wait for another process to release the file
@@ -113,6 +113,7 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
         con = _open(path, deadline, timeout)
         try:
             ensure_schema(con, path)
+            leftovers.clean_once(con, path)   # what killed processes left beside the file (once per process)
             yield con
         except duckdb.Error as exc:   # a block that cannot be read shows only when a statement reads it
             if is_damage(exc):

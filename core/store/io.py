@@ -37,8 +37,9 @@ import pandas as pd
 
 from core import store
 from core.errors import ImportFileError
-from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.backfill import fill_strict as _fill_strict
+from core.store.faults import fault
+from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.schema import FACTOR_COLUMNS
 from core.tasks.setops import aliases
 
@@ -136,6 +137,9 @@ def _number(value, name: str, row: int, col: str, integer: bool):
     if isinstance(value, bool):
         raise ImportFileError(f"{name}: row {row}, column {col!r} is a boolean; expected a number")
     if integer and (isinstance(value, int) or (isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value))):
+        if isinstance(value, str) and len(value.strip().lstrip("+-").lstrip("0")) > 19:   # past int64, and past
+            raise ImportFileError(f"{name}: row {row}, column {col!r} is a {len(value.strip())}-digit number, "
+                                  "outside the range of a 64-bit whole number")          # what int() converts
         v = int(value)   # exact (a float would round 2**63 + 1)
         if not INT64[0] <= v <= INT64[1]:
             raise ImportFileError(f"{name}: row {row}, column {col!r} is {str(value).strip()[:30]}, outside the "
@@ -411,8 +415,11 @@ class _Staging:
     """Parquet files in a temporary folder beside the database, appended chunk by chunk, in parts of about
     STORE_BATCH_ROWS items (each part enters DuckDB in its own short transaction)."""
 
-    def __init__(self, db_path):
-        self.dir = Path(tempfile.mkdtemp(prefix=".import-", dir=store.resolve_db_path(db_path).parent))
+    def __init__(self, db_path, run_id: str):
+        from core.store.leftovers import staging_prefix
+
+        self.dir = Path(tempfile.mkdtemp(prefix=staging_prefix(), dir=store.resolve_db_path(db_path).parent))
+        (self.dir / "run_id").write_text(run_id)   # a killed import's rows are removed with its folder
         self.writers: dict[str, Any] = {}
         self.parts: list[dict[str, str]] = [{}]
         self.rows_in_part = 0
@@ -467,7 +474,7 @@ def import_results(db_path, path_or_bytes, filename: str | None = None, name: st
             if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
                 return run_id, 0
         chunks, meta = _rows(src)
-        staging = _Staging(db_path)
+        staging = _Staging(db_path, run_id)
         try:
             at = store.now_utc()
             n_items = 0
@@ -527,6 +534,7 @@ def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: i
                                         f"SELECT {names} FROM read_parquet(?)", [path])
                 finally:
                     con.execute("SET memory_limit = ?", [limit])
+            fault("import-part-stored")
         with store.connect(db_path) as con, store.transaction(con):
             if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
                 return run_id    # imported by another process meanwhile

@@ -25,9 +25,14 @@ from core.errors import ImportFileError
 from core.files import is_formula, restore
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
-MAX_CELL_CHARS = 10_000_000    # one CSV field (a prompt or reply); Python's csv module stops at 128 kB by default
+MAX_CELL_CHARS = 16 * 1024 * 1024   # one field (a prompt or reply): above any reply we store (openai-compatible replies
+                                    # are capped at 4 MiB as they stream), so our own exports always read back;
+                                    # Python's csv module stops at 128 kB by default
+MAX_LINE_BYTES = 64 * 1024 * 1024   # one JSONL line, refused once this many bytes are read (not read whole first)
+MAX_COLUMNS = 2_000                 # a header with a million columns is not a result file
 MAX_ROWS = 2_000_000
-CHUNK_ROWS = 2_000             # rows read, checked and converted at a time
+CHUNK_ROWS = 2_000             # rows read, checked and converted at a time …
+CHUNK_CHARS = 32 * 1024 * 1024  # … or fewer, when their cells hold this many characters (big replies)
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
@@ -128,18 +133,48 @@ def _parquet_rows(src: Source) -> Iterator[list[dict]]:
         raise ImportFileError(f"{src.name}: not a Parquet file (missing PAR1 magic bytes)")
     try:
         pf = pq.ParquetFile(src.fh)
+        if len(pf.schema_arrow.names) > MAX_COLUMNS:
+            raise ImportFileError(f"{src.name}: {len(pf.schema_arrow.names):,} columns (the limit is "
+                                  f"{MAX_COLUMNS:,}); not a result file")
+        seen = 0
         for batch in pf.iter_batches(batch_size=CHUNK_ROWS):
-            yield batch.to_pylist()
+            rows = batch.to_pylist()
+            for k, row in enumerate(rows):
+                _big_cell(row, src.name, f"row {seen + k + 1}")
+            seen += len(rows)
+            yield rows
     except ImportFileError:
         raise
     except Exception as exc:  # pyarrow raises several types for corrupt files
         raise ImportFileError(f"{src.name}: unreadable Parquet file ({str(exc).splitlines()[0][:200]})") from None
 
 
+def _big_cell(row: dict, name: str, where: str) -> int:
+    """Characters in the row's text cells; ImportFileError for a cell over MAX_CELL_CHARS."""
+    total = 0
+    for col, value in row.items():
+        if isinstance(value, str):
+            total += len(value)
+            if len(value) > MAX_CELL_CHARS:
+                raise ImportFileError(f"{name}: {where}, column {str(col)[:40]!r} holds {len(value):,} characters "
+                                      f"(the limit is {MAX_CELL_CHARS:,})")
+    return total
+
+
+def _lines(fh, name: str) -> Iterator[tuple[int, bytes]]:
+    n = 0
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        n += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise ImportFileError(f"{name}: line {n} is longer than {MAX_LINE_BYTES // (1024 * 1024)} MB")
+        yield n, raw
+
+
 def _jsonl_rows(src: Source) -> Iterator[list[dict]]:
     _text_check(src)
     chunk: list[dict] = []
-    for n, raw in enumerate(src.fh, start=1):
+    chars = 0
+    for n, raw in _lines(src.fh, src.name):
         line = _decode(raw, src.name, f"line {n}")
         if n == 1:
             line = line.lstrip("\ufeff")
@@ -153,10 +188,13 @@ def _jsonl_rows(src: Source) -> Iterator[list[dict]]:
             raise ImportFileError(f"{src.name}: line {n} is not valid JSON") from None
         if not isinstance(row, dict):
             raise ImportFileError(f"{src.name}: line {n} is not a JSON object")
+        if len(row) > MAX_COLUMNS:
+            raise ImportFileError(f"{src.name}: line {n} has {len(row):,} keys (the limit is {MAX_COLUMNS:,})")
+        chars += _big_cell(row, src.name, f"line {n}")
         chunk.append(row)
-        if len(chunk) >= CHUNK_ROWS:
+        if len(chunk) >= CHUNK_ROWS or chars >= CHUNK_CHARS:
             yield chunk
-            chunk = []
+            chunk, chars = [], 0
     if chunk:
         yield chunk
 
@@ -173,10 +211,16 @@ def _csv_rows(src: Source) -> Iterator[list[dict]]:
             raise ImportFileError(f"{src.name}: file holds no CSV header") from None
         if not any(header):
             raise ImportFileError(f"{src.name}: file holds no CSV header")
-        dup = next((h for i, h in enumerate(header) if h in header[:i]), None)
-        if dup is not None:
-            raise ImportFileError(f"{src.name}: column {dup!r} appears twice in the header")
+        if len(header) > MAX_COLUMNS:
+            raise ImportFileError(f"{src.name}: the header has {len(header):,} columns (the limit is "
+                                  f"{MAX_COLUMNS:,}); not a result file")
+        names: set[str] = set()
+        for h in header:
+            if h in names:
+                raise ImportFileError(f"{src.name}: column {h[:40]!r} appears twice in the header")
+            names.add(h)
         chunk: list[dict] = []
+        chars = 0
         for fields in reader:
             if not fields or fields == [""]:
                 continue
@@ -184,9 +228,10 @@ def _csv_rows(src: Source) -> Iterator[list[dict]]:
                 raise ImportFileError(f"{src.name}: not a readable CSV file (line {reader.line_num} has "
                                       f"{len(fields)} fields, the header {len(header)})")
             chunk.append({h: (v if v != "" else None) for h, v in zip(header, fields)})
-            if len(chunk) >= CHUNK_ROWS:
+            chars += sum(map(len, fields))
+            if len(chunk) >= CHUNK_ROWS or chars >= CHUNK_CHARS:
                 yield chunk
-                chunk = []
+                chunk, chars = [], 0
         if chunk:
             yield chunk
     except UnicodeDecodeError as exc:

@@ -152,6 +152,8 @@ def html_main(args: argparse.Namespace) -> int:
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out)
+    except OSError as exc:   # disk full, read-only, the folder gone
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
     print(f"wrote a report of {len(run_ids)} run(s) to {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB)")

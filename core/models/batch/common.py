@@ -57,7 +57,9 @@ class Outcome:
 
 
 def int_or_none(v) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    """A count as a provider reports it, or None (not an int, or outside what a token count can be: 10**30 from a
+    hostile file would overflow the database's BIGINT)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 53 else None
 
 
 class SdkBatch:

@@ -95,7 +95,10 @@ def _completion(cid: str, body: dict) -> Outcome:
 
 
 def parse_lines(lines: Iterable[bytes | str], what: str) -> Iterator[Outcome]:
-    """Outcomes of an output file's lines (blank lines skipped); ImportFileError naming the first bad line."""
+    """Outcomes of an output file's lines (blank lines skipped, a UTF-8 byte-order mark at the start accepted);
+    ImportFileError naming the first bad line — too long, not UTF-8, not JSON, nested too deeply, not in the format,
+    or a custom_id seen on an earlier line (each request has one outcome: which of two would count?)."""
+    seen: dict[str, int] = {}
     for n, raw in enumerate(lines, 1):
         if isinstance(raw, bytes):
             if len(raw) > MAX_LINE:
@@ -104,13 +107,22 @@ def parse_lines(lines: Iterable[bytes | str], what: str) -> Iterator[Outcome]:
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise ImportFileError(f"{what}: line {n} is not UTF-8 text") from None
+        if n == 1:
+            raw = raw.lstrip("\ufeff")
         if not raw.strip():
             continue
         try:
             line = json.loads(raw)
+        except RecursionError:
+            raise ImportFileError(f"{what}: line {n} is nested too deeply") from None
         except ValueError:
             raise ImportFileError(f"{what}: line {n} is not JSON") from None
         try:
-            yield outcome_of(line)
-        except ValueError as exc:
+            out = outcome_of(line)
+        except (ValueError, TypeError, RecursionError) as exc:
             raise ImportFileError(f"{what}: line {n} is not an OpenAI batch output line ({exc})") from None
+        first = seen.setdefault(out.custom_id, n)
+        if first != n:
+            raise ImportFileError(f"{what}: custom_id {out.custom_id[:24]}… appears on line {first} and again on "
+                                  f"line {n}; a results file holds one outcome per request")
+        yield out
