@@ -7,6 +7,9 @@
         one self-contained HTML file (Plotly inline, no server) with the runs, violins, error table, robustness
         profile and comparison of the selected runs (core/analysis/report.py) — to mail or attach to a paper
 
+    python -m core report findings --run R [--run R2 …] --format json|md|html --out F   (report_findings.py)
+    python -m core report table --run R --by FACTOR[,FACTOR…] --out F.csv|.json             (report_findings.py)
+
 A report module adds itself to REPORTS: ``name -> register(subparsers)``.
 """
 
@@ -160,4 +163,17 @@ def html_main(args: argparse.Namespace) -> int:
     return 0
 
 
-REPORTS = {"errors": _register_errors, "html": _register_html}
+def _register_findings(sub) -> None:
+    from core.cli.commands.report_findings import register_findings
+
+    register_findings(sub)
+
+
+def _register_table(sub) -> None:
+    from core.cli.commands.report_findings import register_table
+
+    register_table(sub)
+
+
+REPORTS = {"errors": _register_errors, "html": _register_html, "findings": _register_findings,
+           "table": _register_table}

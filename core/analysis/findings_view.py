@@ -1,0 +1,142 @@
+"""How findings are shown: their figures (violins of per-configuration accuracy by the contrasted factor, and a
+forest plot of the contrasts — estimate, interval, the paper's estimate beside), and the report as Markdown or a
+self-contained HTML file. The numbers come from core/analysis/findings.py; nothing is computed here."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.analysis import findings as F
+from core.analysis.figures import empty_figure, level_text, violin
+from core.analysis.summaries import group_summary
+
+
+def points(con, run_ids, finding_id: str, scoring: str = "strict") -> pd.DataFrame:
+    """Per-configuration accuracy of a finding's slice, with its derived column (for the violins)."""
+    f = F.BY_ID[finding_id]
+    return F._points(con, run_ids, f, F.check_scoring(scoring), F.VIEW)
+
+
+def violin_figure(con, run_ids, finding_id: str, scoring: str = "strict", height: int = 440) -> go.Figure:
+    f = F.BY_ID[finding_id]
+    if f.kind == "metrics":
+        return empty_figure("Precision, recall and Jaccard: see the table", height=200)
+    pts = points(con, run_ids, finding_id, scoring)
+    if pts.empty or f.factor not in pts:
+        return empty_figure("These runs do not answer this finding", height=200)
+    color = f.within[0] if f.within and f.within[0] in pts else ("model" if pts["model"].nunique() > 1 else None)
+    summary = group_summary(pts, [f.factor]) if color is None else None
+    return violin(pts, x=f.factor, color=color, summary=summary, height=height,
+                  title=f"{f.title}: accuracy per configuration ({scoring} scoring)")
+
+
+def _label(finding: dict, c: dict) -> str:
+    a, b = F._level_text(finding["factor"], c["a"]), F._level_text(finding["factor"], c["b"])
+    within = c.get("within") or {}
+    suffix = "".join(f" · {k} {v}" if k in ("decile", "shots") else f" · {level_text(k, v)}"
+                     for k, v in within.items())
+    return f"{a} − {b}{suffix}"
+
+
+def forest_figure(finding: dict, height: int | None = None) -> go.Figure:
+    """Each contrast's estimate (points, mean(a) − mean(b)) with its interval; the paper's estimate as a diamond.
+    Fig 6a / Table 7 is this figure for length 5 − 3 per decile: a difference, never drawn as an accuracy."""
+    cs = [c for c in finding.get("contrasts", []) if c.get("estimate") is not None]
+    if not cs:
+        return empty_figure("No contrast to draw", height=200)
+    labels = [_label(finding, c) for c in cs]
+    est = [c["estimate"] for c in cs]
+    lo = [c["estimate"] - c["ci_low"] if c.get("ci_low") is not None else 0 for c in cs]
+    hi = [c["ci_high"] - c["estimate"] if c.get("ci_high") is not None else 0 for c in cs]
+    colors = ["#c0392b" if c.get("significant") else "#7f8c8d" for c in cs]
+    fig = go.Figure(go.Scatter(
+        x=est, y=labels, mode="markers", marker={"size": 11, "color": colors},
+        error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo, "color": "#555"},
+        name="these runs (95 % interval; red = significant after Holm)",
+        customdata=[[c.get("p_adjusted"), c.get("n_a"), c.get("n_b")] for c in cs],
+        hovertemplate="%{y}: %{x:.1f} points<br>adjusted p %{customdata[0]:.3g}<extra></extra>"))
+    paper = [(lab, c["paper_estimate"]) for lab, c in zip(labels, cs) if c.get("paper_estimate") is not None]
+    if paper:
+        fig.add_trace(go.Scatter(x=[p for _, p in paper], y=[lab for lab, _ in paper], mode="markers",
+                                 marker={"symbol": "diamond", "size": 12, "color": "#222"},
+                                 name="paper (Claude Haiku or seven LLMs pooled)"))
+    fig.add_vline(x=0, line_dash="dot", line_color="#999")
+    fig.update_layout(height=height or max(220, 60 + 34 * len(cs)), template="plotly_white",
+                      margin={"l": 10, "r": 20, "t": 30, "b": 50}, legend={"orientation": "h", "y": -0.25},
+                      font={"size": 13})
+    fig.update_xaxes(title_text="difference in accuracy (points)")
+    fig.update_yaxes(autorange="reversed", type="category")
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------------- text
+
+def _cell(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def _md_table(rows: Sequence[dict]) -> list[str]:
+    if not rows:
+        return ["(no rows)"]
+    cols = list(rows[0].keys())
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in cols) + " |" for r in rows]
+    return out
+
+
+def to_markdown(rep: dict) -> str:
+    lines = [f"# Findings of the SetLexSem paper on these runs", "",
+             f"Scoring: **{rep['scoring']}** · α = {rep['alpha']:g} · p values adjusted by {rep['correction']}. "
+             "Unit: per-configuration accuracy (samples where the design pairs them).", ""]
+    for fd in rep["findings"]:
+        lines += [f"## {fd['title']} (`{fd['id']}`)", "",
+                  f"*Paper:* {fd['source']} — {fd['claim']}", ""]
+        lines += [f"- {v}" for v in fd["verdicts"]] + [""]
+        if fd.get("table"):
+            lines += ["Per-configuration accuracy (the reference's get_stats):", ""] + _md_table(fd["table"]) + [""]
+        if fd.get("paper"):
+            lines += ["The paper's numbers:", ""] + _md_table(fd["paper"]) + [""]
+    return "\n".join(lines) + "\n"
+
+
+def to_html(con, rep: dict, run_ids) -> str:
+    first = [True]
+
+    def fig_html(fig) -> str:
+        out = fig.to_html(full_html=False, include_plotlyjs=first[0], config={"displaylogo": False})
+        first[0] = False
+        return out
+
+    def table(rows) -> str:
+        if not rows:
+            return ""
+        return pd.DataFrame(rows).to_html(index=False, escape=True, border=0, na_rep="–", float_format="%.2f")
+
+    parts = [f"<h1>Findings of the SetLexSem paper on these runs</h1><p class='meta'>Scoring: "
+             f"<b>{html.escape(rep['scoring'])}</b> · α = {rep['alpha']:g} · {html.escape(rep['correction'])}. "
+             "Unit: per-configuration accuracy (samples where the design pairs them).</p>"]
+    for fd in rep["findings"]:
+        parts.append(f"<h2>{html.escape(fd['title'])} <code>{html.escape(fd['id'])}</code></h2>")
+        parts.append(f"<p class='note'>Paper: {html.escape(fd['source'])} — {html.escape(fd['claim'])}</p>")
+        parts.append("<ul>" + "".join(f"<li>{html.escape(v)}</li>" for v in fd["verdicts"]) + "</ul>")
+        if fd["applicable"] and fd.get("contrasts"):
+            parts.append(fig_html(forest_figure(fd)))
+            parts.append(fig_html(violin_figure(con, run_ids, fd["id"], rep["scoring"])))
+        parts.append(table(fd.get("table")))
+        if fd.get("paper"):
+            parts.append("<p class='note'>The paper's numbers:</p>" + table(fd["paper"]))
+    style = ("body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}"
+             "table{border-collapse:collapse;font-size:.85rem}th,td{border:1px solid #ddd;padding:.2rem .5rem}"
+             ".note,.meta{color:#555}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Findings</title><style>{style}</style>"
+            f"</head><body>{''.join(parts)}<script type='application/json' id='findings'>"
+            f"{html.escape(json.dumps(rep, default=str))}</script></body></html>")

@@ -1,0 +1,138 @@
+"""`python -m core report findings` and `report table` — the SetLexSem paper's findings as tested verdicts, and the
+reference's get_stats table (core/analysis/findings.py).
+
+    python -m core report findings --run R [--run R2 …] [--scoring strict|lenient] [--alpha 0.05]
+        [--only ID[,ID…]] --format json|md|html --out F
+    python -m core report table --run R [--run R2 …] --by FACTOR[,FACTOR…] [--scoring …] [--filter COL=V…] --out F
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from core.errors import UserError
+
+
+def _runs(args) -> list[str]:
+    from core import store
+
+    path = store.resolve_db_path(args.db)
+    if not path.exists() and not store.journal_dir(args.db).exists():
+        raise UserError(f"no runs yet: no database at {path} (run or import something first, or pass --db PATH)")
+    store.recover_journals(args.db)
+    wanted = [r.strip() for arg in args.run for r in str(arg).split(",") if r.strip()] or ["latest"]
+    with store.connect(args.db) as con:
+        return list(dict.fromkeys(store.resolve_run_id(con, r) for r in wanted))
+
+
+def _write_text(out, text: str) -> None:
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def register_findings(sub) -> None:
+    from core.analysis import SCORINGS
+    from core.analysis.findings import FINDINGS
+
+    p = sub.add_parser(
+        "findings", help="every hypothesis and figure of the SetLexSem paper as a tested verdict",
+        description="For each finding (the reference's hypo_name as id): directional contrasts between levels "
+                    "(estimate = mean accuracy of a minus b, in points; 95 % interval; p; Holm-adjusted p across "
+                    "every contrast of the report; paired where the design pairs), a test of spread "
+                    "(Brown–Forsythe), the reference's get_stats table and the paper's numbers. Ids: "
+                    + ", ".join(f.id for f in FINDINGS))
+    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    p.add_argument("--run", action="append", default=[], help="run id or 'latest' (repeatable, or joined by commas)")
+    p.add_argument("--scoring", choices=SCORINGS, default="strict",
+                   help="whose verdict: strict = the reference's answer rule (default), lenient = our parser")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm's correction (0.05)")
+    p.add_argument("--only", default=None, help="finding ids joined by commas (default: all)")
+    p.add_argument("--format", choices=("json", "md", "html"), default=None,
+                   help="output format (default: from the --out suffix)")
+    p.add_argument("--out", required=True, help="output file (.json, .md or .html)")
+    p.set_defaults(func=_findings)
+
+
+def _findings(args: argparse.Namespace) -> int:
+    from core import store
+    from core.analysis import findings, findings_view
+    from core.files import check_output_path
+
+    fmt = args.format or {".json": "json", ".md": "md", ".html": "html", ".htm": "html"}.get(
+        os.path.splitext(str(args.out))[1].lower())
+    if fmt is None:
+        raise UserError("--format: json, md or html (or an --out ending in .json, .md or .html)")
+    out = check_output_path(args.out, {"json": (".json",), "md": (".md", ".markdown"),
+                                       "html": (".html", ".htm")}[fmt], flag="--out")
+    only = [i.strip() for i in (args.only or "").split(",") if i.strip()] or None
+    unknown = [i for i in only or () if i not in findings.BY_ID]
+    if unknown:
+        raise UserError(f"--only: unknown finding {unknown[0]!r}; known: {', '.join(findings.BY_ID)}")
+    run_ids = _runs(args)
+    with store.connect(args.db) as con:
+        rep = findings.report(con, run_ids, scoring=args.scoring, alpha=args.alpha, only=only)
+        if fmt == "html":
+            text = findings_view.to_html(con, rep, run_ids)
+    if fmt == "json":
+        text = json.dumps(rep, ensure_ascii=False, indent=1, default=str) + "\n"
+    elif fmt == "md":
+        text = findings_view.to_markdown(rep)
+    _write_text(out, text)
+    answered = sum(1 for f in rep["findings"] if f["applicable"])
+    significant = sum(1 for f in rep["findings"] for c in f["contrasts"] if c.get("significant"))
+    print(f"wrote {len(rep['findings'])} finding(s) of run {', '.join(run_ids)} to {out}: {answered} answerable, "
+          f"{significant} significant contrast(s) after Holm at α = {args.alpha:g} ({args.scoring} scoring)")
+    return 0
+
+
+def register_table(sub) -> None:
+    from core.analysis import SCORINGS
+
+    p = sub.add_parser(
+        "table", help="mean / std / min / max / N of per-configuration accuracy by factors (the reference's "
+                      "get_stats)",
+        description="One row per group of --by: mean, std, min and max of per-configuration accuracy (%), N "
+                    "configurations and the items behind them.")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    p.add_argument("--run", action="append", default=[], help="run id or 'latest' (repeatable, or joined by commas)")
+    p.add_argument("--by", default="operation,members", help="factors joined by commas (default: operation,members)")
+    p.add_argument("--scoring", choices=SCORINGS, default="strict", help="strict (default) or lenient")
+    p.add_argument("--filter", action="append", default=[], metavar="COL=V1,V2",
+                   help="keep rows whose COL is one of the values (repeatable)")
+    p.add_argument("--out", required=True, help="output file: .csv or .json")
+    p.set_defaults(func=_table)
+
+
+def _table(args: argparse.Namespace) -> int:
+    from core import analysis, store
+    from core.analysis.summaries import config_accuracy, group_summary
+    from core.cli.commands.report import OUT_SUFFIXES, _write
+    from core.files import check_output_path
+
+    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
+    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
+    bad = [f for f in args.filter if "=" not in f or not f.split("=", 1)[1]]
+    if bad:
+        raise UserError(f"--filter {bad[0]!r}: expected COL=VALUE[,VALUE…]")
+    filters = analysis.filters_from_pairs(args.filter)
+    run_ids = _runs(args)
+    with store.connect(args.db) as con:
+        have = set(analysis.view_columns(con))
+        unknown = [c for c in by if c not in have]
+        if unknown:
+            raise UserError(f"--by: unknown column {unknown[0]!r}")
+        points = config_accuracy(con, run_ids, by, filters or None, scoring=args.scoring)
+    if points.empty:
+        raise UserError(f"run {', '.join(run_ids)} has no answered items" + (" in this slice" if filters else ""))
+    table = group_summary(points, by)
+    _write(table, out)
+    print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring) to {out}")
+    return 0
