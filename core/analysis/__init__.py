@@ -97,6 +97,21 @@ from core.analysis.summaries import (
                                    wilson_interval,
 )
 
+
+def findings_report(con, run_ids, scoring: str = "strict", alpha: float = 0.05, only=None) -> dict:
+    """The SetLexSem paper's findings on these runs (core/analysis/findings.py)."""
+    from core.analysis.findings import report
+
+    return report(con, run_ids, scoring=scoring, alpha=alpha, only=only)
+
+
+def finding_points(con, run_ids, finding_id: str, scoring: str = "strict"):
+    """Per-configuration accuracy of one finding's slice (its violins)."""
+    from core.analysis.findings_view import points
+
+    return points(con, run_ids, finding_id, scoring)
+
+
 __all__ = [
     "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
     "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_ERROR_COLUMNS", "REFERENCE_PATH", "RUN_FACTORS", "SCORINGS",
@@ -106,5 +121,5 @@ __all__ = [
     "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for",
     "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
-    "config_labels", "for_display", "run_labels", "tasks_of", "view_defaults",
+    "config_labels", "for_display", "run_labels", "tasks_of", "view_defaults", "findings_report", "finding_points",
 ]

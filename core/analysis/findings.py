@@ -74,7 +74,7 @@ FINDINGS: tuple[Finding, ...] = (
             {"members": ["numbers", "words"]}, ignore=("pos", "length"), source="Fig 4, Table 5 (token type)",
             claim="numbers are easier than words for most operations",
             paper_table="setlexsem_by_operation_members"),
-    Finding("operand_size", "Operand size", "size_a", ((2, 4), (4, 8), (8, 16)),
+    Finding("operand_size", "Operand size", "size_a", (),
             {"members": ["numbers", "words"], "phrasing": ["formal"], "shots": [0]}, ignore=("size_b",),
             source="Fig 3 (operand size), Table 4",
             claim="accuracy falls as sets grow (90.4 / 80.6 / 70.5 / 54.4 for 2 / 4 / 8 / 16)",
@@ -460,9 +460,9 @@ def verdict(fd: dict, c: dict, alpha: float) -> str:
     if sp.get("std_a") is not None and sp.get("std_b") is not None:
         text += f"; spread (std) {sp['std_a']:.1f} vs {sp['std_b']:.1f}"
         if sp.get("p") is not None:
-            text += f", Brown–Forsythe p = {sp['p']:.3f}"
+            text += ", Brown–Forsythe p " + ("< 0.001" if sp["p"] < 0.001 else f"= {sp['p']:.3f}")
     if c.get("paper_estimate") is not None:
         text += f" — paper: {c['paper_estimate']:+.1f} points"
     if c.get("caveat"):
         text += f" ({c['caveat']})"
-    return text + "."
+    return text[:1].upper() + text[1:] + "."

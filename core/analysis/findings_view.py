@@ -23,10 +23,17 @@ def points(con, run_ids, finding_id: str, scoring: str = "strict") -> pd.DataFra
 
 
 def violin_figure(con, run_ids, finding_id: str, scoring: str = "strict", height: int = 440) -> go.Figure:
+    if F.BY_ID[finding_id].kind == "metrics":
+        return empty_figure("Precision, recall and Jaccard: see the table", height=200)
+    return violin_of(points(con, run_ids, finding_id, scoring), finding_id, scoring, height)
+
+
+def violin_of(pts: pd.DataFrame, finding_id: str, scoring: str = "strict", height: int = 440) -> go.Figure:
+    """Violins of a finding's per-configuration accuracy by the contrasted factor (split by its ``within``
+    column, or by model when several are selected)."""
     f = F.BY_ID[finding_id]
     if f.kind == "metrics":
         return empty_figure("Precision, recall and Jaccard: see the table", height=200)
-    pts = points(con, run_ids, finding_id, scoring)
     if pts.empty or f.factor not in pts:
         return empty_figure("These runs do not answer this finding", height=200)
     color = f.within[0] if f.within and f.within[0] in pts else ("model" if pts["model"].nunique() > 1 else None)
@@ -66,8 +73,9 @@ def forest_figure(finding: dict, height: int | None = None) -> go.Figure:
                                  marker={"symbol": "diamond", "size": 12, "color": "#222"},
                                  name="paper (Claude Haiku or seven LLMs pooled)"))
     fig.add_vline(x=0, line_dash="dot", line_color="#999")
-    fig.update_layout(height=height or max(220, 60 + 34 * len(cs)), template="plotly_white",
-                      margin={"l": 10, "r": 20, "t": 30, "b": 50}, legend={"orientation": "h", "y": -0.25},
+    fig.update_layout(height=height or max(240, 90 + 34 * len(cs)), template="plotly_white",
+                      margin={"l": 10, "r": 20, "t": 50, "b": 50},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
                       font={"size": 13})
     fig.update_xaxes(title_text="difference in accuracy (points)")
     fig.update_yaxes(autorange="reversed", type="category")

@@ -202,20 +202,30 @@ def change_token(con, view: str = VIEW) -> str:
 # --------------------------------------------------------------------------------------------------------------------
 # factors
 
-def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, varying: bool = False) -> list[str]:
-    """Known factor columns with at least one non-null value (``varying``: at least two distinct values)."""
+def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, varying: bool = False,
+                   per_sample: bool = False) -> list[str]:
+    """Known factor columns with at least one non-null value (``varying``: at least two distinct values).
+
+    Design factors only: a column whose value changes *inside* a configuration (the hypernyms of a deceptive item,
+    the parts of speech of its members) describes a sample, not the design, and grouping configurations by it would
+    test nothing the design controls (issue 18); ``per_sample=True`` keeps such columns (filters, drill-down)."""
     present = [c for c in ALL_FACTORS if c in view_columns(con, view)]
     if not present:
         return []
     where, params = _where(con, run_ids, None, answered=False, view=view)
     # min/max/count are much cheaper than count(DISTINCT …) on a million rows
-    exprs = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM "
-                      f"max({_quote(c)})" for c in present)
-    row = con.execute(f"SELECT count(*), {exprs} FROM {_src(con, view)} {where}", params).fetchone()
-    total, out = row[0], []
+    inner = ", ".join(f"count({_quote(c)}) AS n{i}, min({_quote(c)}) AS lo{i}, max({_quote(c)}) AS hi{i}"
+                      for i, c in enumerate(present))
+    outer = ", ".join(f"sum(n{i}), min(lo{i}) IS DISTINCT FROM max(hi{i}), bool_or(lo{i} IS DISTINCT FROM hi{i})"
+                      for i in range(len(present)))
+    row = con.execute(f"SELECT sum(total), {outer} FROM (SELECT count(*) AS total, {inner} FROM {_src(con, view)} "
+                      f"{where} GROUP BY run_id, config_id)", params).fetchone()
+    total, out = row[0] or 0, []
     for i, c in enumerate(present):
-        n_non_null, differs = row[1 + 2 * i], row[2 + 2 * i]
+        n_non_null, differs, inside = row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i]
         if not n_non_null:
+            continue
+        if inside and not per_sample and c not in RUN_FACTORS:
             continue
         if varying and not (differs or n_non_null < total):
             continue

@@ -1,7 +1,7 @@
 """A static, self-contained HTML report of selected runs (SPEC R6): one file, Plotly inline, no server — to mail or
 attach to a paper.
 
-    html_report(con, run_ids, *, title=None, filters=None) -> str
+    html_report(con, run_ids, *, title=None, filters=None, scoring="strict") -> str
 
 What it holds, per task (set operations and quantifiers are never pooled): the runs (label, model, answer format,
 parameters, items, accuracy); violins of per-configuration accuracy with their summary table, split and coloured the
@@ -34,7 +34,7 @@ from core.analysis.compare import (
     series_without_points,
 )
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
-from core.analysis.queries import factor_columns, label, run_overview
+from core.analysis.queries import check_scoring, factor_columns, label, run_overview
 from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_data
 from core.analysis.views import run_labels, tasks_of, view_defaults
 from core.errors import UserError
@@ -81,11 +81,12 @@ class _Figures:
         return out
 
 
-def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str]) -> pd.DataFrame:
+def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str], scoring: str = "strict"
+                ) -> pd.DataFrame:
     ph = ", ".join("?" * len(run_ids))
     runs = con.execute(f"SELECT run_id, task, model, params_json, n_items, status, created_at, source FROM runs "
                        f"WHERE run_id IN ({ph})", list(run_ids)).df()
-    ov = run_overview(con, run_ids)
+    ov = run_overview(con, run_ids, scoring=scoring)
     out = runs.merge(ov[["run_id", "answered", "failed", "n_correct", "accuracy", "configs"]], on="run_id", how="left")
 
     def params(text):
@@ -107,8 +108,8 @@ def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str]) -> pd.Da
                     "n_items": "items", "accuracy": "accuracy %", "configs": "configurations"})
 
 
-def _violins(con, run_ids, x, color, filters, fig) -> str:
-    points, summary = violin_data(con, run_ids, x=x, color=color, filters=filters)
+def _violins(con, run_ids, x, color, filters, fig, scoring) -> str:
+    points, summary = violin_data(con, run_ids, x=x, color=color, filters=filters, scoring=scoring)
     how = f"split by {html.escape(label(x))}" + (f", coloured by {html.escape(label(color))}" if color else "")
     parts = [fig(figures.violin(points, x, color, summary if color is None else None)),
              f'<p class="note">Each point is one configuration\'s accuracy over its samples; {how}.</p>']
@@ -118,8 +119,8 @@ def _violins(con, run_ids, x, color, filters, fig) -> str:
     return "\n".join(parts)
 
 
-def _robustness(con, run_ids, filters, fig) -> str:
-    rob, per_model = robustness(con, run_ids, filters=filters)
+def _robustness(con, run_ids, filters, fig, scoring) -> str:
+    rob, per_model = robustness(con, run_ids, filters=filters, scoring=scoring)
     parts = ["<h3>Robustness</h3>",
              ('<p class="note">Robustness score = standard deviation of per-configuration accuracy (lower = more '
               'consistent); spread = highest minus lowest mean accuracy across a factor\'s levels; η² = share of the '
@@ -136,10 +137,10 @@ def _robustness(con, run_ids, filters, fig) -> str:
     return "\n".join(parts)
 
 
-def _setops_errors(con, run_ids, x, filters) -> str:
+def _setops_errors(con, run_ids, x, filters, scoring) -> str:
     by = [c for c in dict.fromkeys(["model" if len(run_ids) > 1 else None, "members", x]) if c]
     by = [c for c in by if c in factor_columns(con, run_ids)]
-    table = error_table(con, run_ids, by=by, filters=filters)
+    table = error_table(con, run_ids, by=by, filters=filters, scoring=scoring)
     if table.empty:
         return '<h3>Error analysis</h3><p class="note">No answered set-operation items.</p>'
     layout = error_table_paper_layout(table, by)
@@ -159,9 +160,9 @@ def _quantifier_metrics(con, run_ids, fig) -> str:
               '“false” (accuracy (GQG)).</p>')
 
 
-def _comparison(con, run_ids, labels, x, filters, fig) -> str:
+def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
     series = [Series(labels[r], (r,)) for r in run_ids]
-    points, shared = compare_runs(con, series, x=x, align=True, filters=filters)
+    points, shared = compare_runs(con, series, x=x, align=True, filters=filters, scoring=scoring)
     parts = ["<h3>Comparison</h3>"]
     if shared:
         parts.append(f'<p class="note">Aligned on the factors all runs share: '
@@ -190,7 +191,7 @@ def _comparison(con, run_ids, labels, x, filters, fig) -> str:
                  f"{num(res['welch_p'], '.3g')}; Mann–Whitney p = {num(res['mannwhitney_p'], '.3g')}.</p>")
     for note in res["notes"]:
         parts.append(f'<p class="caveat">{html.escape(note[0].upper() + note[1:])}.</p>')
-    paired = paired_items(con, series[0].run_ids[0], series[1].run_ids[0], filters)
+    paired = paired_items(con, series[0].run_ids[0], series[1].run_ids[0], filters, scoring=scoring)
     if paired.empty:
         parts.append('<p class="note">The first two runs share no items (same configuration, sample and prompt): '
                      'no paired test.</p>')
@@ -203,8 +204,10 @@ def _comparison(con, run_ids, labels, x, filters, fig) -> str:
 
 
 def html_report(con, run_ids: Sequence[str], *, title: str | None = None,
-                filters: Mapping[str, Sequence] | None = None) -> str:
-    """The report of ``run_ids`` (see the module docstring) as one HTML document."""
+                filters: Mapping[str, Sequence] | None = None, scoring: str = "strict") -> str:
+    """The report of ``run_ids`` (see the module docstring) as one HTML document, scored ``scoring`` (strict —
+    the reference's rule — by default, as every other view)."""
+    scoring = check_scoring(scoring)
     run_ids = list(dict.fromkeys(run_ids))
     if not run_ids:
         raise UserError("choose at least one run for the report")
@@ -220,8 +223,9 @@ def html_report(con, run_ids: Sequence[str], *, title: str | None = None,
     title = title or ("Results: " + ", ".join(labels[r] for r in run_ids[:3]) + (" …" if len(run_ids) > 3 else ""))
     body = [f"<h1>{html.escape(title)}</h1>",
             f'<p class="meta">SetLexSem Studio report · {when} · {len(run_ids)} run(s)'
-            + (f" · slice: {html.escape(json.dumps(filters, default=str))}" if filters else "") + "</p>",
-            "<h2>Runs</h2>", _table(_runs_table(con, run_ids, labels))]
+            + (f" · slice: {html.escape(json.dumps(filters, default=str))}" if filters else "")
+            + f" · {html.escape(scoring)} scoring" + "</p>",
+            "<h2>Runs</h2>", _table(_runs_table(con, run_ids, labels, scoring))]
     for task in tasks_of(runs):
         ids = [r for r in run_ids if runs.set_index("run_id").loc[r, "task"] == task]
         factors = [f for f in factor_columns(con, ids) if f not in ("task", "name")]
@@ -229,14 +233,14 @@ def html_report(con, run_ids: Sequence[str], *, title: str | None = None,
         view = view_defaults(runs[runs["run_id"].isin(ids)], varying, factors)
         x, color = view["x"], view["color"]
         body.append(f"<h2>{html.escape(TASK_TITLES.get(task, task))}</h2>")
-        body.append("<h3>Accuracy per configuration</h3>" + _violins(con, ids, x, color, filters, fig))
+        body.append("<h3>Accuracy per configuration</h3>" + _violins(con, ids, x, color, filters, fig, scoring))
         if task == "setops":
-            body.append(_setops_errors(con, ids, x, filters))
+            body.append(_setops_errors(con, ids, x, filters, scoring))
         elif task == "quantifiers":
             body.append(_quantifier_metrics(con, ids, fig))
-        body.append(_robustness(con, ids, filters, fig))
+        body.append(_robustness(con, ids, filters, fig, scoring))
         if len(ids) >= 2:
-            body.append(_comparison(con, ids, labels, x, filters, fig))
+            body.append(_comparison(con, ids, labels, x, filters, fig, scoring))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")

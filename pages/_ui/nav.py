@@ -38,6 +38,7 @@ PAGES = (
     ("deceptive_sets", "pages/deceptive_sets.py", "Deceptive sets", ":material/swap_horiz:"),
     ("quantifiers", "pages/quantifiers.py", "Quantifiers", ":material/rule:"),
     ("results", "pages/results.py", "Results", ":material/bar_chart:"),
+    ("findings", "pages/findings.py", "Findings", ":material/fact_check:"),
     ("compare", "pages/compare.py", "Compare", ":material/compare_arrows:"),
     ("embeddings", "pages/embeddings.py", "Embeddings", ":material/scatter_plot:"),
     ("runs", "pages/runs.py", "Runs", ":material/history:"),

@@ -159,8 +159,11 @@ def report_download(run_ids, *, key: str, filters: dict | None = None, title: st
     no server; core.analysis.report). Built on request — it takes a second or two."""
     from core.analysis.report import html_report
 
+    from pages._ui.pickers import current_scoring
+
     run_ids = list(run_ids)
-    token = json.dumps([run_ids, filters or {}, title], sort_keys=True, default=str)
+    scoring = current_scoring()
+    token = json.dumps([run_ids, filters or {}, title, scoring], sort_keys=True, default=str)
     built = st.session_state.get(f"{key}_report")
     c1, c2 = st.columns([1, 2])
     if c1.button("Build HTML report", key=f"{key}_report_build", icon=":material/description:",
@@ -168,7 +171,7 @@ def report_download(run_ids, *, key: str, filters: dict | None = None, title: st
                       "attach to a paper — the same as `python -m core report html --run …`."):
         try:
             with st.spinner("Building the report…"), store.connect(db_path()) as con:
-                html = html_report(con, run_ids, title=title, filters=filters or None)
+                html = html_report(con, run_ids, title=title, filters=filters or None, scoring=scoring)
             built = st.session_state[f"{key}_report"] = (token, html.encode("utf-8"))
         except UserError as exc:
             st.error(str(exc))

@@ -20,7 +20,7 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
 PAGES = {"": "SetLexSem Studio", "set_operations": "Set operations", "deceptive_sets": "Deceptive sets",
-         "results": "Results", "compare": "Compare", "runs": "Runs"}
+         "results": "Results", "findings": "Findings", "compare": "Compare", "runs": "Runs"}
 # pages written by other parts of the project: visited when present (title not checked)
 OPTIONAL_PAGES = {"quantifiers": None, "embeddings": None}
 

@@ -34,7 +34,7 @@ class LoopbackServer:
     def __init__(self, latency: float = 0.25, *, answer: str = "{1, 2}", fail_rate: float = 0.0,
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
-                 key_in_reply: bool = False, endless: bool = False):
+                 key_in_reply: bool = False, endless: bool = False, responder=None):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
@@ -42,6 +42,7 @@ class LoopbackServer:
         self.echo_key = echo_key               # "upper" | "lower" | "cut": answer 400 echoing the token so changed
         self.key_in_reply = key_in_reply       # a valid answer that quotes the token upper-cased
         self.endless = endless                 # a 200 whose chunked body never ends (a hostile or broken server)
+        self.responder = responder             # (prompt, model) -> reply text, instead of the fixed answer
         self.auth_seen: Counter = Counter()    # Authorization headers received
         self.requests: Counter = Counter()     # prompt sha -> requests received
         self.answered: Counter = Counter()     # prompt sha -> valid answers sent
@@ -140,7 +141,8 @@ class LoopbackServer:
             return 200, {}, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "{1, 2'   # malformed
         self.streak[key] = 0
         self.answered[key] += 1
-        answer = self.answer + (f" (key {token.upper()})" if self.key_in_reply else "")
+        answer = self.responder(prompt, model) if self.responder is not None else self.answer
+        answer += f" (key {token.upper()})" if self.key_in_reply else ""
         payload = {
             "id": f"chatcmpl-{key[:12]}-{self.requests[key]}", "object": "chat.completion", "created": int(time.time()),
             "model": model,

@@ -130,6 +130,8 @@ def _register_html(group) -> None:
     p.add_argument("--run", action="append", required=True, metavar="RUN",
                    help="run id or 'latest'; repeat for several runs (compared in this order: the first is A)")
     p.add_argument("--out", required=True, help="output file (.html)")
+    p.add_argument("--scoring", choices=("strict", "lenient"), default="strict",
+                   help="whose verdict: strict = the reference's answer rule (default), lenient = our parser")
     p.add_argument("--title", default=None, help="title of the report (default: the runs' names)")
     p.add_argument("--filter", action="append", default=[], metavar="COL=V1,V2",
                    help="keep only rows whose column holds one of the values (repeatable), as the pages' slice")
@@ -150,7 +152,7 @@ def html_main(args: argparse.Namespace) -> int:
     filters = filters_from_pairs(args.filter)
     with store.connect(args.db) as con:
         run_ids = [store.resolve_run_id(con, r) for r in args.run]
-        text = html_report(con, run_ids, title=args.title, filters=filters or None)
+        text = html_report(con, run_ids, title=args.title, filters=filters or None, scoring=args.scoring)
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -111,6 +111,23 @@ def _first_error(db_path, run_id: str) -> str | None:
     return row[0][0] if row else None
 
 
+def _accuracy_text(db_path, progress) -> str:
+    """The run's accuracy as every view shows it by default: the strict verdict (the reference's answer rule) for
+    set operations, with the lenient one beside; a quantifier run's own verdict."""
+    lenient = "-" if progress.accuracy is None else f"{progress.accuracy:.3f}"
+    try:
+        from core import store
+        from core.analysis import run_overview
+
+        with store.connect(db_path) as con:
+            ov = run_overview(con, [progress.run_id], scoring="strict")
+    except UserError:
+        return lenient
+    if ov.empty or ov["task"].iloc[0] != "setops" or ov["accuracy"].isna().iloc[0]:
+        return lenient
+    return f"{ov['accuracy'].iloc[0] / 100:.3f} strict (lenient {lenient})"
+
+
 def main(args: argparse.Namespace) -> int:
     from core import runner
     from core.cli import error_line
@@ -206,7 +223,7 @@ def main(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     progress = handle.progress()
-    acc = "-" if progress.accuracy is None else f"{progress.accuracy:.3f}"
+    acc = _accuracy_text(args.db, progress)
     print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
           f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
           f"accuracy {acc}, cost ${progress.cost_usd:.4f}, {progress.elapsed:.1f} s")

@@ -1,0 +1,83 @@
+"""Findings: each hypothesis and figure of the SetLexSem paper as a tested verdict on the selected runs — one
+sentence per contrast (direction, size, interval, pairing, Holm-adjusted significance, the paper's number), the
+contrasts as a forest plot, the violins, the reference's table and the paper's numbers beside ours."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core import analysis
+from core.analysis import findings_view
+from pages import _ui
+
+st.title("Findings")
+st.caption("The SetLexSem paper's questions, answered for your runs: does swapping hyponyms lower accuracy? are "
+           "words harder than numbers? does accuracy fall with set size? Each contrast is an estimate in accuracy "
+           "points (mean of the first level minus the second) with a 95 % interval, paired where the design pairs "
+           "(deceptive conditions by sample; other factors by matched configuration), and p adjusted by Holm's "
+           "method across every contrast on this page. The unit is per-configuration accuracy, as in the paper's "
+           "violins.")
+
+runs = _ui.runs_df()
+runs = runs[runs["task"] == "setops"] if not runs.empty else runs
+if runs.empty:
+    st.info("No set-operation runs yet. Start one on the Set operations or Deceptive sets page, or import a "
+            "result CSV on the Runs page.")
+    st.stop()
+
+picked = _ui.run_picker("Runs", key="runs", default=runs["run_id"].iloc[:1].tolist(), task="setops")
+if not picked:
+    st.info("Choose at least one run.")
+    st.stop()
+c1, c2 = st.columns([2, 1])
+with c1:
+    scoring = _ui.scoring_switch()
+alpha_text = _ui.qp_get("alpha", "0.05")
+try:
+    alpha_default = float(alpha_text)
+except (TypeError, ValueError):
+    alpha_default = 0.05
+alpha_default = alpha_default if 0 < alpha_default < 1 else 0.05
+alpha = c2.number_input("Significance level α", min_value=0.001, max_value=0.5, value=alpha_default, step=0.01,
+                        format="%.3f", key="find_alpha", help="After Holm's correction across every contrast.")
+_ui.qp_set(alpha=f"{alpha:g}")
+
+rep = _ui.cached_analysis("findings_report", picked, scoring=scoring, alpha=alpha)
+answerable = [f for f in rep["findings"] if f["applicable"]]
+n_sig = sum(1 for f in answerable for c in f["contrasts"] if c.get("significant"))
+st.markdown(f"**{len(answerable)} of {len(rep['findings'])} findings** can be answered from these runs; "
+            f"**{n_sig}** contrast(s) significant at α = {alpha:g} after Holm ({scoring} scoring).")
+d1, d2, d3 = st.columns(3)
+d1.download_button("Findings (JSON)", json.dumps(rep, indent=1, default=str), file_name="findings.json",
+                   mime="application/json", key="find_dl_json")
+d2.download_button("Findings (Markdown)", findings_view.to_markdown(rep), file_name="findings.md",
+                   mime="text/markdown", key="find_dl_md")
+show_all = d3.toggle("Show findings these runs cannot answer", value=False, key="find_all")
+
+for fd in rep["findings"]:
+    if not fd["applicable"] and not show_all:
+        continue
+    st.subheader(fd["title"])
+    st.caption(f"`{fd['id']}` · paper: {_ui.md(fd['source'])} — {_ui.md(fd['claim'])}")
+    for line in fd["verdicts"]:
+        (st.markdown if fd["applicable"] else st.info)(("- " if fd["applicable"] else "") + _ui.md(line))
+    if not fd["applicable"]:
+        continue
+    if fd["contrasts"]:
+        st.plotly_chart(findings_view.forest_figure(fd), key=f"find_forest_{fd['id']}",
+                        config={"displaylogo": False, "toImageButtonOptions": {"format": "svg",
+                                                                               "filename": fd["id"]}})
+    with st.expander("Violins, the reference's table and the paper's numbers"):
+        points = _ui.cached_analysis("finding_points", picked, finding_id=fd["id"], scoring=scoring)
+        st.plotly_chart(findings_view.violin_of(points, fd["id"], scoring), key=f"find_violin_{fd['id']}",
+                        config={"displaylogo": False, "toImageButtonOptions": {"format": "png",
+                                                                               "filename": fd["id"]}})
+        if fd.get("table"):
+            st.markdown("Per-configuration accuracy (mean / std / min / max / N — the reference's `get_stats`)")
+            st.dataframe(analysis.for_display(pd.DataFrame(fd["table"])), hide_index=True, width="stretch")
+        if fd.get("paper"):
+            st.markdown("The paper's numbers")
+            st.dataframe(analysis.for_display(pd.DataFrame(fd["paper"])), hide_index=True, width="stretch")
