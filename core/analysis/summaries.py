@@ -141,7 +141,7 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
                    arg_max(level, m) AS best_level, arg_min(level, m) AS worst_level
             FROM lv JOIN g ON lv.model = g.model AND lv.factor = g.factor
             GROUP BY lv.model, lv.factor HAVING count(*) > 1
-            ORDER BY lv.model, spread DESC"""
+            ORDER BY lv.model, spread DESC, lv.factor"""
         res = local.execute(sql).df()
     finally:
         local.close()

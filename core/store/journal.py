@@ -21,51 +21,18 @@ import json
 import logging
 import os
 import re
-import socket
 import threading
 import time
 from datetime import datetime
 from pathlib import Path
 
 from core.store.faults import fault as _fault
+from core.store.liveness import owner_alive, owner_tag, pid_alive  # noqa: F401  (re-exported)
 
 log = logging.getLogger("core.store")
 _ACTIVE: set[str] = set()        # journal paths owned by live Journal objects of this process
 _ACTIVE_LOCK = threading.Lock()
 _NAME = re.compile(r"^(?P<run>.+)\.(?P<pid>\d+)\.(?P<ns>\d+)\.jsonl$")
-
-
-def owner_tag() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed, not yet reaped) is dead for our purposes
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            state = fh.read().rsplit(b")", 1)[1].split()[0]
-        return state not in (b"Z", b"X")
-    except (OSError, IndexError):
-        return True
-
-
-def owner_alive(owner: str | None) -> bool:
-    if not owner or ":" not in owner:
-        return False
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname():
-        return True  # another machine: cannot tell, assume alive
-    try:
-        return pid_alive(int(pid))
-    except ValueError:
-        return False
 
 
 def _safe(run_id: str) -> str:

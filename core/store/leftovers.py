@@ -45,7 +45,7 @@ def clean_once(con, db_file: Path) -> None:
 
 
 def clean(con, db_file: Path) -> dict:
-    from core.store.journal import pid_alive
+    from core.store.liveness import pid_alive
 
     folder = db_file.parent
     removed = {"staging": 0, "orphan_rows": 0, "partial": 0, "restoring": 0}

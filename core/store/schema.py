@@ -232,7 +232,7 @@ def _refuse_while_live(con, to_version: int) -> None:
     import os
 
     from core.errors import UserError
-    from core.store.journal import owner_alive, owner_tag
+    from core.store.liveness import owner_alive, owner_tag
 
     me = owner_tag()
     owners: list[tuple[str, str]] = []

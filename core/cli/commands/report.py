@@ -16,13 +16,10 @@ A report module adds itself to REPORTS: ``name -> register(subparsers)``.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 
+from core.cli.commands.report_output import OUT_SUFFIXES, _plain, _write  # noqa: F401
 from core.errors import UserError
-
-OUT_SUFFIXES = (".csv", ".json")
 
 
 def register(subparsers) -> None:
@@ -94,30 +91,6 @@ def _errors(args: argparse.Namespace) -> int:
     print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring, unparsed answers "
           f"counted the {args.unparsed} way) to {out}")
     return 0
-
-
-def _plain(v):
-    """JSON-ready value: numpy scalars as Python ones, NaN as null."""
-    if hasattr(v, "item"):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def _write(table, out) -> None:
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        if out.suffix.lower() == ".csv":
-            table.to_csv(tmp, index=False)
-        else:
-            rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
-            tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(out)
-    except OSError as exc:
-        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------------------------------------------ html

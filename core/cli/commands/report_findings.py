@@ -114,7 +114,7 @@ def register_table(sub) -> None:
 def _table(args: argparse.Namespace) -> int:
     from core import analysis, store
     from core.analysis.summaries import config_accuracy, group_summary
-    from core.cli.commands.report import OUT_SUFFIXES, _write
+    from core.cli.commands.report_output import OUT_SUFFIXES, _write
     from core.files import check_output_path
 
     out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
