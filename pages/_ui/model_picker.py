@@ -136,12 +136,13 @@ def model_picker(key: str, default: str = "local/default", show_params: bool = T
     params = SamplingParams().to_dict()
     provider = PROVIDERS.get(spec.split("/", 1)[0])
     can_constrain = bool(provider and provider.constrained)
-    fmt = st.radio("Answer format", ["free", "constrained"], horizontal=True, key=f"{key}_format",
+    fmt = st.radio("Answer format", ["free", "constrained", "members"], horizontal=True, key=f"{key}_format",
                    disabled=not can_constrain,
                    help="free: the model writes what it likes. constrained: decoding is restricted to the answer's "
-                        "form (<answer>{…}</answer> for sets, true/false for quantifiers) — a llama.cpp grammar for "
-                        "local/smollm2, guided decoding on servers that offer it. Recorded with the run and shown "
-                        "as a factor in every view.")
+                        "form (<answer>{…}</answer> for sets, true/false for quantifiers). members: only members of "
+                        "A ∪ B may appear (set operations) — the model can choose wrongly but not invent. A llama.cpp "
+                        "grammar for the embedded models, guided decoding on servers that offer it. Recorded with "
+                        "the run and shown as a factor in every view.")
     params["answer_format"] = fmt if can_constrain else "free"
     if show_params:
         with st.expander("Sampling parameters (paper defaults: temperature 0.25, top-p 0.25, top-k 20)"):
