@@ -14,13 +14,37 @@ st.markdown(
     "across incidental features such as set size, token type, word frequency or prompt phrasing."
 )
 
+DEMO_CONFIG = "data/configs/deceptive_demo.yaml"
+DEMO_ITEMS = 24          # spread over the three conditions and four operations: ~1½–3 min on 2 cores
+
+with st.container(border=True):
+    st.subheader("Live demo: deceptive sets, no key")
+    st.markdown(
+        "**What to look for:** when half of each set's members are swapped with the other set's look-alikes "
+        "(hyponyms of the other hypernym), the model's accuracy drops below the as-sampled sets — the paper's Claude "
+        "Haiku lost 20 points. The bars fill in as the embedded model (Qwen2.5-Coder-1.5B, on this CPU) answers; "
+        "the paper's figures stand beside them.")
+    if st.button(f"▶ Start the live demo ({DEMO_ITEMS} items, local/default)", type="primary", key="home_live_demo",
+                 use_container_width=True):
+        from core.config import run_spec
+        from core.files import PROJECT_ROOT, read_yaml_file
+
+        cfg = run_spec(read_yaml_file(PROJECT_ROOT / DEMO_CONFIG)).config_dict()
+        handle = _ui.start_run(cfg, _ui.ModelChoice(spec="local/default"), name="live demo · deceptive sets",
+                               limit=DEMO_ITEMS)
+        if handle is not None:
+            st.session_state["dec_run_id"] = handle.run_id
+            st.session_state["dec_m_model"] = "local/default"
+            st.switch_page("pages/deceptive_sets.py", query_params={"run": handle.run_id})
+
 c1, c2 = st.columns([3, 2])
 with c1:
     st.subheader("Try it — one click, no key needed")
     st.markdown(
-        "The default model is **SmolLM2-135M-Instruct**, embedded through llama.cpp: it is *small* (135 million "
-        "parameters), runs on the CPU here and fails set operations often — in instructive ways. "
-        "`reference/solver` always answers correctly and checks the pipeline end to end."
+        "The default model is **Qwen2.5-Coder-1.5B-Instruct** (`local/default`), embedded through llama.cpp: no "
+        "key, no download, a few seconds per answer on this CPU. **SmolLM2-135M** (`local/smollm2`) is there for "
+        "quick checks — small, fast, and wrong almost always. `reference/solver` always answers correctly and "
+        "checks the pipeline end to end."
     )
     from core.models import SamplingParams
     from core.tasks import setops

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields
 
 from core.errors import ConfigError
 
-ANSWER_FORMATS = ("free", "constrained")
+ANSWER_FORMATS = ("free", "constrained", "members")   # members: only members of A ∪ B (set operations)
 MAX_STOP = 4   # the OpenAI API takes at most four stop sequences
 
 

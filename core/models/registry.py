@@ -19,7 +19,7 @@ from core.models.base import ModelError
 from core.models.providers import PROVIDERS, ProviderInfo, key_env_for  # noqa: F401  (re-exported)
 from core.redaction import remember
 
-DEFAULT_MODEL = "local/smollm2"
+DEFAULT_MODEL = "local/default"   # Qwen2.5-Coder-1.5B-Instruct, embedded (core/models/providers/embedded.py)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -67,11 +67,11 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
                              "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
         base_url = check_base_url(base_url)
     if provider == "local":
-        if name.lower() != "smollm2":
-            raise ModelError(f"unknown local model {name!r}; the embedded model is local/smollm2")
+        from core.models.providers.embedded import resolve
         from core.models.providers.local_llama import LocalLlamaModel
 
-        return LocalLlamaModel("local/smollm2", "smollm2", timeout=timeout)
+        key = resolve(name).key
+        return LocalLlamaModel(f"local/{key}", key, timeout=timeout)
     if provider == "reference":
         if name.lower() != "solver":
             raise ModelError(f"unknown reference model {name!r}; use reference/solver")

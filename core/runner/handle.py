@@ -136,7 +136,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         validate()
     spec = model_obj.spec
     plan = _plan(config, spec, params, base_url, limit, name, source, limit_pick)
-    if plan.params.answer_format == "constrained" and not getattr(model_obj, "constrained", False):
+    if plan.params.answer_format in ("constrained", "members") and not getattr(model_obj, "constrained", False):
         from core.models.base import ModelError
 
         raise ModelError(f"{spec} cannot constrain its answers (no grammar or guided decoding in its API); use "

@@ -95,11 +95,11 @@ class _Plan:
 
     def shape_for(self, item: dict):
         """The answer's form for a constrained call (None for answer format "free")."""
-        if self.params.answer_format != "constrained":
+        if self.params.answer_format not in ("constrained", "members"):
             return None
         from core.models.base import AnswerShape
 
-        return AnswerShape(**self.task.answer_grammar(self.cfg, item))
+        return AnswerShape(**self.task.answer_grammar(self.cfg, item, members=self.params.answer_format == "members"))
 
 
 def _clean_base_url(base_url: str | None) -> str | None:

@@ -36,7 +36,7 @@ from pages._ui.model_picker import (  # noqa: F401
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
 from pages._ui.pickers import (current_scoring, run_picker, scoring_switch, select_runs,  # noqa: F401
                                slice_filters, warn_unknown_runs)
-from pages._ui.progress import report_download, run_progress, start_run, with_live_status  # noqa: F401
+from pages._ui.progress import report_download, run_is_live, run_progress, start_run, with_live_status  # noqa: F401
 from pages._ui.text import md, md_code  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 

@@ -14,7 +14,7 @@ from pages._ui.url import qp_get, qp_set
 
 # ------------------------------------------------------------------------------------------------------ models
 
-MODEL_CHOICES = ("local/smollm2", "reference/solver", "openai/gpt-4o-mini", "anthropic/claude-haiku-4-5",
+MODEL_CHOICES = ("local/default", "local/smollm2", "reference/solver", "openai/gpt-4o-mini", "anthropic/claude-haiku-4-5",
                  "openai-compatible/…", "other…")
 
 
@@ -75,14 +75,14 @@ def _found_caption(where) -> None:
             for s in servers))
 
 
-def model_picker(key: str, default: str = "local/smollm2", show_params: bool = True) -> ModelChoice:
+def model_picker(key: str, default: str = "local/default", show_params: bool = True) -> ModelChoice:
     """Model spec + base URL + key (session only) + answer format + sampling parameters (paper defaults)."""
     from core.models import SamplingParams
 
     c1, c2 = st.columns([2, 3])
     qp_model = qp_get("model")
     found = found_servers()
-    options = [*MODEL_CHOICES[:2], *found, *MODEL_CHOICES[2:]]
+    options = [*MODEL_CHOICES[:3], *found, *MODEL_CHOICES[3:]]
     state = st.session_state.get(f"{key}_model")
     if state is not None and state not in options:   # a server that went away since: back to the default
         del st.session_state[f"{key}_model"]
@@ -93,7 +93,8 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
     elif qp_model and qp_model not in options:
         initial = "other…"
     choice = c1.selectbox("Model", options, index=options.index(initial) if initial in options else 0,
-                          key=f"{key}_model", help="local/smollm2 is embedded (SmolLM2-135M, no key). "
+                          key=f"{key}_model", help="local/default (Qwen2.5-Coder-1.5B) and local/smollm2 (SmolLM2-135M, for "
+                          "quick checks) are embedded: no key, no download. "
                           "reference/solver always answers correctly (checks the pipeline). Models of "
                           "OpenAI-compatible servers running on this machine (Ollama, LM Studio, vLLM, llama.cpp, "
                           "serve-local) are listed as found.")
@@ -109,8 +110,10 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
         spec = c2.text_input("Model spec (provider/name)", value=qp_model or "openai/gpt-4.1-mini",
                              key=f"{key}_other").strip()
     else:
-        info = {"local/smollm2": "SmolLM2-135M-Instruct in-process via llama.cpp — small (135M parameters), "
-                                 "fails often and instructively. No key needed.",
+        info = {"local/default": "Qwen2.5-Coder-1.5B-Instruct in-process via llama.cpp — strong enough to show "
+                                 "the deceptive-set effect, ~3–8 s per item on 2 cores. No key needed.",
+                "local/smollm2": "SmolLM2-135M-Instruct in-process via llama.cpp — small (135M parameters), "
+                                 "fast, fails almost everything. No key needed.",
                 "reference/solver": "Always correct; not an LLM. Use it to check the pipeline end to end."}
         c2.caption(info.get(choice, "Cloud model: needs an API key (see below)."))
     if spec:
@@ -133,12 +136,13 @@ def model_picker(key: str, default: str = "local/smollm2", show_params: bool = T
     params = SamplingParams().to_dict()
     provider = PROVIDERS.get(spec.split("/", 1)[0])
     can_constrain = bool(provider and provider.constrained)
-    fmt = st.radio("Answer format", ["free", "constrained"], horizontal=True, key=f"{key}_format",
+    fmt = st.radio("Answer format", ["free", "constrained", "members"], horizontal=True, key=f"{key}_format",
                    disabled=not can_constrain,
                    help="free: the model writes what it likes. constrained: decoding is restricted to the answer's "
-                        "form (<answer>{…}</answer> for sets, true/false for quantifiers) — a llama.cpp grammar for "
-                        "local/smollm2, guided decoding on servers that offer it. Recorded with the run and shown "
-                        "as a factor in every view.")
+                        "form (<answer>{…}</answer> for sets, true/false for quantifiers). members: only members of "
+                        "A ∪ B may appear (set operations) — the model can choose wrongly but not invent. A llama.cpp "
+                        "grammar for the embedded models, guided decoding on servers that offer it. Recorded with "
+                        "the run and shown as a factor in every view.")
     params["answer_format"] = fmt if can_constrain else "free"
     if show_params:
         with st.expander("Sampling parameters (paper defaults: temperature 0.25, top-p 0.25, top-k 20)"):

@@ -59,6 +59,17 @@ def _db_progress(run_id: str) -> dict | None:
         return None
 
 
+def run_is_live(run_id: str) -> bool:
+    """A run this process is executing, or one the store says is running (another process: the CLI)."""
+    from core import runner
+
+    handle = runner.get_handle(run_id)
+    if handle is not None and not handle.done:
+        return True
+    row = _db_progress(run_id)
+    return bool(row) and row.get("status") in ("running", "pending")
+
+
 def _overview_accuracy(ov) -> tuple[int, int, float | None]:
     """(answered, correct, accuracy %) of a one-run run_overview frame (NaN / empty → 0, 0, None)."""
     if ov.empty:
@@ -89,7 +100,8 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
 
     scoring = scoring or current_scoring()
 
-    @st.fragment(run_every=every)
+    # refresh only while the run is live: a finished run's page rests (no timer, no reruns, no CPU)
+    @st.fragment(run_every=every if run_is_live(run_id) else None)
     def _show():
         handle = runner.get_handle(run_id)
         if handle is not None:
@@ -133,11 +145,12 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
         if err:
             st.error(err)
         running = handle is not None and not handle.done
+        live = running or status in ("running", "pending")
         flag = f"_running_{key}_{run_id}"
-        if running:
+        if live:
             st.session_state[flag] = True
         elif st.session_state.pop(flag, False):
-            st.rerun(scope="app")   # the run just finished: the rest of the page (its results) shows it whole
+            st.rerun(scope="app")   # the run just finished: the page shows it whole, and its timer stops
         c1, c2 = st.columns([1, 4])
         if running:
             if c1.button("Cancel run", key=f"{key}_cancel_{run_id}", type="secondary"):

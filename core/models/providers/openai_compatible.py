@@ -197,7 +197,7 @@ class OpenAICompatibleModel(BaseModel):
 
     @staticmethod
     def _constraint(request: Request) -> dict:
-        if request.params.answer_format != "constrained":
+        if request.params.answer_format not in ("constrained", "members"):
             return {}
         if request.shape is None:
             raise ModelError("answer format 'constrained' needs the answer's form (the task gives it)")
@@ -241,7 +241,7 @@ class OpenAICompatibleModel(BaseModel):
         if not isinstance(doc, dict):
             raise RetryableError(f"{self._label}: malformed JSON in response body")
         done = self._completion(doc, latency_ms, dropped, request.params.stop)
-        if request.shape is not None and request.params.answer_format == "constrained" \
+        if request.shape is not None and request.params.answer_format in ("constrained", "members") \
                 and done.finish_reason != "length" and not request.shape.matches(done.text):
             # the server ignored the constraint (it knows none of the fields sent): say so with the call
             done = dataclasses.replace(done, dropped_params=tuple(dict.fromkeys([*done.dropped_params,

@@ -17,5 +17,5 @@ def reply_cap(cfg, item: dict) -> int | None:
     return ONE_WORD_CAP if "one word" in cfg.template_text.lower() else None
 
 
-def answer_grammar(cfg, item: dict) -> dict:
+def answer_grammar(cfg, item: dict, members: bool = False) -> dict:
     return {"gbnf": 'root ::= "true" | "false"\n', "regex": "(?:true|false)"}

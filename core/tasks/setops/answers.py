@@ -11,10 +11,13 @@ approaches, and the answer's form for constrained decoding.
   analysis needs it whole); a model that rambles instead stops soon. None for approaches that reason first.
 * ``answer_grammar(cfg, item)`` — ``<answer>{m1, m2, …}</answer>`` with members shaped like the item's (numbers:
   digits; words: letters, quoted or not) as a llama.cpp grammar and as the equivalent regular expression. It fixes
-  the form only, never which members: made-up members stay possible.
+  the form only, never which members: made-up members stay possible. With ``members=True`` (answer format
+  ``members``) only members of A ∪ B are allowed: a demo model cannot invent one, only choose wrongly.
 """
 
 from __future__ import annotations
+
+import re
 
 from core.tasks.setops.grid import plan
 
@@ -38,8 +41,28 @@ def reply_cap(cfg, item: dict) -> int | None:
     return LEAD_IN + TAGS + sum(len(str(m)) + PER_MEMBER for m in _union(item))
 
 
-def answer_grammar(cfg, item: dict) -> dict:
-    """``{"gbnf": …, "regex": …}``: the form of a set answer to ``item`` (see the module docstring)."""
+def _gbnf_literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def answer_grammar(cfg, item: dict, members: bool = False) -> dict:
+    """``{"gbnf": …, "regex": …}``: the form of a set answer to ``item`` (see the module docstring). ``members``
+    (answer format "members"): the members may only be members of A ∪ B (quoted or not) — the model chooses which,
+    it cannot invent one; the empty set stays possible."""
+    if members:
+        union = [str(m) for m in _union(item)]
+        if item.get("members") == "numbers":
+            alts_g = [_gbnf_literal(m) for m in union]
+            alts_r = [re.escape(m) for m in union]
+        else:
+            alts_g = [f"{_gbnf_literal(q + m + q)}" for m in union for q in ("'", "")]
+            alts_r = [f"'?{re.escape(m)}'?" for m in union]
+        member_g = " | ".join(alts_g) or '"∅"'
+        member_r = "(?:" + "|".join(alts_r) + ")" if alts_r else "(?!)"
+        gbnf = ('root ::= "<answer>{" (member ("," " "? member)*)? "}</answer>"\n'
+                f"member ::= {member_g}\n")
+        regex = rf"<answer>\{{(?:{member_r}(?:, ?{member_r})*)?\}}</answer>"
+        return {"gbnf": gbnf, "regex": regex}
     if item.get("members") == "numbers":
         member_g = f'"-"? [0-9]{{1,{MAX_NUMBER_DIGITS}}}'
         member_r = f"-?[0-9]{{1,{MAX_NUMBER_DIGITS}}}"
