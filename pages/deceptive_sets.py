@@ -20,6 +20,8 @@ st.title("Deceptive sets")
 st.caption("A is drawn from the hyponyms of one hypernym and B from another. **Swapped** exchanges half the members "
            "between A and B, so each set looks like the other's category; the **random baseline** draws from all "
            "groups. The paper found swapped intersections hardest (Claude Haiku: 50 % vs 91 % not swapped).")
+# the presenter's view of a run goes first (above the fold); it is filled in at the end of the script
+presenter_top = st.container()
 
 
 @st.cache_resource(show_spinner="Loading hyponym groups…")
@@ -236,9 +238,10 @@ if run_id:
     # right under the Run button, where the presenter's screen is: big bars per condition with N, intervals and the
     # paper beside, progress, then the answers one line each — refreshed while the run is live, at rest after
     scoring = _ui.scoring_switch()
-    with st.container():
+    with presenter_top:
         presenter.live_bars(run_id, scoring, model=st.session_state.get("dec_m_model"))
         _ui.run_progress(run_id, key="dec", every=1.5, scoring=scoring)
+        st.caption("Answers one line each below; the configuration of a new run under them.")
 
     st.subheader("Answers as they arrive")
 
