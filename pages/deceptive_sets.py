@@ -136,9 +136,10 @@ def _answer_card(r) -> None:
     sym = {"union": "∪", "intersection": "∩", "difference": "∖", "symmetric_difference": "△"}.get(r["operation"], "?")
     a, b = r.get("hypernym_a"), r.get("hypernym_b")
     said = "did not follow the format" if parsed is None else "{" + ", ".join(map(str, parsed)) + "}"
-    line = (f"{'✅' if bool(r.get('correct')) else '❌'} {figures.CONDITION_LABELS.get(r['condition'], r['condition'])}"
+    line = (f"{':green[✓ right]' if bool(r.get('correct')) else ':red[✗ wrong]'} · "
+            f"{figures.CONDITION_LABELS.get(r['condition'], r['condition'])}"
             f" · {str(r['operation']).replace('_', ' ')} · sample {int(r['sample'])} · answered {said}")
-    with st.expander(line[:160]):      # one line each; the sets, colours and the raw reply on click
+    with st.expander(line[:180]):      # one line each; the sets, colours and the raw reply on click
         st.markdown(f"{mark} A = {_chips(_loads(r['set_a'], []), hyp, a, b)}  \n"
                     f"B = {_chips(_loads(r['set_b'], []), hyp, a, b)}", unsafe_allow_html=True)
         truth = _chips(_loads(r["truth"], []), hyp, a, b)

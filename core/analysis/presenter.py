@@ -83,8 +83,8 @@ def bars(stats: pd.DataFrame, paper: pd.DataFrame | None = None, title: str | No
     text = [f"{a:.0f} %<br>N = {n}" if n else "no answers yet" for a, n in zip(stats["accuracy"], stats["n"])]
     fig.add_trace(go.Bar(
         x=stats["label"], y=stats["accuracy"].fillna(0), name="this run (95 % Wilson interval)",
-        marker_color=["#2e86de", "#e74c3c", "#7f8c8d"], text=text, textposition="outside",
-        textfont={"size": 20},
+        marker_color=["#2e86de", "#e74c3c", "#7f8c8d"], text=text, textposition="inside",
+        insidetextanchor="start", textfont={"size": 20, "color": "white"},
         error_y={"type": "data", "symmetric": False, "array": (stats["hi"] - stats["accuracy"]).fillna(0),
                  "arrayminus": (stats["accuracy"] - stats["lo"]).fillna(0), "thickness": 3, "width": 14,
                  "color": "#222", "visible": bool(len(have))}))
