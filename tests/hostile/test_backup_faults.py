@@ -15,6 +15,7 @@ import pytest
 
 from core import store
 from tests.support import ROOT
+from tests.support.old_db import write_v1_database
 
 
 def _mount(where, *opts) -> bool:
@@ -78,17 +79,9 @@ def test_backup_onto_a_read_only_file_system_is_one_line(tmp_path, mounts):
 
 
 def test_a_migration_whose_backup_cannot_be_written_changes_nothing(tmp_path, mounts):
-    from core.store.schema import MIGRATIONS
-
     where = mounts("size=8m")
     db = where / "old.duckdb"
-    con = duckdb.connect(str(db))      # a file as version-1 code wrote it, with a run in it
-    con.execute("CREATE TABLE schema_version (version BIGINT, applied_at TIMESTAMP DEFAULT now())")
-    for sql in dict(MIGRATIONS)[1]:
-        con.execute(sql)
-    con.execute("INSERT INTO schema_version (version) VALUES (1)")
-    con.execute("INSERT INTO runs (run_id, status) VALUES ('r1', 'done')")
-    con.close()
+    write_v1_database(db)              # a file as version-1 code wrote it, with a run in it
     filler = where / "filler"
     free = os.statvfs(where).f_bavail * os.statvfs(where).f_frsize
     filler.write_bytes(b"x" * max(0, free - 4096))

@@ -2,7 +2,6 @@
 split into batches within request and byte limits, the batch price, request bodies per provider, and the store
 migration that adds the batch tables to a file written by earlier code."""
 
-import duckdb
 import pytest
 
 from core import store
@@ -93,16 +92,10 @@ def test_request_bodies_follow_each_providers_rules(monkeypatch):
 
 
 def test_migration_adds_batch_tables_to_an_older_file(tmp_path):
-    from core.store.schema import MIGRATIONS
+    from tests.support.old_db import write_v1_database
 
     db = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(db))   # a file as version-1 code wrote it, with a run in it
-    con.execute("CREATE TABLE schema_version (version BIGINT, applied_at TIMESTAMP DEFAULT now())")
-    for sql in dict(MIGRATIONS)[1]:
-        con.execute(sql)
-    con.execute("INSERT INTO schema_version (version) VALUES (1)")
-    con.execute("INSERT INTO runs (run_id, status) VALUES ('r1', 'done')")
-    con.close()
+    write_v1_database(db)           # a file as version-1 code wrote it, with a run in it
     with store.connect(db) as con:
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         versions = {r[0] for r in con.execute("SELECT version FROM schema_version").fetchall()}

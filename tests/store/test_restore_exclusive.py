@@ -112,23 +112,13 @@ def test_restore_while_a_run_is_live_is_refused(two_states, tmp_path):
 def test_a_migration_is_refused_while_a_run_of_another_process_is_live(tmp_path):
     import socket
 
-    import duckdb
-
     from core.errors import UserError
-    from core.store.schema import MIGRATIONS
+    from tests.support.old_db import write_v1_database
 
     db = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(db))       # a file as version-1 code wrote it, with a run that a live process owns
-    con.execute("CREATE TABLE schema_version (version BIGINT, applied_at TIMESTAMP DEFAULT now())")
-    for sql in dict(MIGRATIONS)[1]:
-        con.execute(sql)
-    con.execute("INSERT INTO schema_version (version) VALUES (1)")
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        owner = f"{socket.gethostname()}:{other.pid}"
-        con.execute("INSERT INTO runs (run_id, status, run_json) VALUES ('r1', 'running', ?)",
-                    [json.dumps({"owner": owner})])
-        con.close()
+    try:                                # a file as version-1 code wrote it, with a run that a live process owns
+        write_v1_database(db, [("r1", "running", json.dumps({"owner": f"{socket.gethostname()}:{other.pid}"}))])
         with pytest.raises(UserError, match="run r1 .* is live on it"):
             with store.connect(db):
                 pass

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from core.cli.commands.report_output import OUT_SUFFIXES, _plain, _write  # noqa: F401
+from core.cli.commands.report_output import OUT_SUFFIXES, _plain, _write, filters_arg, runs_arg  # noqa: F401
 from core.errors import UserError
 
 
@@ -69,19 +69,9 @@ def _errors(args: argparse.Namespace) -> int:
 
     out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
     by = [c.strip() for c in str(args.by).split(",") if c.strip()]
-    filters = analysis.filters_from_pairs(args.filter)
-    bad = [f for f in args.filter if f not in ("",) and ("=" not in f or not f.split("=", 1)[1])]
-    if bad:
-        raise UserError(f"--filter {bad[0]!r}: expected COL=VALUE[,VALUE…]")
-    path = store.resolve_db_path(args.db)
-    if not path.exists() and not store.journal_dir(args.db).exists():
-        raise UserError(f"no runs yet: no database at {path} (run or import something first, or pass --db PATH)")
-    store.recover_journals(args.db)
-    runs = [r.strip() for r in str(args.run).split(",") if r.strip()]
-    if not runs:
-        raise UserError("--run: name a run id or 'latest'")
+    filters = filters_arg(args.filter)
+    run_ids = runs_arg(args.db, [args.run])
     with store.connect(args.db) as con:
-        run_ids = list(dict.fromkeys(store.resolve_run_id(con, r) for r in runs))
         table = analysis.reference_error_table(con, run_ids, by=by, filters=filters, scoring=args.scoring,
                                                unparsed=args.unparsed)
     if table.empty:

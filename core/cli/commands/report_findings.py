@@ -16,15 +16,9 @@ from core.errors import UserError
 
 
 def _runs(args) -> list[str]:
-    from core import store
+    from core.cli.commands.report_output import runs_arg
 
-    path = store.resolve_db_path(args.db)
-    if not path.exists() and not store.journal_dir(args.db).exists():
-        raise UserError(f"no runs yet: no database at {path} (run or import something first, or pass --db PATH)")
-    store.recover_journals(args.db)
-    wanted = [r.strip() for arg in args.run for r in str(arg).split(",") if r.strip()] or ["latest"]
-    with store.connect(args.db) as con:
-        return list(dict.fromkeys(store.resolve_run_id(con, r) for r in wanted))
+    return runs_arg(args.db, args.run or ["latest"])
 
 
 def _write_text(out, text: str) -> None:
@@ -114,15 +108,12 @@ def register_table(sub) -> None:
 def _table(args: argparse.Namespace) -> int:
     from core import analysis, store
     from core.analysis.summaries import config_accuracy, group_summary
-    from core.cli.commands.report_output import OUT_SUFFIXES, _write
+    from core.cli.commands.report_output import OUT_SUFFIXES, _write, filters_arg
     from core.files import check_output_path
 
     out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
     by = [c.strip() for c in str(args.by).split(",") if c.strip()]
-    bad = [f for f in args.filter if "=" not in f or not f.split("=", 1)[1]]
-    if bad:
-        raise UserError(f"--filter {bad[0]!r}: expected COL=VALUE[,VALUE…]")
-    filters = analysis.filters_from_pairs(args.filter)
+    filters = filters_arg(args.filter)
     run_ids = _runs(args)
     with store.connect(args.db) as con:
         have = set(analysis.view_columns(con))
