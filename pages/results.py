@@ -151,7 +151,7 @@ with tab_v:
     if not points.empty:
         named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
         pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
-                                  filters=filters)
+                                  filters=filters, scoring=scoring)
         pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=analysis.config_labels(pts, named_by or [x]))
         pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
         sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,
