@@ -167,6 +167,14 @@ def _batches_section(run_id: str, row: dict) -> None:
 _batches_section(run_id, row)
 
 config, params, imported = row["config"], row["params"], row["imported"]
+if imported:
+    from core.store.rescore import run_summary
+
+    rescored = run_summary(row.get("run_json"))
+    if rescored:
+        (st.warning if "claim" in rescored and "agrees" not in rescored else st.caption)(
+            "Imported file " + _ui.md(rescored) + " (its own verdicts are kept as claimed_correct / "
+            "claimed_correct_strict; every view uses ours).")
 
 a1, a2, a3 = st.columns(3)
 # resume

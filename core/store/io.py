@@ -37,11 +37,13 @@ import pandas as pd
 
 from core import store
 from core.errors import ImportFileError
+from core.store import rescore
 from core.store.backfill import fill_strict as _fill_strict
 from core.store.faults import fault
 from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.schema import FACTOR_COLUMNS
 from core.tasks.setops import aliases
+from core.tasks.setops.operations import truth as set_truth
 
 MAX_LITERAL_CHARS = 100_000
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -219,11 +221,20 @@ def _reference_row(rec: dict, pos: int, name: str, meta: dict) -> dict:
     answer = _literal_set(rec.get("result_obj"), name, r, "result_obj")
     llm_vs_gt = _bool(rec.get("llm_vs_gt"), name, r, "llm_vs_gt")
     members = meta.get("members") or ("numbers" if all(isinstance(m, int) for m in set_a + set_b) else "words")
+    file_truth = truth
+    try:    # the truth is the operation's result on the operands, whatever the file's ground_truth says
+        truth = set_truth(operation, set_a, set_b)
+    except TypeError:   # members of mixed types: no order to compute it in; the file's is all there is
+        pass
     metrics = set_metrics(truth, answer, set_a, set_b)
-    # strict = the reference's own parse and verdict; its made-up count compares with A and B as written
-    strict = strict_from_reference(rec.get("result_obj"), llm_vs_gt if llm_vs_gt is not None else metrics["correct"],
-                                   reference_result(rec.get("set_A")) or set_a,
-                                   reference_result(rec.get("set_B")) or set_b)
+    # strict = the reference's own reading of result_obj, judged by us against the recomputed truth (its llm_vs_gt
+    # is kept as the file's claim); its made-up count compares with A and B as written
+    ref_a, ref_b = reference_result(rec.get("set_A")), reference_result(rec.get("set_B"))
+    read = reference_result(rec.get("result_obj"))
+    ref_truth = frozenset(set_truth(operation, sorted(ref_a, key=str), sorted(ref_b, key=str))) \
+        if ref_a is not None and ref_b is not None and _one_type(ref_a | ref_b) else frozenset(truth)
+    strict = strict_from_reference(rec.get("result_obj"), read is not None and read == ref_truth,
+                                   ref_a or set_a, ref_b or set_b)
     factors = {
         "operation": operation, "members": members,
         "size_a": _int_or_none(meta.get("MA") or meta.get("M")) or len(set_a),
@@ -249,10 +260,15 @@ def _reference_row(rec: dict, pos: int, name: str, meta: dict) -> dict:
         "parsed": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
         "followed": answer is not None,
         **metrics, "correct": bool(metrics["correct"]), **strict,
+        "claimed_correct": llm_vs_gt, "claimed_correct_strict": llm_vs_gt, "_file_truth": file_truth,
         "tokens_in": _int_or_none(rec.get("context_length_in")),
         "tokens_out": _int_or_none(rec.get("context_length_out")),
         "extra_json": store.canonical_json(extra),
     }
+
+
+def _one_type(members) -> bool:
+    return all(isinstance(m, int) for m in members) or all(isinstance(m, str) for m in members)
 
 
 def _json_list(value, name: str, row: int, col: str):
@@ -330,6 +346,7 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
     chunks = raw_chunks(src)
 
     def gen() -> Iterator[list[dict]]:
+        tally = rescore.Tally()
         seen: set = set()
         digest = 0
         kind = None
@@ -343,11 +360,16 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
             start = meta["rows"]
             if kind == "reference":
                 out = [_reference_row(rec, start + i, src.name, meta["hyperparameters"]) for i, rec in enumerate(chunk)]
+                for r in out:
+                    tally.add(r, r["claimed_correct"], r.pop("_file_truth"))
             else:
                 out = [_studio_row(rec, start + i, src.name, seen) for i, rec in enumerate(chunk)]
+                for r in out:
+                    rescore.row(r, tally)
                 models.update(str(r["model"]) for r in out if r.get("model") is not None)
                 tasks.update(str(r["task"]) for r in out if r.get("task") is not None)
                 meta["models"], meta["tasks"] = sorted(models), sorted(tasks)
+            meta["rescored"] = tally.to_dict()
             meta["rows"] += len(out)
             digest = (digest + sum(_row_digest(r) for r in out)) % (1 << 256)   # order-independent
             yield out
@@ -379,7 +401,8 @@ def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.Da
 
 
 _RESULT_KEYS = ("parsed", "followed", "correct", "jaccard", "precision", "recall", "truth_len", "answer_len",
-                "made_up", "empty_truth", "pred", "correct_gqg", "error", "attempts", *STRICT_COLUMNS)
+                "made_up", "empty_truth", "pred", "correct_gqg", "error", "attempts", *STRICT_COLUMNS,
+                "claimed_correct", "claimed_correct_strict")
 
 
 def _split(rows: list[dict], run_id: str, at, kind: str) -> tuple[list[dict], list[dict], list[dict]]:

@@ -59,7 +59,9 @@ _RESULT_COLUMNS_V1 = [
 # version 2: the SetLexSem reference's verdict beside ours (core/tasks/setops/parse_strict.py)
 STRICT_RESULT_COLUMNS = [("parsed_strict", S), ("followed_strict", B), ("correct_strict", B),
                          ("answer_len_strict", I), ("made_up_strict", I)]
-RESULT_COLUMNS = _RESULT_COLUMNS_V1 + STRICT_RESULT_COLUMNS   # as of now
+# version 5 (issue 22): an imported file's own verdicts, kept beside ours (imports are re-scored: core/store/rescore.py)
+CLAIMED_RESULT_COLUMNS = [("claimed_correct", B), ("claimed_correct_strict", B)]
+RESULT_COLUMNS = _RESULT_COLUMNS_V1 + STRICT_RESULT_COLUMNS + CLAIMED_RESULT_COLUMNS   # as of now
 
 _SQL_TYPE = {S: "VARCHAR", I: "BIGINT", F: "DOUBLE", B: "BOOLEAN", TS: "TIMESTAMP"}
 
@@ -81,6 +83,7 @@ SELECT i.*,
        r.cache_key, r.parsed, r.followed, r.correct, r.jaccard, r."precision", r.recall, r.truth_len,
        r.answer_len, r.made_up, r.empty_truth, r.pred, r.correct_gqg, r.error, r.attempts, r.cached,
        r.parsed_strict, r.followed_strict, r.correct_strict, r.answer_len_strict, r.made_up_strict,
+       r.claimed_correct, r.claimed_correct_strict,
        c.response, c.latency_ms, c.tokens_in, c.tokens_out, c.cost_usd, c.finish_reason
 FROM items i
 JOIN runs ru ON ru.run_id = i.run_id
@@ -132,6 +135,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (4, [   # issue 13: claims of calls in flight (a new table only: safe on any earlier file)
         f"CREATE TABLE IF NOT EXISTS claims (\n  {_cols(CLAIM_COLUMNS)},\n  PRIMARY KEY (cache_key))",
     ]),
+    # 5 (issue 22): imports are re-scored from their responses; the file's own verdicts are kept beside ours
+    (5, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}' for name, typ in
+         CLAIMED_RESULT_COLUMNS]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:

@@ -85,7 +85,7 @@ def test_subprocess_error_is_one_line(tmp_path, cfg):
     r = core("run", "--config", cfg, "--db", tmp_path / "c.duckdb", "--model", "nonsense")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert [ln for ln in r.stderr.splitlines() if ln.strip()] == [
-        "error: model must look like provider/name (e.g. local/smollm2), got 'nonsense'"]
+        "error: model must look like provider/name (e.g. local/default), got 'nonsense'"]
 
 
 @pytest.mark.parametrize("content, text", [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers) -> None:
@@ -21,9 +22,15 @@ def register(subparsers) -> None:
 def main(args: argparse.Namespace) -> int:
     from core.store.io import import_results
 
+    from core.store import get_run
+    from core.store.rescore import run_summary
+
     run_id, n = import_results(args.db, args.file, name=args.name)
     if n == 0:
         print(f"{args.file} was already imported as run {run_id}")
     else:
         print(f"imported {n} rows from {args.file} as run {run_id}")
+    line = run_summary((get_run(args.db, run_id) or {}).get("run_json"))
+    if line:
+        print(f"note: {line}", file=sys.stderr)
     return 0

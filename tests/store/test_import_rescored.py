@@ -1,0 +1,73 @@
+"""Issue 22 (item 1): imports are re-scored. A file's own verdict columns never decide: the truth is recomputed from
+the operands and operation, both verdicts from the response; the file's verdicts are kept as claimed_*; the
+disagreements are counted, printed by the CLI and stored with the run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+
+from core import runner, store
+from tests.support import ROOT
+
+CFG = {"task": "setops", "seed": 4, "samples": 5, "operations": ["union", "intersection"], "sizes": [2],
+       "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+REF_HEADER = ["op_name", "prompt", "ground_truth", "result_obj", "llm_vs_gt", "set_A", "set_B",
+              "context_length_in", "context_length_out", "log_context"]
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "core", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+
+
+def test_a_forged_export_is_judged_by_its_responses(tmp_path):
+    db, db2 = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    p = runner.run(CFG, "reference/solver", db_path=db)
+    out = tmp_path / "export.csv"
+    assert _cli("export", "--run", p.run_id, "--out", out, "--db", db).returncode == 0
+    df = pd.read_csv(out)
+    assert df["correct"].all() and df["correct_strict"].all()
+    df["response"] = "<answer>{1}</answer>"        # every answer changed, the verdict columns left alone
+    forged = tmp_path / "forged.csv"
+    df.to_csv(forged, index=False)
+    done = _cli("import", forged, "--db", db2)
+    assert done.returncode == 0, done.stderr
+    assert "10 row(s) claim correct, the response says otherwise" in done.stderr, done.stderr
+    with store.connect(db2) as con:
+        got = con.execute("SELECT count(*), sum(CAST(correct AS INT)), sum(CAST(correct_strict AS INT)), "
+                          "sum(CAST(claimed_correct AS INT)), sum(made_up) FROM v_results").fetchall()[0]
+        run_json = con.execute("SELECT run_json FROM runs").fetchall()[0][0]
+    assert got[0] == 10 and got[1] == 0 and got[2] == 0 and got[3] == 10    # ours: all wrong; the file's claim kept
+    assert got[4] > 0                                  # {1} is a made-up member on most items
+    assert json.loads(run_json)["meta"]["rescored"]["claims_right_but_wrong"] == 10
+
+
+def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(tmp_path):
+    path = tmp_path / "results" / "numbers" / "union" / "baseline" / "formal_language_K-0_N-None_MA-2_MB-2_L-2_S-1.csv"
+    path.parent.mkdir(parents=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(REF_HEADER)
+        w.writerow(["union", "p1", "{12, 40, 77}", "{12, 40, 77}", True, "{12, 40}", "{40, 77}", 1, 1, ""])
+        w.writerow(["union", "p2", "{1, 2, 3}", "{9}", True, "{1, 2}", "{2, 3}", 1, 1, ""])       # forged verdict
+        w.writerow(["union", "p3", "{5}", "{5}", True, "{5, 6}", "{6, 7}", 1, 1, ""])             # forged truth
+        w.writerow(["union", "p4", "{8, 9}", "{8, 9}", False, "{8}", "{9}", 1, 1, ""])            # modest file
+    db = tmp_path / "s.duckdb"
+    done = _cli("import", path, "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "2 row(s) claim correct, the response says otherwise" in done.stderr
+    assert "1 row(s) claim wrong, the response is right" in done.stderr
+    assert "1 row(s) give a truth that is not the operation's result" in done.stderr
+    with store.connect(db) as con:
+        rows = con.execute("SELECT prompt, truth, correct, correct_strict, claimed_correct FROM v_results "
+                           "ORDER BY idx").fetchall()
+    verdicts = [(r[0], r[2], r[3], r[4]) for r in rows]
+    assert verdicts == [("p1", True, True, True), ("p2", False, False, True), ("p3", False, False, True),
+                        ("p4", True, True, False)]
+    assert json.loads(rows[2][1]) == [5, 6, 7]        # the truth is the union of the operands, not the file's
