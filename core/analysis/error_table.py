@@ -76,11 +76,22 @@ def _check_unparsed(unparsed: str) -> str:
     return unparsed
 
 
+def split_by_run(con, run_ids, by: list[str], view: str = VIEW) -> list[str]:
+    """Never pool several runs' mistakes into one row (issue 22): with more than one run selected and no run-level
+    column in ``by``, the table is split by model — or by run, when two of them share a model."""
+    if run_ids is None or len(set(run_ids)) < 2 or {"model", "run_id", "name"} & set(by):
+        return by
+    ph = ", ".join("?" * len(set(run_ids)))
+    models = con.execute(f"SELECT count(DISTINCT model), count(*) FROM runs WHERE run_id IN ({ph})",
+                         list(set(run_ids))).fetchall()[0]
+    return ["model" if models[0] == models[1] else "run_id", *by]
+
+
 def _counts(con, run_ids, by, filters, view, scoring, unparsed):
     """(group counts, (group, label, correct) counts, by) — the numbers every formula below is made of."""
     check_scoring(scoring)
     ref = _check_unparsed(unparsed) == "reference"
-    by = [c for c in dict.fromkeys(by) if c]
+    by = split_by_run(con, run_ids, [c for c in dict.fromkeys(by) if c], view)
     cols = [_check_column(con, c, view) for c in by]
     if "task" in view_columns(con, view):
         filters = {**(filters or {}), "task": [ERROR_TABLE_TASK]}

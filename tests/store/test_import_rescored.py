@@ -71,3 +71,29 @@ def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(tmp_path):
     assert verdicts == [("p1", True, True, True), ("p2", False, False, True), ("p3", False, False, True),
                         ("p4", True, True, False)]
     assert json.loads(rows[2][1]) == [5, 6, 7]        # the truth is the union of the operands, not the file's
+
+
+def test_two_runs_never_pool_their_mistakes_in_the_error_table(tmp_path):
+    """Issue 22, item 2: with two runs selected the error table has one block per model (page, report errors and
+    report html all use this table)."""
+    from core.analysis import error_table, reference_error_table
+    from tests.support.loopback import LoopbackServer
+
+    db = tmp_path / "s.duckdb"
+    good = runner.run(CFG, "reference/solver", db_path=db)
+    srv = LoopbackServer(0.001, answer="<answer>{1}</answer>").start()
+    try:
+        bad = runner.run(CFG, "openai-compatible/wrong", db_path=db, base_url=srv.base_url)
+    finally:
+        srv.stop()
+    with store.connect(db) as con:
+        ours = error_table(con, [good.run_id, bad.run_id], by=["operation"], scoring="strict")
+        theirs = reference_error_table(con, [good.run_id, bad.run_id], by=["operation"])
+    assert set(ours["model"]) == {"reference/solver", "openai-compatible/wrong"} and len(ours) == 4
+    acc = dict(zip(zip(ours["model"], ours["operation"]), ours["accuracy"]))
+    assert acc[("reference/solver", "union")] == 100 and acc[("openai-compatible/wrong", "union")] == 0
+    assert list(theirs.columns[:2]) == ["model", "operation"] and len(theirs) == 4
+    done = _cli("report", "errors", "--run", f"{good.run_id},{bad.run_id}", "--by", "operation", "--out",
+                tmp_path / "e.csv", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert pd.read_csv(tmp_path / "e.csv")["model"].nunique() == 2
