@@ -78,23 +78,29 @@ def test_three_conditions_side_by_side_and_a_live_solver_run(groups_file):
     chips = [m for m in md if m.startswith("A = ") or m.startswith("B = ")]
     assert len(chips) == 6 and all("<span" in c for c in chips)
     assert {m.label: m.value for m in at.metric}["Items"] == "6"  # 1 operation x 3 conditions x 2 samples: the demo
-    # with the embedded model selected the page says what that model can and cannot show
-    assert any("About the embedded model" in m.value for m in at.markdown)
+    # the embedded default (local/default) is selected: the page says what it can show; the small model says more
+    assert at.selectbox(key="dec_m_model").value == "local/default"
+    assert any("local/default is Qwen2.5-Coder-1.5B" in c.value for c in at.caption)
+    at.selectbox(key="dec_m_model").set_value("local/smollm2")
+    at.run()
+    assert any("About local/smollm2" in m.value for m in at.markdown)
 
     at.selectbox(key="dec_m_model").set_value("reference/solver")
     at.run()
-    assert not any("About the embedded model" in m.value for m in at.markdown)
+    assert not any("About local/smollm2" in m.value for m in at.markdown)
     at.button(key="dec_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.session_state["dec_run_id"]
     p = runner.get_handle(run_id).wait(120)
     assert p.status == "done" and p.correct == p.done == 6, (p.status, p.error)
     at.run()
-    m = {x.label: x.value for x in at.metric}
-    assert m["Not swapped"] == m["Swapped"] == m["Random baseline"] == "100 %"
-    # every answer in full, its members as chips coloured by hypernym, the raw reply as wrapped code
+    # presenter bars: every condition's N and interval drawn (core/analysis/presenter.py), the answers counted
+    assert any("6 answers; 0 did not follow the answer format" in c.value for c in at.caption)
+    # every answer on one line (an expander), in full on click: chips coloured by hypernym, the raw reply
+    labels = [e.label for e in at.expander if "answered" in e.label]
+    assert len(labels) == 6 and all("✓ right" in lab for lab in labels)
     cards = [x.value for x in at.markdown if "answered:" in x.value]
-    sets = [x.value for x in at.markdown if x.value.startswith("A = ") and "\nB = " in x.value]
+    sets = [x.value for x in at.markdown if "A = " in x.value and "\nB = " in x.value]
     assert len(cards) == 6 and len(sets) == 6 and all(s.count("<span") == 8 for s in sets)   # |A| = |B| = 4
     assert sum(":green[**right**]" in x.value for x in at.markdown) == 6
     assert len([c for c in at.code if "<answer>" in c.value]) == 6
