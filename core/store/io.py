@@ -347,6 +347,7 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
 
     def gen() -> Iterator[list[dict]]:
         tally = rescore.Tally()
+        source_runs: set = set()
         seen: set = set()
         digest = 0
         kind = None
@@ -366,6 +367,8 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
                 out = [_studio_row(rec, start + i, src.name, seen) for i, rec in enumerate(chunk)]
                 for r in out:
                     rescore.row(r, tally)
+                source_runs.update(str(r["run_id"]) for r in out if r.get("run_id") is not None)
+                meta["source_runs"] = sorted(source_runs)[:2]
                 models.update(str(r["model"]) for r in out if r.get("model") is not None)
                 tasks.update(str(r["task"]) for r in out if r.get("task") is not None)
                 meta["models"], meta["tasks"] = sorted(models), sorted(tasks)
@@ -517,9 +520,25 @@ def import_results(db_path, path_or_bytes, filename: str | None = None, name: st
     return run_id, n_items
 
 
+def _stored_run_digest(con, run_id: str) -> str | None:
+    """The content digest (as ``_row_digest`` makes it from a file) of a stored run's answered items."""
+    rows = con.execute("SELECT idx, prompt, response, correct, model FROM v_results WHERE run_id = ? AND "
+                       "(response IS NOT NULL OR correct IS NOT NULL)", [run_id]).fetchall()
+    if not rows:
+        return None
+    keys = ("idx", "prompt", "response", "correct", "model")
+    digest = sum(_row_digest(dict(zip(keys, r))) for r in rows) % (1 << 256)
+    return f"{digest:064x}"
+
+
 def _existing_import(con, run_id: str, meta: dict) -> str | None:
-    """The run already holding these results: same run id (same bytes), or the same rows in another format
-    (CSV / Parquet / JSONL, detected by their content digest)."""
+    """The run already holding these results: same run id (same bytes), the same rows in another format
+    (CSV / Parquet / JSONL, detected by their content digest), or — for our own export of one run — that run
+    itself, when its stored answers digest the same (re-importing an export never makes a second run)."""
+    sources = meta.get("source_runs") or []
+    if len(sources) == 1 and con.execute("SELECT count(*) FROM runs WHERE run_id = ?", sources).fetchall()[0][0] \
+            and _stored_run_digest(con, sources[0]) == meta["content_sha256"]:
+        return sources[0]
     row = con.execute(
         "SELECT run_id FROM runs WHERE run_id = ? OR (coalesce(source, '') LIKE 'import%' AND "
         "json_extract_string(run_json, '$.meta.content_sha256') = ?) ORDER BY created_at LIMIT 1",

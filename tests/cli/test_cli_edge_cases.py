@@ -317,11 +317,12 @@ def test_export_jsonl_nests_sets_and_truths_and_round_trips(tmp_path, cli, confi
             assert isinstance(row["parsed"], list) and sorted(row["parsed"]) == sorted(row["truth"])
         else:
             assert isinstance(row["truth"], bool) and row["parsed"] == row["truth"]
-    # our own JSONL imports back to the same rows
-    r = cli("import", "--db", db, first)
+    # our own JSONL imports back to the same rows (into another database: in its own it is that run, issue 22)
+    db2 = tmp_path / "other.duckdb"
+    r = cli("import", "--db", db2, first)
     assert r.returncode == 0, r.stderr
     imported = r.stdout.split(" as run ")[1].strip()
     second = tmp_path / "second.jsonl"
-    assert cli("export", "--db", db, "--run", imported, "--out", second).returncode == 0
+    assert cli("export", "--db", db2, "--run", imported, "--out", second).returncode == 0
     strip = lambda rs: [{k: v for k, v in x.items() if k not in ("run_id", "name")} for x in rs]  # noqa: E731
     assert strip(_jsonl(second)) == strip(rows)

@@ -123,6 +123,11 @@ def test_imported_run_opens_without_stored_parameters(db, tmp_path):
     p = runner.run(SMALL, "reference/solver", db_path=db)
     out = tmp_path / "exported.csv"
     export_run(db, p.run_id, out)
+    import pandas as pd
+
+    edited = pd.read_csv(out)   # an edited copy: our own export as it is would be the stored run itself (issue 22)
+    edited.loc[0, "response"] = "<answer>{}</answer>"
+    edited.to_csv(out, index=False)
     imported_id = import_results(db, str(out))[0]
     row = store.run_record(db, imported_id)
     assert row["imported"] and row["params"] == {} and row["params_json"] is None

@@ -95,12 +95,16 @@ def test_export_import_round_trip(tmp_path):
         pd.testing.assert_frame_equal(back[cols].reset_index(drop=True), original[cols].reset_index(drop=True),
                                       check_dtype=False)
         assert store.get_run(target, new_id)["model"] == "reference/solver"
-    # the same results as CSV, Parquet and JSONL are one run, not three: the second and third name the first
-    first, n = import_results(db, tmp_path / "e.csv")
+    # our own export imported back into the database it came from is that run (issue 22), in every format
+    for ext in ("csv", "parquet", "jsonl", "csv"):
+        assert import_results(db, tmp_path / f"e.{ext}") == (p.run_id, 0)
+    # elsewhere, the same results as CSV, Parquet and JSONL are one run, not three: the second and third name the first
+    other = tmp_path / "other.duckdb"
+    first, n = import_results(other, tmp_path / "e.csv")
     assert n == 24
-    assert import_results(db, tmp_path / "e.parquet") == (first, 0)
-    assert import_results(db, tmp_path / "e.jsonl") == (first, 0)
-    assert import_results(db, tmp_path / "e.csv") == (first, 0)   # and the same file again
+    assert import_results(other, tmp_path / "e.parquet") == (first, 0)
+    assert import_results(other, tmp_path / "e.jsonl") == (first, 0)
+    assert import_results(other, tmp_path / "e.csv") == (first, 0)   # and the same file again
 
 
 BAD_FILES = {

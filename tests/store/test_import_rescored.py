@@ -97,3 +97,22 @@ def test_two_runs_never_pool_their_mistakes_in_the_error_table(tmp_path):
                 tmp_path / "e.csv", "--db", db)
     assert done.returncode == 0, done.stderr
     assert pd.read_csv(tmp_path / "e.csv")["model"].nunique() == 2
+
+
+def test_our_own_export_imported_back_is_the_run_it_came_from(tmp_path):
+    """Issue 22, item 5: re-importing our own export (CSV, Parquet or JSONL) names the stored run instead of
+    making a second one; a forged copy of it is a new run."""
+    db = tmp_path / "s.duckdb"
+    p = runner.run(CFG, "reference/solver", db_path=db)
+    for ext in ("csv", "parquet", "jsonl"):
+        out = tmp_path / f"e.{ext}"
+        assert _cli("export", "--run", p.run_id, "--out", out, "--db", db).returncode == 0
+        done = _cli("import", out, "--db", db)
+        assert done.returncode == 0 and f"already stored as run {p.run_id}" in done.stdout, (ext, done.stdout)
+    with store.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 1
+    df = pd.read_csv(tmp_path / "e.csv")
+    df.loc[0, "response"] = "<answer>{}</answer>"
+    df.to_csv(tmp_path / "edited.csv", index=False)
+    done = _cli("import", tmp_path / "edited.csv", "--db", db)
+    assert done.returncode == 0 and "imported 10 rows" in done.stdout, done.stdout

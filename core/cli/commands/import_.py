@@ -27,7 +27,7 @@ def main(args: argparse.Namespace) -> int:
 
     run_id, n = import_results(args.db, args.file, name=args.name)
     if n == 0:
-        print(f"{args.file} was already imported as run {run_id}")
+        print(f"{args.file} holds results already stored as run {run_id}: nothing imported")
     else:
         print(f"imported {n} rows from {args.file} as run {run_id}")
     line = run_summary((get_run(args.db, run_id) or {}).get("run_json"))
