@@ -73,6 +73,7 @@ def test_the_members_grammar_allows_only_members_of_the_union():
     assert re.fullmatch(nums["regex"], "<answer>{7, 40}</answer>") and not re.fullmatch(nums["regex"],
                                                                                          "<answer>{8}</answer>")
     assert '"grandpa"' in g["gbnf"] and '"\'granny\'"' in g["gbnf"]
+    assert not ok.fullmatch("<answer>{" + ", ".join(["granny"] * 5) + "}</answer>")   # at most |A ∪ B| members
 
 
 @pytest.mark.slow
@@ -82,7 +83,7 @@ def test_a_real_model_under_the_members_grammar_names_only_members(tmp_path):
 
     db = tmp_path / "s.duckdb"
     p = runner.run({**DECEPTIVE, "samples": 1}, "local/smollm2", db_path=db,
-                   params={"answer_format": "members", "max_tokens": 60}, limit=6)
+                   params={"answer_format": "members", "max_tokens": 200}, limit=6)
     assert p.done == 6, p
     with store.connect(db) as con:
         rows = con.execute("SELECT i.set_a, i.set_b, v.response FROM v_results v JOIN items i USING (run_id, idx)"

@@ -59,9 +59,10 @@ def answer_grammar(cfg, item: dict, members: bool = False) -> dict:
             alts_r = [f"'?{re.escape(m)}'?" for m in union]
         member_g = " | ".join(alts_g) or '"∅"'
         member_r = "(?:" + "|".join(alts_r) + ")" if alts_r else "(?!)"
-        gbnf = ('root ::= "<answer>{" (member ("," " "? member)*)? "}</answer>"\n'
+        more = max(0, len(union) - 1)   # never more members than A ∪ B has: a repeating model still closes the set
+        gbnf = (f'root ::= "<answer>{{" (member ("," " "? member){{0,{more}}})? "}}</answer>"\n'
                 f"member ::= {member_g}\n")
-        regex = rf"<answer>\{{(?:{member_r}(?:, ?{member_r})*)?\}}</answer>"
+        regex = rf"<answer>\{{(?:{member_r}(?:, ?{member_r}){{0,{more}}})?\}}</answer>"
         return {"gbnf": gbnf, "regex": regex}
     if item.get("members") == "numbers":
         member_g = f'"-"? [0-9]{{1,{MAX_NUMBER_DIGITS}}}'
