@@ -102,7 +102,7 @@ def _md_table(rows: Sequence[dict]) -> list[str]:
 
 
 def to_markdown(rep: dict) -> str:
-    lines = [f"# Findings of the SetLexSem paper on these runs", "",
+    lines = ["# Findings of the SetLexSem paper on these runs", "",
              f"Scoring: **{rep['scoring']}** · α = {rep['alpha']:g} · p values adjusted by {rep['correction']}. "
              "Unit: per-configuration accuracy (samples where the design pairs them).", ""]
     for fd in rep["findings"]:

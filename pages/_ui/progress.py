@@ -171,7 +171,6 @@ def report_download(run_ids, *, key: str, filters: dict | None = None, title: st
     """"Build the HTML report" → a download button for one self-contained HTML file of these runs (Plotly inline,
     no server; core.analysis.report). Built on request — it takes a second or two."""
     from core.analysis.report import html_report
-
     from pages._ui.pickers import current_scoring
 
     run_ids = list(run_ids)

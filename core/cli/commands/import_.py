@@ -20,9 +20,8 @@ def register(subparsers) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from core.store.io import import_results
-
     from core.store import get_run
+    from core.store.io import import_results
     from core.store.rescore import run_summary
 
     run_id, n = import_results(args.db, args.file, name=args.name)
