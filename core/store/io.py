@@ -23,7 +23,6 @@ so they never answer a real model call from the cache.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import math
 import re
@@ -39,6 +38,7 @@ from core import store
 from core.errors import ImportFileError
 from core.store import rescore
 from core.store.backfill import fill_strict as _fill_strict
+from core.store.digest import row_digest as _row_digest, stored_run_digest as _stored_run_digest
 from core.store.faults import fault
 from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.schema import FACTOR_COLUMNS
@@ -313,19 +313,6 @@ def _studio_row(rec: dict, pos: int, name: str, seen: set) -> dict:
     return row
 
 
-def _row_digest(row: dict) -> int:
-    """One row's share of a file's content digest: over what identifies an answer (item index, prompt, raw
-    response, correctness, model), as parsed — so CSV, Parquet and JSONL of the same results agree."""
-    def cell(v):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return None
-        return v if isinstance(v, bool) else str(v)
-
-    key = [row.get("idx")] + [cell(row.get(c)) for c in ("prompt", "response", "correct", "model")]
-    return int.from_bytes(hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).digest(),
-                          "big")
-
-
 def _layout(columns: set[str], name: str) -> str:
     if set(REFERENCE_COLUMNS) <= columns:
         return "reference"
@@ -518,17 +505,6 @@ def import_results(db_path, path_or_bytes, filename: str | None = None, name: st
     finally:
         src.close()
     return run_id, n_items
-
-
-def _stored_run_digest(con, run_id: str) -> str | None:
-    """The content digest (as ``_row_digest`` makes it from a file) of a stored run's answered items."""
-    rows = con.execute("SELECT idx, prompt, response, correct, model FROM v_results WHERE run_id = ? AND "
-                       "(response IS NOT NULL OR correct IS NOT NULL)", [run_id]).fetchall()
-    if not rows:
-        return None
-    keys = ("idx", "prompt", "response", "correct", "model")
-    digest = sum(_row_digest(dict(zip(keys, r))) for r in rows) % (1 << 256)
-    return f"{digest:064x}"
 
 
 def _existing_import(con, run_id: str, meta: dict) -> str | None:
