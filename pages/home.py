@@ -76,6 +76,7 @@ with c2:
     if _ui.page_exists("quantifiers"):
         st.page_link("pages/quantifiers.py", label="Quantifiers — generalized-quantifier scenarios")
     st.page_link("pages/results.py", label="Results — violins, error tables, robustness, drill-down")
+    st.page_link("pages/findings.py", label="Findings — the paper's questions, tested on your runs")
     st.page_link("pages/compare.py", label="Compare — runs and uploaded result files side by side")
     if _ui.page_exists("embeddings"):
         st.page_link("pages/embeddings.py", label="Embeddings — set-like compositionality of encoders")
