@@ -94,7 +94,8 @@ def run_ray(config: dict, model: str, base_url: str, *, params=None, limit=None,
     actors = max(1, int(actors))
     ds = ray.data.from_items([{"line": ln} for ln in lines],
                              override_num_blocks=max(actors, -(-len(lines) // block_size)))
-    ds = ds.map_batches(HttpCaller, batch_size=block_size, concurrency=actors, fn_constructor_kwargs={
+    ds = ds.map_batches(HttpCaller, batch_size=block_size, compute=ray.data.ActorPoolStrategy(size=actors),
+                        fn_constructor_kwargs={
         "base_url": base_url, "inflight": max(1, concurrency // actors), "timeout": timeout,
         "max_attempts": max_attempts, "api_key": os.environ.get("OPENAI_API_KEY")})
     for n, batch in enumerate(ds.iter_batches(batch_size=block_size, batch_format="numpy")):

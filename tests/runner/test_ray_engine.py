@@ -52,3 +52,25 @@ def test_ray_data_llm_names_exist():
     llm = pytest.importorskip("ray.data.llm")
     for name in ("build_processor", "vLLMEngineProcessorConfig", "HttpRequestProcessorConfig"):
         assert hasattr(llm, name), name
+
+
+@pytest.mark.slow
+def test_cli_engine_ray(local_ray, cli, tmp_path):
+    import json
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(json.dumps(CONFIG))
+    srv = LoopbackServer(0.01).start()
+    try:
+        args = ("run", "--config", cfg, "--model", "openai-compatible/loop", "--base-url", srv.base_url,
+                "--db", tmp_path / "s.duckdb", "--engine", "ray", "--no-progress")
+        r = cli(*args)
+        assert r.returncode == 0, r.stderr
+        assert "0 failed" in r.stdout and " 0 request(s)" not in r.stdout
+        sent = srv.stats()["total_requests"]
+        r2 = cli(*args)
+        assert r2.returncode == 0 and " 0 request(s)" in r2.stdout and srv.stats()["total_requests"] == sent
+        bad = cli("run", "--config", cfg, "--model", "reference/solver", "--engine", "ray", "--db", tmp_path / "x.db")
+        assert bad.returncode != 0 and "--engine ray" in bad.stderr and "Traceback" not in bad.stderr
+    finally:
+        srv.stop()
