@@ -91,6 +91,11 @@ def run_ray(config: dict, model: str, base_url: str, *, params=None, limit=None,
     if not lines:
         return totals
     start_ray(address)
+    import logging
+
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
     actors = max(1, int(actors))
     ds = ray.data.from_items([{"line": ln} for ln in lines],
                              override_num_blocks=max(actors, -(-len(lines) // block_size)))
