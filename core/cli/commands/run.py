@@ -65,6 +65,11 @@ def register(subparsers) -> None:
     b.add_argument("--batch-max-bytes", type=int, default=None,
                    help="bytes per batch (default: the provider's limit, OpenAI 200 MB, Anthropic 256 MB)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r = p.add_argument_group("Ray Data (openai-compatible/ models; the same cache and run record)")
+    r.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="ray: send the uncached requests through a Ray Data actor pool (default: local)")
+    r.add_argument("--ray-address", default=None, help="Ray cluster: auto or ray://host:10001 (default: a local Ray)")
+    r.add_argument("--ray-actors", type=int, default=2, help="HTTP actors in the pool (default 2)")
     p.set_defaults(func=main)
 
 
@@ -129,6 +134,28 @@ def _accuracy_text(db_path, progress) -> str:
     return f"{ov['accuracy'].iloc[0] / 100:.3f} strict (lenient {lenient})"
 
 
+def _run_ray(args, config, model, params, base_url, provider) -> int:
+    from core.runner.ray_engine import run_ray
+
+    if provider != "openai-compatible" or not base_url:
+        raise UserError("--engine ray runs openai-compatible/<model> with --base-url (the endpoint every Ray actor "
+                        f"calls); not {model}")
+    if args.batch:
+        raise UserError("--engine ray and --batch do not go together")
+
+    def shown(t):
+        if not args.no_progress:
+            print(f"ray: {t['blocks']} block(s) imported, {t['answered']} answered, {t['failed']} failed",
+                  file=sys.stderr)
+
+    c = run_ray(config, model, base_url, params=params, limit=args.limit, db_path=args.db, address=args.ray_address,
+                concurrency=args.concurrency or 32, actors=args.ray_actors, timeout=args.timeout,
+                max_attempts=args.max_attempts, on_block=shown)
+    print(f"{c['run_id']}: {c['requests']} request(s) sent through Ray in {c['blocks']} block(s): "
+          f"{c['answered']} item(s) answered, {c['failed']} failed")
+    return 0 if c["failed"] == 0 else 1
+
+
 def main(args: argparse.Namespace) -> int:
     from core import runner
     from core.cli import error_line
@@ -167,6 +194,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"{est.run_id}: {est.n_items} items, {est.n_cached} cached/done, {est.n_calls} calls to make, "
               f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}{price}")
         return 0
+
+    if args.engine == "ray":
+        return _run_ray(args, config, model, params, base_url, provider)
 
     bar = None
 
