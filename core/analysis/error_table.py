@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from core.analysis import aggregated
 from core.analysis.queries import VIEW, _check_column, _isnan, _norm, _src, _where, check_scoring, view_columns
 from core.errors import UserError
 
@@ -95,6 +96,8 @@ def _counts(con, run_ids, by, filters, view, scoring, unparsed):
     cols = [_check_column(con, c, view) for c in by]
     if "task" in view_columns(con, view):
         filters = {**(filters or {}), "task": [ERROR_TABLE_TASK]}
+    if by and aggregated.usable(con, view, run_ids, [*by, *(filters or {})]):
+        return (*_aggregate_counts(con, run_ids, by, cols, filters, scoring, ref), by)
     where, params = _where(con, run_ids, filters, view=view)
     src = _src(con, view, scoring)
     head = "".join(f"{c}, " for c in cols)
@@ -124,6 +127,39 @@ def _counts(con, run_ids, by, filters, view, scoring, unparsed):
                count(*) AS k
         FROM {src} {where} GROUP BY ALL""", params).df()
     return base, pairs, by
+
+
+def _aggregate_counts(con, run_ids, by, cols, filters, scoring, ref):
+    """``_counts`` from the store's per-configuration counts (core/analysis/aggregated.py): the same frames."""
+    where, params = _where(con, run_ids, filters, answered=False)
+    where = f"{where} AND n > 0" if where else "WHERE n > 0"
+    head = ", ".join(cols)
+    rel = aggregated.relation(con, scoring)
+    made_up = "made_up_sum + n_unparsed" if ref else "made_up_sum"
+    base = con.execute(f"""
+        SELECT {head},
+            CAST(sum(n) AS BIGINT) AS n,
+            CAST(sum(n_correct) AS HUGEINT) AS n_correct,
+            CAST(sum(n) - sum(n_correct) AS HUGEINT) AS n_wrong,
+            CAST(sum(empty_equal) AS HUGEINT) AS empty_equal,
+            CAST(sum(n_empty) - sum(empty_equal) AS HUGEINT) AS empty_mismatch,
+            CAST(sum(n_correct) - sum(empty_equal) AS HUGEINT) AS correct_non_empty,
+            CAST(sum(n) - sum(n_empty) AS HUGEINT) AS n_non_empty,
+            CAST(sum({made_up}) AS HUGEINT) AS made_up_sum,
+            CAST(sum({'answers_made_up_ref' if ref else 'answers_made_up'}) AS BIGINT) AS answers_made_up,
+            CAST(sum(n) - sum(n_followed) AS BIGINT) AS did_not_follow
+        FROM {rel} {where} GROUP BY {head} ORDER BY {head}""", params).df()
+    length = f"coalesce(CAST(l.answer_len AS VARCHAR), '{'1' if ref else '?'}')"
+    gsel = ", ".join(f"g.{c}" for c in cols)
+    pairs = con.execute(f"""
+        SELECT {gsel}, l.correct, l.truth_len, l.answer_len,
+               'G' || coalesce(CAST(l.truth_len AS VARCHAR), '?') || ' vs. L' || {length} AS label,
+               CAST(sum(l.k) AS BIGINT) AS k
+        FROM {aggregated.lengths(scoring)}
+        JOIN (SELECT run_id, config_id, {head} FROM {rel} {where}) AS g
+          ON g.run_id = l.run_id AND g.config_id = l.config_id
+        GROUP BY ALL""", params).df()
+    return base, pairs
 
 
 def _key(row, by) -> tuple:

@@ -28,7 +28,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.analysis.queries import VIEW, _quote, _src, _where, check_scoring, view_columns
+from core.analysis import aggregated
+from core.analysis.queries import VIEW, _quote, _src, _where, check_scoring, factor_columns, view_columns
 from core.analysis.summaries import config_accuracy, group_summary
 
 DESIGN = ("operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition",
@@ -218,7 +219,10 @@ def _design(con, view: str) -> list[str]:
 
 def _points(con, run_ids, f: Finding, scoring: str, view: str) -> pd.DataFrame:
     """Per-configuration accuracy with every design factor, the model and the finding's derived column."""
-    design = _design(con, view)
+    # a column that changes inside a configuration (a deceptive sample's part of speech) is not a design factor:
+    # grouping configurations by it would split them (issue 18)
+    inside = set(factor_columns(con, run_ids, view, per_sample=True)) - set(factor_columns(con, run_ids, view))
+    design = [c for c in _design(con, view) if c not in inside]
     pts = config_accuracy(con, run_ids, ["model", *design], f.filters, view, scoring)
     return _derive(pts, f)
 
@@ -338,6 +342,16 @@ def _metrics(con, run_ids, f: Finding, scoring: str, view: str) -> dict:
         return {"applicable": False, "missing": ["precision/recall/jaccard columns"], "table": []}
     by = [c for c in ("model", *TABLE_BY) if c in have]
     sel = ", ".join(_quote(c) for c in by)
+    if aggregated.usable(con, view, run_ids, [*by, "task", *f.filters]):
+        where, params = _where(con, run_ids, f.filters, answered=False, view=view)
+        cond = f"{where} AND task = 'setops' AND n > 0" if where else "WHERE task = 'setops' AND n > 0"
+        df = con.execute(
+            f"SELECT {sel}, CAST(sum(n) AS BIGINT) AS n, 100 * (sum(precision_sum) / sum(precision_n)) AS precision, "
+            f"100 * (sum(recall_sum) / sum(recall_n)) AS recall, 100 * (sum(jaccard_sum) / sum(jaccard_n)) AS jaccard, "
+            f"100.0 * (sum(n_correct) / sum(n)) AS accuracy FROM {aggregated.relation(con, scoring)} {cond} "
+            f"GROUP BY {sel} ORDER BY {sel}", params).df()
+        rows = [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
+        return {"applicable": bool(rows), "missing": [] if rows else ["set-operation results"], "table": rows}
     cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
     df = con.execute(
         f"SELECT {sel}, count(*) AS n, 100 * avg(precision) AS precision, 100 * avg(recall) AS recall, "

@@ -194,7 +194,13 @@ def _where(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence[An
 
 
 def change_token(con, view: str = VIEW) -> str:
-    """Fingerprint of the stored results (row counts); changes when rows are added, answered or deleted."""
+    """Fingerprint of the stored results (row counts); changes when rows are added, answered or deleted. On the
+    store: the runs' aggregate versions (no scan of the rows)."""
+    from core.analysis import aggregated
+    from core.store import aggregates
+
+    if aggregated.usable(con, view, None, ()):
+        return "v" + ",".join(f"{r}:{v}" for r, v in aggregates.versions(con))
     row = con.execute(f"SELECT count(*), count(correct), count(DISTINCT run_id) FROM {view}").fetchone()
     return "-".join(str(x) for x in row)
 
@@ -212,6 +218,10 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
     present = [c for c in ALL_FACTORS if c in view_columns(con, view)]
     if not present:
         return []
+    from core.analysis import aggregated
+
+    if aggregated.usable(con, view, run_ids, ()) and set(present) <= aggregated.CONFIG_LEVEL:
+        return _factor_columns_aggregated(con, run_ids, present, varying, per_sample)
     where, params = _where(con, run_ids, None, answered=False, view=view)
     # min/max/count are much cheaper than count(DISTINCT …) on a million rows
     inner = ", ".join(f"count({_quote(c)}) AS n{i}, min({_quote(c)}) AS lo{i}, max({_quote(c)}) AS hi{i}"
@@ -233,8 +243,39 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
     return out
 
 
+def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> list[str]:
+    """``factor_columns`` from the store's per-configuration table: a configuration holds a column's value (its
+    minimum when it varies inside), agg_inside says which columns vary inside one or are NULL for part of one."""
+    from core.analysis import aggregated
+
+    where, params = _where(con, run_ids, None, answered=False, view=VIEW)
+    inside = aggregated.inside_columns(con, run_ids)
+    parts = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM max({_quote(c)}), "
+                      f"count(*) - count({_quote(c)})" for c in present)
+    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.relation(con, 'lenient')} {where}",
+                      params).fetchone()
+    out = []
+    for i, c in enumerate(present):
+        n_non_null, differs, n_null = row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i]
+        if not n_non_null:
+            continue
+        if c in inside["varies"] and not per_sample and c not in RUN_FACTORS:
+            continue
+        if varying and not (differs or c in inside["varies"] or n_null or c in inside["partial_null"]):
+            continue
+        out.append(c)
+    return out
+
+
 def factor_levels(con, run_ids: Sequence[str] | None, column: str, view: str = VIEW) -> list:
     col = _check_column(con, column, view)
+    from core.analysis import aggregated
+
+    if aggregated.usable(con, view, run_ids, [column]):
+        where, params = _where(con, run_ids, None, answered=False, view=view)
+        rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {aggregated.relation(con, 'lenient')} {where} "
+                           "ORDER BY lv NULLS LAST", params).fetchall()
+        return [r[0] for r in rows]
     where, params = _where(con, run_ids, None, answered=False, view=view)
     rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {_src(con, view)} {where} ORDER BY lv NULLS LAST",
                        params).fetchall()
@@ -345,6 +386,16 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, sc
                  ) -> pd.DataFrame:
     """Per run: model, items, answered, failed (calls that ended in an error: not in the accuracy), correct,
     accuracy (over the answered items), cost — the headline numbers; verdicts of ``scoring``."""
+    from core.analysis import aggregated
+
+    if aggregated.usable(con, view, run_ids, ()):
+        where, params = _where(con, run_ids, None, answered=False, view=view)
+        return con.execute(
+            f"SELECT run_id, any_value(model) AS model, any_value(task) AS task, "
+            f"CAST(sum(n_items) AS BIGINT) AS items, CAST(coalesce(sum(n), 0) AS BIGINT) AS answered, "
+            f"CAST(coalesce(sum(n_failed), 0) AS BIGINT) AS failed, CAST(sum(n_correct) AS HUGEINT) AS n_correct, "
+            f"100.0 * (sum(n_correct) / sum(n)) AS accuracy, count(*) AS configs, sum(cost_usd) AS cost_usd "
+            f"FROM {aggregated.relation(con, scoring)} {where} GROUP BY run_id ORDER BY run_id", params).df()
     where, params = _where(con, run_ids, None, answered=False, view=view)
     failed = "count(*) FILTER (WHERE correct IS NULL AND error IS NOT NULL)" if "error" in view_columns(con, view) \
         else "0"

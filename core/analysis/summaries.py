@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from core.analysis import aggregated
 from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src, _where, factor_columns
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -21,8 +22,14 @@ def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
     ``scoring`` ("strict" | "lenient")."""
     by = [c for c in dict.fromkeys(by) if c and c not in ("run_id", "config_id")]
     cols = [_check_column(con, c, view) for c in by]
-    where, params = _where(con, run_ids, filters, view=view)
     sel = ", ".join(["run_id", "config_id", *cols])
+    if aggregated.usable(con, view, run_ids, [*by, *(filters or {})]):
+        where, params = _where(con, run_ids, filters, answered=False, view=view)
+        where = f"{where} AND n > 0" if where else "WHERE n > 0"
+        return con.execute(
+            f"SELECT {sel}, n, CAST(n_correct AS HUGEINT) AS n_correct, 100.0 * (n_correct / n) AS accuracy "
+            f"FROM {aggregated.relation(con, scoring)} {where} ORDER BY {sel}", params).df()
+    where, params = _where(con, run_ids, filters, view=view)
     sql = (f"SELECT {sel}, count(*) AS n, sum(CAST(correct AS INTEGER)) AS n_correct, "
            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {_src(con, view, scoring)} {where} "
            f"GROUP BY {sel} "
@@ -112,13 +119,22 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
         factors = [c for c in factor_columns(con, run_ids, view, varying=True) if c not in RUN_FACTORS]
     factors = [c for c in factors if c not in ("model", "run_id", "config_id")]
     qf = [_check_column(con, c, view) for c in factors]
-    where, params = _where(con, run_ids, filters, view=view)
     import duckdb
 
-    any_cols = "".join(f", any_value({q}) AS {q}" for q in qf)
-    cfg_df = con.execute(
-        f"SELECT model, run_id, config_id{any_cols}, 100.0 * avg(CAST(correct AS INTEGER)) AS acc "
-        f"FROM {_src(con, view, scoring)} {where} GROUP BY model, run_id, config_id", params).df()
+    if aggregated.usable(con, view, run_ids, [*factors, *(filters or {})]):
+        where, params = _where(con, run_ids, filters, answered=False, view=view)
+        where = f"{where} AND n > 0" if where else "WHERE n > 0"
+        cols = "".join(f", {q}" for q in qf)
+        cfg_df = con.execute(f"SELECT model, run_id, config_id{cols}, 100.0 * (n_correct / n) AS acc "
+                             f"FROM {aggregated.relation(con, scoring)} {where} ORDER BY run_id, config_id",
+                             params).df()
+    else:
+        where, params = _where(con, run_ids, filters, view=view)
+        any_cols = "".join(f", any_value({q}) AS {q}" for q in qf)
+        cfg_df = con.execute(
+            f"SELECT model, run_id, config_id{any_cols}, 100.0 * avg(CAST(correct AS INTEGER)) AS acc "
+            f"FROM {_src(con, view, scoring)} {where} GROUP BY model, run_id, config_id ORDER BY run_id, config_id",
+            params).df()
     empty = pd.DataFrame(columns=["model", "factor", "levels", "spread", "eta_squared", "p_value",
                                   "best_level", "worst_level"])
     local = duckdb.connect()
@@ -138,10 +154,11 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
             lv AS (SELECT model, factor, level, avg(acc) AS m, count(*) AS k FROM long GROUP BY model, factor, level)
             SELECT lv.model, lv.factor, count(*) AS levels, max(m) - min(m) AS spread,
                    sum(k * (m - gm) * (m - gm)) AS ssb, any_value(sst) AS sst, any_value(g.n) AS n,
-                   arg_max(level, m) AS best_level, arg_min(level, m) AS worst_level
+                   first(level ORDER BY round(m, 9) DESC, level) AS best_level,
+                   first(level ORDER BY round(m, 9), level) AS worst_level
             FROM lv JOIN g ON lv.model = g.model AND lv.factor = g.factor
             GROUP BY lv.model, lv.factor HAVING count(*) > 1
-            ORDER BY lv.model, spread DESC, lv.factor"""
+            ORDER BY lv.model, round(spread, 9) DESC, lv.factor"""
         res = local.execute(sql).df()
     finally:
         local.close()

@@ -107,7 +107,13 @@ def rescore_v2(con) -> int:
         con.execute("DROP TABLE IF EXISTS _bf_src")
 
 
-BACKFILLS = {2: rescore_v2}
+def aggregates_v6(con) -> int:
+    from core.store.aggregates import rebuild
+
+    return rebuild(con)
+
+
+BACKFILLS = {2: rescore_v2, 6: aggregates_v6}
 
 
 def fill_strict(row: dict) -> None:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from core import store
 from core.errors import ImportFileError
-from core.store import rescore
+from core.store import aggregates, rescore
 from core.store.backfill import fill_strict as _fill_strict
 from core.store.digest import row_digest as _row_digest, stored_run_digest as _stored_run_digest
 from core.store.faults import fault
@@ -566,12 +566,14 @@ def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: i
                      k: v for k, v in meta.items() if k != "hyperparameters"}}),
                  model, n_items, f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])
             store.refresh_run_counts(con, run_id)
+            aggregates.refresh_runs(con, [run_id])
     except BaseException:
         try:
             with store.connect(db_path) as con, store.transaction(con):
                 if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
                     for table in ("items", "results"):
                         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+                    aggregates.drop_runs(con, [run_id])
                     con.execute("DELETE FROM calls WHERE starts_with(cache_key, ?)", [f"import:{run_id}:"])
         except Exception:   # the first error is the one to report
             pass

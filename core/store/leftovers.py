@@ -45,6 +45,7 @@ def clean_once(con, db_file: Path) -> None:
 
 
 def clean(con, db_file: Path) -> dict:
+    from core.store import aggregates
     from core.store.liveness import pid_alive
 
     folder = db_file.parent
@@ -64,6 +65,7 @@ def clean(con, db_file: Path) -> dict:
                     removed["orphan_rows"] += con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id]
                                                           ).fetchall()[0][0]
                 con.execute("DELETE FROM calls WHERE cache_key LIKE ?", [f"import:{run_id}:%"])
+                aggregates.drop_runs(con, [run_id])
             shutil.rmtree(path, ignore_errors=True)
             removed["staging"] += 1
         for path in folder.glob(f".{db_file.name}.restoring-*"):

@@ -11,6 +11,7 @@ import pyarrow as pa
 from core.redaction import redact
 from core.store.cache import canonical_json
 from core.store.db import now_utc
+from core.store import aggregates
 from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
 
 # ------------------------------------------------------------------------------------------------------ row shaping
@@ -120,6 +121,7 @@ def insert_items(con, run_id: str, items: Iterable[dict]) -> int:
         con.execute(f"INSERT OR IGNORE INTO items ({names}) SELECT {names} FROM _items_in")
     finally:
         con.unregister("_items_in")
+    aggregates.after_items(con, run_id)
     return table.num_rows
 
 
@@ -162,6 +164,7 @@ def write_calls_results(con, calls: list[dict], results: list[dict]) -> None:
             con.execute(
                 f"INSERT OR IGNORE INTO results ({names}) SELECT {names} FROM _results_in"
             )
+            aggregates.after_results(con, "_results_in")
         finally:
             con.unregister("_results_in")
 

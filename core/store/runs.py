@@ -8,6 +8,7 @@ import json
 import pandas as pd
 
 from core.errors import UserError
+from core.store import aggregates
 from core.store.db import connect, transaction
 from core.store.rows import refresh_run_counts
 
@@ -86,6 +87,7 @@ def delete_run(db_path, run_id: str) -> None:
         resolve_run_id(con, run_id)
         for table in ("results", "items", "runs"):
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        aggregates.drop_runs(con, [run_id])
 
 
 def results_df(db_path, run_id: str) -> pd.DataFrame:

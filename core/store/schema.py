@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from core.store import aggregates
 from core.store.backfill import BACKFILLS
 from core.tasks import item_columns
 
@@ -138,10 +139,14 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # 5 (issue 22): imports are re-scored from their responses; the file's own verdicts are kept beside ours
     (5, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}' for name, typ in
          CLAIMED_RESULT_COLUMNS]),
+    # 6 (issue 20): counts per (run, configuration) kept by the writers (core/store/aggregates.py); built from the
+    # rows already stored by backfill.BACKFILLS[6]
+    (6, aggregates.ddl([(name, _SQL_TYPE[typ]) for name, typ, _ in FACTOR_SPECS])),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:
-    _statements.extend(f'ALTER TABLE items ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}'
+    _statements.extend(f'ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}'
+                       for table in ("items", "agg_configs") if table == "items" or _number > 6
                        for name, typ, since in FACTOR_SPECS if since == _number > 1)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 if any(since > SCHEMA_VERSION for _, _, since in FACTOR_SPECS):
