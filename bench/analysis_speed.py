@@ -1,6 +1,6 @@
 """Time the dashboard's aggregations on a store holding 1,000,000 synthetic set-operation results.
 
-    python bench/analysis_speed.py [--rows 1000000] [--db PATH] [--flat]
+    python bench/analysis_speed.py [--rows 1000000] [--db PATH] [--flat] [--rows-path] [--repeat 3]
 
 Fills a DuckDB file (a temporary one unless --db) with synthetic results over the paper's factors (two models,
 50 samples per configuration) — runs, items, results and one cached call per item through the real store schema
@@ -8,7 +8,11 @@ Fills a DuckDB file (a temporary one unless --db) with synthetic results over th
 violin data (per-config accuracy by operation × model, with mean/std/min/max/N), the error-analysis table for a
 slice (members × operation, |A| = 4), the robustness summary and a drill-down page; then the violin data and the
 error table again under strict scoring (the reference's verdict columns, its definition of unparsed answers).
-Target: < 1 s for the violin data and the error table. Prints figures; never asserts.
+Each view is timed on the store's per-configuration aggregates (core/store/aggregates.py) and, with --rows-path,
+on the rows as well (the same numbers; tests/analysis/test_aggregates_equal_rows.py). Then `python -m core report
+errors / table / findings` are called in one process three times each: the first call reads the aggregates, the
+repeats are answered by the in-process memo (core/analysis/memo.py).
+Targets (issue 20): repeated report calls < 1 s, first < 20 s at 10M rows. Prints figures; never asserts.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--db", default=None)
     ap.add_argument("--flat", action="store_true", help="flat v_results table instead of the store schema")
+    ap.add_argument("--repeat", type=int, default=3, help="timings per view (best printed)")
+    ap.add_argument("--rows-path", action="store_true", help="also time each view on the rows (no aggregates)")
     args = ap.parse_args()
     tmp = None
     path = args.db
@@ -68,36 +74,67 @@ def main() -> None:
     print(f"store: {path} ({'flat table' if flat else 'store schema + v_results view'}), {n:,} result rows, "
           f"filled in {fill_s:.1f} s, duckdb {duckdb.__version__}, cpus {os.cpu_count()}")
 
-    (pts, summ), best, med = timed(lambda: analysis.violin_data(con, run_ids, "operation", "model"))
-    print(f"violin data (operation x model, {len(pts):,} configs, {len(summ)} groups): "
-          f"best {best * 1000:.0f} ms, median {med * 1000:.0f} ms")
+    from core.analysis import aggregated
+
     slice_ = {"size_a": [4]}
-    tab, best, med = timed(lambda: analysis.error_table(con, run_ids, ["members", "operation"], slice_))
-    print(f"error table (members x operation, slice |A|=4, {int(tab['n'].sum()):,} items, {len(tab)} groups): "
-          f"best {best * 1000:.0f} ms, median {med * 1000:.0f} ms")
-    tab, best, med = timed(lambda: analysis.error_table(con, run_ids, ["operation"], None))
-    print(f"error table (operation, all {int(tab['n'].sum()):,} items): best {best * 1000:.0f} ms, "
-          f"median {med * 1000:.0f} ms")
-    (rob, per_model), best, med = timed(lambda: analysis.robustness(con, run_ids))
-    print(f"robustness summary ({len(rob)} factor rows, {len(per_model)} models): best {best * 1000:.0f} ms, "
-          f"median {med * 1000:.0f} ms")
-    dd, best, med = timed(lambda: analysis.drilldown(con, run_ids, {"operation": ["intersection"]}, correct=False,
-                                                     limit=200))
-    print(f"drill-down (200 wrong intersection items): best {best * 1000:.0f} ms, median {med * 1000:.0f} ms")
-    (pts, summ_s), best, med = timed(lambda: analysis.violin_data(con, run_ids, "operation", "model",
-                                                                  scoring="strict"))
-    print(f"strict: violin data (operation x model, {len(pts):,} configs): best {best * 1000:.0f} ms, "
-          f"median {med * 1000:.0f} ms")
-    tab, best, med = timed(lambda: analysis.error_table(con, run_ids, ["members", "operation"], slice_,
-                                                        scoring="strict", unparsed="reference"))
-    print(f"strict: error table (members x operation, slice |A|=4, reference's unparsed rows, {len(tab)} groups): "
-          f"best {best * 1000:.0f} ms, median {med * 1000:.0f} ms")
-    tab, best, med = timed(lambda: analysis.reference_error_table(con, run_ids, ["operation"], None))
-    print(f"strict: reference-named error table (operation, all items): best {best * 1000:.0f} ms, "
-          f"median {med * 1000:.0f} ms")
+    views = [
+        ("violin data (operation x model)", lambda: analysis.violin_data(con, run_ids, "operation", "model")),
+        ("error table (members x operation, slice |A|=4)",
+         lambda: analysis.error_table(con, run_ids, ["members", "operation"], slice_)),
+        ("error table (operation, all items)", lambda: analysis.error_table(con, run_ids, ["operation"], None)),
+        ("robustness summary", lambda: analysis.robustness(con, run_ids)),
+        ("factor columns", lambda: analysis.factor_columns(con, run_ids)),
+        ("run overview", lambda: analysis.run_overview(con, run_ids)),
+        ("drill-down (200 wrong intersection items)",
+         lambda: analysis.drilldown(con, run_ids, {"operation": ["intersection"]}, correct=False, limit=200)),
+        ("strict: violin data", lambda: analysis.violin_data(con, run_ids, "operation", "model", scoring="strict")),
+        ("strict: reference error table (operation, reference's unparsed rows)",
+         lambda: analysis.reference_error_table(con, run_ids, ["operation"], None)),
+        ("findings report (15 findings, strict)", lambda: analysis.findings_report(con, run_ids)),
+    ]
+    print(f"\n{'view':<72} {'aggregates':>12} {'rows':>10}")
+    for name, fn in views:
+        _, best, med = timed(fn, repeat=args.repeat)
+        if args.rows_path:
+            with aggregated.rows_only():
+                _, rbest, _ = timed(fn, repeat=1)
+            rows_s = f"{rbest * 1000:,.0f} ms"
+        else:
+            rows_s = "-"
+        print(f"{name:<72} {best * 1000:>9,.0f} ms {rows_s:>10}")
+    summ = analysis.violin_data(con, run_ids, "operation", "model")[1]
+    con.close()
+
+    if flat:
+        return
+    # the report commands as a user calls them, in one process: first call, then the same call again (memo)
+    from core.cli import main as cli
+
+    out = os.path.join(tmp or os.path.dirname(path), "bench-out")
+    ids = ",".join(run_ids)
+    commands = [
+        ("report errors --by members,operation", ["report", "errors", "--db", path, "--run", ids,
+                                                  "--by", "members,operation", "--out", out + ".csv"]),
+        ("report table --by operation,members", ["report", "table", "--db", path, "--run", ids,
+                                                 "--by", "operation,members", "--out", out + "-t.csv"]),
+        ("report findings", ["report", "findings", "--db", path, "--run", ids, "--out", out + ".json"]),
+    ]
+    print(f"\n{'command (in-process)':<50} {'first':>10} {'again':>10} {'again':>10}")
+    import contextlib
+    import io
+
+    for name, argv in commands:
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                code = cli(argv)
+            times.append(time.perf_counter() - t)
+            if code:
+                print(f"{name}: exit {code}")
+        print(f"{name:<50} " + " ".join(f"{x * 1000:>7,.0f} ms" for x in times))
     print("\nviolin summary:")
     print(summ.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-    con.close()
     if tmp:
         import shutil
 

@@ -221,7 +221,10 @@ def _points(con, run_ids, f: Finding, scoring: str, view: str) -> pd.DataFrame:
     """Per-configuration accuracy with every design factor, the model and the finding's derived column."""
     # a column that changes inside a configuration (a deceptive sample's part of speech) is not a design factor:
     # grouping configurations by it would split them (issue 18)
-    inside = set(factor_columns(con, run_ids, view, per_sample=True)) - set(factor_columns(con, run_ids, view))
+    if aggregated.usable(con, view, run_ids, ()):
+        inside = aggregated.inside_columns(con, run_ids)["varies"]
+    else:
+        inside = set(factor_columns(con, run_ids, view, per_sample=True)) - set(factor_columns(con, run_ids, view))
     design = [c for c in _design(con, view) if c not in inside]
     pts = config_accuracy(con, run_ids, ["model", *design], f.filters, view, scoring)
     return _derive(pts, f)
@@ -274,12 +277,14 @@ def _pair_key(df: pd.DataFrame, f: Finding) -> list[str]:
     return [c for c in df.columns if c not in skip]
 
 
-def _keys(df: pd.DataFrame, key: list[str]) -> pd.Series:
-    def cell(v) -> str:
-        return "∅" if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA else str(v)
-
-    return pd.Series(["|".join(cell(v) for v in row) for row in df[key].itertuples(index=False)] if key
-                     else [""] * len(df), index=df.index, dtype=object)
+def _pair_ids(side_a: pd.DataFrame, side_b: pd.DataFrame, key: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """One integer per row of each side, equal where the rows agree on every ``key`` column (a missing value
+    matches a missing value): the pairing key, numbered over both sides at once."""
+    if not key:
+        return np.zeros(len(side_a), dtype=np.int64), np.zeros(len(side_b), dtype=np.int64)
+    both = pd.concat([side_a[key], side_b[key]], ignore_index=True)
+    ids = both.groupby(key, dropna=False, sort=False).ngroup().to_numpy()
+    return ids[:len(side_a)], ids[len(side_a):]
 
 
 def _contrast(df: pd.DataFrame, f: Finding, a, b, unit: str) -> dict:
@@ -289,9 +294,9 @@ def _contrast(df: pd.DataFrame, f: Finding, a, b, unit: str) -> dict:
         key = _pair_key(df, f)
         if f.pairing == "config":
             key = [c for c in key if c not in ("seed", "sample")]
-        ka, kb = _keys(side_a, key), _keys(side_b, key)
-        ma = side_a.assign(_k=ka).groupby("_k")["accuracy"].mean()
-        mb = side_b.assign(_k=kb).groupby("_k")["accuracy"].mean()
+        ka, kb = _pair_ids(side_a, side_b, key)
+        ma = side_a["accuracy"].groupby(ka).mean()
+        mb = side_b["accuracy"].groupby(kb).mean()
         common = ma.index.intersection(mb.index)
         if len(common) >= 2:
             paired = True

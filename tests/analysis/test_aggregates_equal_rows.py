@@ -181,3 +181,23 @@ def test_older_store_gets_aggregates_on_migration(tmp_path):
         assert con.execute("SELECT coalesce(sum(n_items), 0) FROM agg_configs").fetchone()[0] == n_items
         assert aggregates.check(con) == []
         _views_agree(con, None)
+
+
+def test_repeated_report_is_memoised_and_a_write_invalidates_it(tmp_path, cli, monkeypatch):
+    from core.analysis import error_table as ET, memo
+
+    db = str(tmp_path / "s.duckdb")
+    rid = runner.run(SETOPS, "reference/solver", db_path=db).run_id
+    memo.clear()
+    calls = []
+    real = ET._counts
+    monkeypatch.setattr(ET, "_counts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    out = tmp_path / "e.csv"
+    args = ("report", "errors", "--db", db, "--run", rid, "--by", "operation", "--out", out)
+    assert cli(*args).returncode == 0 and len(calls) == 1
+    first = out.read_text()
+    assert cli(*args).returncode == 0 and len(calls) == 1          # the memo answered
+    assert out.read_text() == first and "100.0" in first
+    _perturb(db, [rid], random.Random(3))                          # writes through the store: versions grow
+    assert cli(*args).returncode == 0 and len(calls) == 2
+    assert out.read_text() != first

@@ -65,6 +65,7 @@ def _register_errors(sub) -> None:
 
 def _errors(args: argparse.Namespace) -> int:
     from core import analysis, store
+    from core.analysis import memo
     from core.files import check_output_path
 
     out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
@@ -72,8 +73,8 @@ def _errors(args: argparse.Namespace) -> int:
     filters = filters_arg(args.filter)
     run_ids = runs_arg(args.db, [args.run])
     with store.connect(args.db) as con:
-        table = analysis.reference_error_table(con, run_ids, by=by, filters=filters, scoring=args.scoring,
-                                               unparsed=args.unparsed)
+        table = memo.call(con, "reference_error_table", analysis.reference_error_table, run_ids, by=by,
+                          filters=filters, scoring=args.scoring, unparsed=args.unparsed)
     if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered set-operation items"
                         + (" in this slice" if filters else "") + "; nothing to report")

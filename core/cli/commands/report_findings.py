@@ -57,7 +57,7 @@ def register_findings(sub) -> None:
 
 def _findings(args: argparse.Namespace) -> int:
     from core import store
-    from core.analysis import findings, findings_view
+    from core.analysis import findings, findings_view, memo
     from core.files import check_output_path
 
     fmt = args.format or {".json": "json", ".md": "md", ".html": "html", ".htm": "html"}.get(
@@ -72,7 +72,8 @@ def _findings(args: argparse.Namespace) -> int:
         raise UserError(f"--only: unknown finding {unknown[0]!r}; known: {', '.join(findings.BY_ID)}")
     run_ids = _runs(args)
     with store.connect(args.db) as con:
-        rep = findings.report(con, run_ids, scoring=args.scoring, alpha=args.alpha, only=only)
+        rep = memo.call(con, "findings", findings.report, run_ids, scoring=args.scoring, alpha=args.alpha,
+                        only=only)
         if fmt == "html":
             text = findings_view.to_html(con, rep, run_ids)
     if fmt == "json":
@@ -107,6 +108,7 @@ def register_table(sub) -> None:
 
 def _table(args: argparse.Namespace) -> int:
     from core import analysis, store
+    from core.analysis import memo
     from core.analysis.summaries import config_accuracy, group_summary
     from core.cli.commands.report_output import OUT_SUFFIXES, _write, filters_arg
     from core.files import check_output_path
@@ -120,7 +122,8 @@ def _table(args: argparse.Namespace) -> int:
         unknown = [c for c in by if c not in have]
         if unknown:
             raise UserError(f"--by: unknown column {unknown[0]!r}")
-        points = config_accuracy(con, run_ids, by, filters or None, scoring=args.scoring)
+        points = memo.call(con, "config_accuracy", config_accuracy, run_ids, by, filters or None,
+                           scoring=args.scoring)
     if points.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered items" + (" in this slice" if filters else ""))
     table = group_summary(points, by)
