@@ -184,7 +184,11 @@ def test_older_store_gets_aggregates_on_migration(tmp_path):
 
 
 def test_repeated_report_is_memoised_and_a_write_invalidates_it(tmp_path, cli, monkeypatch):
-    from core.analysis import error_table as ET, memo
+    import importlib
+
+    from core.analysis import memo
+
+    ET = importlib.import_module("core.analysis.error_table")   # the package exports a function of that name
 
     db = str(tmp_path / "s.duckdb")
     rid = runner.run(SETOPS, "reference/solver", db_path=db).run_id
