@@ -205,3 +205,33 @@ def test_repeated_report_is_memoised_and_a_write_invalidates_it(tmp_path, cli, m
     _perturb(db, [rid], random.Random(3))                          # writes through the store: versions grow
     assert cli(*args).returncode == 0 and len(calls) == 2
     assert out.read_text() != first
+
+
+@pytest.mark.parametrize("window", [3, 64, 1 << 16])
+def test_drilldown_pages_equal_a_full_sort(tmp_path, monkeypatch, window):
+    """The drill-down finds its page run by run in growing idx windows: the same rows as sorting the whole slice,
+    at any offset, across window and run boundaries."""
+    from core.analysis import queries
+
+    monkeypatch.setattr(queries, "_FIRST_WINDOW", window)
+    db = str(tmp_path / "s.duckdb")
+    ids = [runner.run({**SETOPS, "seed": s}, "reference/solver", db_path=db).run_id for s in (1, 2)]
+    _perturb(db, ids, random.Random(window))
+    rng = random.Random(11)
+    with store.connect(db) as con:
+        for _ in range(12):
+            flt = rng.choice([None, {"operation": ["intersection"]}, {"members": ["words"], "size_a": [4]}])
+            correct = rng.choice([None, True, False])
+            scoring = rng.choice(A.SCORINGS)
+            limit, offset = rng.randint(1, 40), rng.randint(0, 150)
+            runs = rng.choice([ids, ids[1:], None])
+            got = A.drilldown(con, runs, flt, correct=correct, limit=limit, offset=offset, scoring=scoring)
+            where, params = queries._where(con, runs, flt, answered=False)
+            if correct is not None:
+                where = (where + " AND " if where else "WHERE ") + \
+                    f"{queries.scored_expr(con, 'correct', scoring)} = ?"
+                params.append(correct)
+            want = con.execute(f"SELECT run_id, idx, response FROM v_results {where} ORDER BY run_id, idx "
+                               "LIMIT ? OFFSET ?", [*params, limit, offset]).fetchall()
+            assert [(r, int(i), t if isinstance(t, str) else None)
+                    for r, i, t in zip(got["run_id"], got["idx"], got["response"])] == want
