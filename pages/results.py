@@ -10,6 +10,7 @@ from core.analysis import figures
 from pages import _ui
 
 st.title("Results")
+MAX_LISTED = 2000   # configurations listed in "One configuration" (200,000 rows would take seconds to send)
 
 runs = _ui.runs_df()
 if runs.empty:
@@ -152,6 +153,11 @@ with tab_v:
         named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
         pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
                                   filters=filters, scoring=scoring)
+        n_all = len(pts)
+        if n_all > MAX_LISTED:   # the lowest accuracies first; a slice narrows the list
+            pts = pts.nsmallest(MAX_LISTED, "accuracy", keep="first")
+            st.caption(f"The {MAX_LISTED:,} configurations with the lowest accuracy of {n_all:,}; narrow the slice "
+                       "above to list others.")
         pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=analysis.config_labels(pts, named_by or [x]))
         pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
         sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,

@@ -58,6 +58,11 @@ def empty_figure(message: str, height: int = 320) -> go.Figure:
     return fig
 
 
+# Above this many configurations the violins are drawn without one marker per configuration: the shapes, boxes and
+# means still use every point, but 200,000 markers would take the browser seconds to draw and say nothing more.
+MAX_DRAWN_POINTS = 5000
+
+
 def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
            summary: pd.DataFrame | None = None, title: str | None = None, height: int = 520,
            reference: pd.DataFrame | None = None, reference_name: str | None = None,
@@ -76,17 +81,23 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         sub = points if color is None else points[_eq(points[color], c)]
         if sub.empty:
             continue
-        xv = [level_text(x, v) for v in sub[x]] if x else ["all"] * len(sub)
+        if x:   # each level's text once, not once per point
+            texts = {v: level_text(x, v) for v in pd.unique(sub[x])}
+            xv = [texts[v] for v in sub[x]]
+        else:
+            xv = ["all"] * len(sub)
         name = level_text(color, c) if color else "accuracy"
         hover = "config %{customdata[0]}<br>accuracy %{y:.1f}% (n=%{customdata[1]})<extra>" + \
                 (name if color else "") + "</extra>"
         fig.add_trace(go.Violin(
             x=xv, y=sub["accuracy"], name=name, legendgroup=name, scalegroup=name, showlegend=color is not None,
             line_color=PALETTE[i % len(PALETTE)], fillcolor=PALETTE[i % len(PALETTE)], opacity=0.6,
-            box_visible=True, meanline_visible=True, points="all", pointpos=0, jitter=0.35,
+            box_visible=True, meanline_visible=True, points="all" if len(points) <= MAX_DRAWN_POINTS else False,
+            pointpos=0, jitter=0.35,
             marker={"size": 5, "opacity": 0.75}, spanmode="hard", width=0.9 if color is None else None,
-            customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) else None,
-            hovertemplate=hover))
+            customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) and
+            len(points) <= MAX_DRAWN_POINTS else None,
+            hovertemplate=hover if len(points) <= MAX_DRAWN_POINTS else None))
     if reference is not None and not reference.empty and x in reference.columns:
         ref = reference[reference[x].isin(list(tick.values()))] if tick else reference
         if not ref.empty:

