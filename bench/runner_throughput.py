@@ -147,7 +147,10 @@ def main(argv=None) -> int:
         wall = time.perf_counter() - t0
         sent = endpoint_requests(base_url)
         report("first run (openai-compatible: OpenAI HTTP API over aiohttp)", p, wall, c, lat)
-        print(f"  endpoint saw {sent} requests")
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"  endpoint saw {sent} requests; peak memory of this process so far {peak:,.0f} MiB")
 
         t0 = time.perf_counter()
         p2 = runner.run(cfg, "openai-compatible/loop", **kw)

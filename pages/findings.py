@@ -71,10 +71,13 @@ for fd in rep["findings"]:
                         config={"displaylogo": False, "toImageButtonOptions": {"format": "svg",
                                                                                "filename": fd["id"]}})
     with st.expander("Violins, the reference's table and the paper's numbers"):
-        points = _ui.cached_analysis("finding_points", picked, finding_id=fd["id"], scoring=scoring)
-        st.plotly_chart(findings_view.violin_of(points, fd["id"], scoring), key=f"find_violin_{fd['id']}",
-                        config={"displaylogo": False, "toImageButtonOptions": {"format": "png",
-                                                                               "filename": fd["id"]}})
+        # drawn on request: an expander's content is built even while closed, and fifteen violins over hundreds of
+        # thousands of configurations would cost every visit seconds
+        if st.toggle("Draw the violins (accuracy per configuration)", key=f"find_show_{fd['id']}"):
+            points = _ui.cached_analysis("finding_points", picked, finding_id=fd["id"], scoring=scoring)
+            st.plotly_chart(findings_view.violin_of(points, fd["id"], scoring), key=f"find_violin_{fd['id']}",
+                            config={"displaylogo": False, "toImageButtonOptions": {"format": "png",
+                                                                                   "filename": fd["id"]}})
         if fd.get("table"):
             st.markdown("Per-configuration accuracy (mean / std / min / max / N — the reference's `get_stats`)")
             st.dataframe(analysis.for_display(pd.DataFrame(fd["table"])), hide_index=True, width="stretch")
