@@ -42,9 +42,34 @@ def remember(*secrets: str | None) -> None:
         _KNOWN.update(s.strip() for s in secrets if isinstance(s, str) and len(s.strip()) >= MIN_SECRET)
 
 
+def _env_secrets() -> frozenset[str]:
+    """The values of the ``*_API_KEY`` environment variables, re-read when the environment changes (its variables
+    are decoded once per change, not once per reply: at 1,000 replies a second that decoding was a hot spot)."""
+    global _ENV_CACHE
+    data = os.environ._data if hasattr(os.environ, "_data") else None   # the raw mapping os.environ writes to
+    sig = (id(data), len(data)) if data is not None else None
+    cached = _ENV_CACHE
+    if sig is not None and cached is not None and cached[0] == sig and cached[1] == _env_fingerprint(data):
+        return cached[2]
+    env = frozenset(v.strip() for k, v in os.environ.items()
+                    if k.upper().endswith("_API_KEY") and len(v.strip()) >= MIN_SECRET)
+    if sig is not None:
+        _ENV_CACHE = (sig, _env_fingerprint(data), env)
+    return env
+
+
+def _env_fingerprint(data) -> int:
+    """A cheap fingerprint of the raw environment's *_API_KEY entries (bytes keys and values, not decoded)."""
+    suffix = b"_API_KEY" if data and isinstance(next(iter(data)), bytes) else "_API_KEY"
+    return hash(tuple((k, v) for k, v in data.items() if k.upper().endswith(suffix)))
+
+
+_ENV_CACHE: tuple | None = None
+
+
 def known_secrets() -> set[str]:
     """The secrets remembered by this process and the values of the ``*_API_KEY`` environment variables."""
-    env = {v.strip() for k, v in os.environ.items() if k.upper().endswith("_API_KEY") and len(v.strip()) >= MIN_SECRET}
+    env = _env_secrets()
     with _LOCK:
         return _KNOWN | env
 

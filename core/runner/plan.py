@@ -91,7 +91,10 @@ class _Plan:
         cap = self.task.reply_cap(self.cfg, item)
         if cap is None or cap >= p.max_tokens:
             return p
-        return p.replace(max_tokens=int(cap))
+        capped = self.__dict__.setdefault("_capped", {})   # one SamplingParams per cap, not one per item
+        if cap not in capped:
+            capped[cap] = p.replace(max_tokens=int(cap))
+        return capped[cap]
 
     def shape_for(self, item: dict):
         """The answer's form for a constrained call (None for answer format "free")."""
@@ -224,7 +227,14 @@ def failure_rows(run_id: str, items: list[dict], reason: str, attempts: int) -> 
 
 def call_key(plan: _Plan, item: dict, draw: int) -> str:
     """The cache key of ``item``'s call in this run (its own parameters: a reply cap may be the item's)."""
-    return store.cache_key(plan.model_spec, plan.base_url, plan.params_for(item).to_dict(), item["prompt"], draw)
+    params = plan.params_for(item)
+    keys = plan.__dict__.setdefault("_keys", {})        # one CacheKeys per distinct parameters (reply caps)
+    maker = keys.get(id(params))
+    if maker is None:
+        from core.store.cache import CacheKeys
+
+        maker = keys[id(params)] = (params, CacheKeys(plan.model_spec, plan.base_url, params.to_dict()))
+    return maker[1](item["prompt"], draw)
 
 
 def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None,

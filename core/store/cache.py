@@ -25,6 +25,17 @@ def cache_key(model: str, base_url: str | None, params: dict, prompt: str, draw:
     return sha256(canonical_json([model, base_url or None, params, prompt, int(draw)]))
 
 
+class CacheKeys:
+    """``cache_key`` for many prompts of one (model, base_url, params): the JSON of the shared head is written once
+    (byte for byte what ``canonical_json`` writes for the whole list), only the prompt and draw per call."""
+
+    def __init__(self, model: str, base_url: str | None, params: dict):
+        self._head = canonical_json([model, base_url or None, params])[:-1] + ","
+
+    def __call__(self, prompt: str, draw: int = 0) -> str:
+        return sha256(self._head + canonical_json(prompt) + "," + str(int(draw)) + "]")
+
+
 def lookup_calls(con, keys: Iterable[str]) -> dict[str, dict]:
     """Successful cached calls for the given cache keys: key -> call row (dict)."""
     keys = sorted(set(keys))
