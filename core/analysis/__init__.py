@@ -39,7 +39,7 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
     run_labels(runs) / config_labels(points, f)    readable names of runs and configurations (never hashes)
     tasks_of(runs)                                 the tasks among some runs (views never pool two tasks)
 
-Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``summaries`` (per-config accuracy, violins,
+Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``aggregated`` (the same views from the store's per-configuration counts) · ``memo`` (repeated calls answered in-process) · ``summaries`` (per-config accuracy, violins,
 intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) ·
 ``reference`` (published figures) · ``views`` (defaults and labels of a view) · ``report`` (the static HTML report) ·
 ``figures`` (Plotly figures of all of the above).
