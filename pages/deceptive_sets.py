@@ -43,10 +43,30 @@ from core.tasks import setops  # noqa: E402
 from core.tasks.setops.sets import deceptive as D  # noqa: E402
 
 by_synset = {g.synset: g for g in groups}
+# the grid's settings come back from the URL (a reload, a shared link) the first time the page is drawn in a session
+_FROM_URL = {"dec_size": ("size", int, (2, 3, 4, 5, 6, 8)), "dec_seed": ("seed", int, None),
+             "dec_samples": ("samples", int, range(1, 51)), "dec_pos": ("pos", str, ("any", "noun", "verb"))}
+for _key, (_name, _kind, _allowed) in _FROM_URL.items():
+    _raw = _ui.qp_get(_name)
+    if _key not in st.session_state and _raw is not None:
+        try:
+            _value = _kind(_raw)
+        except ValueError:
+            continue
+        if _allowed is None or _value in _allowed:
+            st.session_state[_key] = _value
+
+
+def _default(key: str, **value) -> dict:
+    """A widget's default, unless the URL already put its value in the session (never both: Streamlit warns)."""
+    return {} if key in st.session_state else value
+
+
 c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
-size = c1.selectbox("Set size |A| = |B|", [2, 3, 4, 5, 6, 8], index=2, key="dec_size")
-seed = int(c2.number_input("Seed", value=0, step=1, key="dec_seed"))
-samples = int(c3.number_input("Samples per condition and operation", 1, 50, 2, 1, key="dec_samples",
+size = c1.selectbox("Set size |A| = |B|", [2, 3, 4, 5, 6, 8], key="dec_size", **_default("dec_size", index=2))
+seed = int(c2.number_input("Seed", step=1, key="dec_seed", **_default("dec_seed", value=0)))
+samples = int(c3.number_input("Samples per condition and operation", min_value=1, max_value=50, step=1,
+                              key="dec_samples", **_default("dec_samples", value=2),
                               help="2 samples × 3 conditions × 1 operation = a 6-item demo (well under a minute with "
                                    "the embedded model)"))
 pos = c4.selectbox("Part of speech", ["any", "noun", "verb"], key="dec_pos",
@@ -93,7 +113,7 @@ for k in ("dec_a", "dec_b"):
 s1, s2 = st.columns(2)
 hyp_a = s1.selectbox("Hypernym of A (type to search)", eligible, format_func=_fmt, key="dec_a")
 hyp_b = s2.selectbox("Hypernym of B (type to search)", eligible, format_func=_fmt, key="dec_b")
-_ui.qp_set(a=hyp_a, b=hyp_b)
+_ui.qp_set(a=hyp_a, b=hyp_b, size=size, seed=seed, samples=samples, pos=None if pos == "any" else pos)
 info_box = st.container()  # glosses + the three conditions, filled once the config is known
 
 COLORS = {"a": "#4C72B0", "b": "#DD8452", "other": "#8C8C8C"}

@@ -81,7 +81,14 @@ varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=Tru
 filters = _ui.slice_filters(run_ids, key="slice")
 _ui.report_download(picked_runs, key="res", filters=filters)
 
-tab_v, tab_e, tab_r, tab_d = st.tabs(["Violins", "Error analysis", "Robustness", "Drill-down"])
+# the view is a control (not st.tabs) so that it lives in the URL (a reload or a shared link opens the same view) and
+# only the chosen view is computed and sent
+VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "drilldown": "Drill-down"}
+if "res_view" not in st.session_state:
+    st.session_state["res_view"] = _ui.qp_get("tab") if _ui.qp_get("tab") in VIEWS else "violins"
+view = st.segmented_control("View", list(VIEWS), format_func=VIEWS.get, key="res_view",
+                            label_visibility="collapsed") or "violins"
+_ui.qp_set(tab=None if view == "violins" else view)
 
 # defaults follow the selection: two models → colour by model, deceptive runs → split by condition; a shared link's
 # x / colour hold until the selection changes
@@ -98,7 +105,7 @@ if st.session_state.get("res_selection") != selection:
     st.session_state["res_selection"] = selection
 
 # ---------------------------------------------------------------------------------------------------- violins
-with tab_v:
+if view == "violins":
     c1, c2, c3 = st.columns([2, 2, 2])
     if st.session_state.get("res_x") not in split_opts:
         st.session_state["res_x"] = defaults["x"] if defaults["x"] in split_opts else split_opts[0]
@@ -182,7 +189,7 @@ with tab_v:
                          hide_index=True, width="stretch")
 
 # ---------------------------------------------------------------------------------------------------- error table
-with tab_e:
+if view == "errors":
     default_by = [f for f in _ui.qp_list("by") if f in factors] or \
         [f for f in ("members", "operation") if f in factors] or factors[:1]
     e1, e2 = st.columns([3, 2])
@@ -213,7 +220,7 @@ with tab_e:
             st.markdown(analysis.ERROR_TABLE_HELP)
 
 # ---------------------------------------------------------------------------------------------------- robustness
-with tab_r:
+if view == "robustness":
     rob, per_model = _ui.cached_analysis("robustness", run_ids, filters=filters, scoring=scoring)
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
@@ -239,7 +246,7 @@ with tab_r:
                "of per-configuration accuracy explained by the factor (one-way ANOVA).")
 
 # ---------------------------------------------------------------------------------------------------- drill-down
-with tab_d:
+if view == "drilldown":
     c1, c2, c3 = st.columns([2, 1, 1])
     which = c1.radio("Items", ["all", "wrong only", "right only"], horizontal=True, key="res_which",
                      help=f"Right / wrong by the {scoring} verdict (both verdicts are listed).")

@@ -85,7 +85,8 @@ if row is None:   # deleted by another session since the table was read
     st.stop()
 row.update(runs[runs["run_id"] == run_id].iloc[0][["status", "n_done", "n_failed"]].to_dict())
 
-st.subheader(f"Run {_ui.md(run_id)}")
+st.subheader(f"Run {_ui.md(row.get('name') or row.get('model') or run_id)}",
+             help=f"Run id: {run_id}")
 scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.get('task'))}  \n"
