@@ -33,7 +33,7 @@ ERROR_ROWS = (
     ("accuracy_on_non_empty_truths", "Accuracy On Non-Empty Truths"),
     ("pct_nullset_correct", "Pct Nullset Correct"),
     ("pct_nullset_wrong", "Pct Nullset Wrong"),
-    ("pct_made_up_vals", "Pct With Made Up Vals"),
+    ("pct_made_up_vals", "Pct With Made Up Vals (members per 100 answers: can exceed 100)"),
     ("pct_answers_made_up", "Pct Answers With Made Up Members"),
     ("n", "N Comparisons"),
     ("n_correct", "N Correct"),
@@ -223,7 +223,8 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
             for rank in (1, 2, 3):
                 if rank <= len(top):
                     label, share = top[rank - 1]
-                    base.at[i, f"top{rank}_{kind}"] = f"{label} ({'nan' if _isnan(share) else f'{share:.2f}'}%)"
+                    # no share when the group has no wrong (or right) answer at all: the label alone, never "nan%"
+                    base.at[i, f"top{rank}_{kind}"] = label if _isnan(share) else f"{label} ({share:.2f}%)"
     return base[[*by, *(k for k, _ in ERROR_ROWS)]]
 
 
@@ -234,9 +235,11 @@ def _pct(x, n: int) -> float:
 
 def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("members", "operation"),
                           filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "strict",
-                          unparsed: str = "reference") -> pd.DataFrame:
+                          unparsed: str = "reference", cells: str = "tuple") -> pd.DataFrame:
     """The error table with the reference's column names and formulas: one row per group of ``by`` (the group
-    columns first, like the reference's filter values), then REFERENCE_ERROR_COLUMNS."""
+    columns first, like the reference's filter values), then REFERENCE_ERROR_COLUMNS. ``cells`` = "tuple": a top-k
+    cell as the reference writes it, ``('G0 vs. L1', 57.07)``; "plain": the label in that column and its share
+    (percent) in a ``<column>_pct`` column right after it (a file for a spreadsheet or a script)."""
     base, pairs, by = _counts(con, run_ids, by, filters, view, scoring, unparsed)
     if base.empty:
         return pd.DataFrame(columns=[*by, *REFERENCE_ERROR_COLUMNS])
@@ -259,9 +262,16 @@ def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] 
         for kind, flag in (("mistake", False), ("correct", True)):
             top = ranked.get((_key(row, by), flag), [])
             for rank in (1, 2, 3):
-                out[f"top{rank}_{kind}"] = str(top[rank - 1]) if rank <= len(top) else None
+                cell = top[rank - 1] if rank <= len(top) else None
+                if cells == "plain":
+                    out[f"top{rank}_{kind}"] = cell[0] if cell else None
+                    out[f"top{rank}_{kind}_pct"] = None if cell is None or _isnan(cell[1]) else cell[1]
+                else:
+                    out[f"top{rank}_{kind}"] = str(cell) if cell else None
         rows.append(out)
-    return pd.DataFrame(rows, columns=[*by, *REFERENCE_ERROR_COLUMNS])
+    columns = [c for name in REFERENCE_ERROR_COLUMNS
+               for c in ((name, f"{name}_pct") if cells == "plain" and name.startswith("top") else (name,))]
+    return pd.DataFrame(rows, columns=[*by, *columns])
 
 
 def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:

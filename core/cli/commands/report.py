@@ -74,7 +74,7 @@ def _errors(args: argparse.Namespace) -> int:
     run_ids = runs_arg(args.db, [args.run])
     with store.connect(args.db) as con:
         table = memo.call(con, "reference_error_table", analysis.reference_error_table, run_ids, by=by,
-                          filters=filters, scoring=args.scoring, unparsed=args.unparsed)
+                          filters=filters, scoring=args.scoring, unparsed=args.unparsed, cells="plain")
     if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered set-operation items"
                         + (" in this slice" if filters else "") + "; nothing to report")
