@@ -58,7 +58,7 @@ def test_imported_cells_never_render_as_markdown_on_runs_and_results(imported, o
     no_active_markdown(at)
     model = [m.value for m in at.markdown if m.value.startswith("**Model**")][0]
     assert "``" in model or "\\!" in model, model         # the model's name is a literal code span
-    at = open_page("pages/results.py", {"runs": run_id})
+    at = open_page("pages/results.py", {"runs": run_id, "tab": "drilldown"})
     select_row(at, "res_items", 0)
     no_active_markdown(at)
     detail = [m.value for m in at.markdown if m.value.startswith("**Parsed (lenient)**")]
