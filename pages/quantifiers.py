@@ -42,7 +42,8 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
         st.session_state[KEY + "preset"] = LOADED
     presets = list(Q.PRESETS) + ([LOADED] if KEY + "loaded" in st.session_state else [])
     preset = st.selectbox("Start from a preset", presets, key=KEY + "preset",
-                          help="gqg-vanilla = the published GQG dataset (18,360 prompts); gqg-frequency-pilot = the "
+                          help="small = four quantifiers × common and made-up nouns (a few hundred prompts); "
+                               "gqg-vanilla = the published GQG dataset (18,360 prompts); gqg-frequency-pilot = the "
                                "paper's Figure 1 setup; frequency-bands-sampled = our wordfreq bands + made-up nouns")
     base = st.session_state[KEY + "loaded"] if preset == LOADED else Q.PRESETS[preset]
     k = f"{KEY}{preset}_"  # widget keys per preset: switching preset resets the widgets to its values

@@ -7,6 +7,16 @@ from typing import Any
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS
 
 PRESETS: dict[str, dict[str, Any]] = {
+    # What the Quantifiers page opens with: small enough to run in a few minutes on the embedded model (issue 22:
+    # opening on the 18,360-prompt dataset with Run enabled invited a 5–10 hour run by accident).
+    "small": {
+        "task": "quantifiers",
+        "seed": 0,
+        "quantifiers": ["at least half", "more than 10", "none", "between 2 and 10"],
+        "noun_groups": ["common", "made_up"],
+        "samples": 6,
+        "nouns_per_group": 5,
+    },
     # The published GQG dataset, exactly (18,360 prompts).
     "gqg-vanilla": {
         "task": "quantifiers",
