@@ -112,7 +112,7 @@ def test_the_researchers_flow_in_chromium(app):
             assert "Deceptive condition" in selected(page, "Split by")
             ms = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first
             ms.locator("input").click()
-            page.locator('[role="option"]').filter(has_text=ids["other"]).first.click()
+            page.locator('[role="option"]').filter(has_text="other/model").first.click()   # options are named
             page.keyboard.press("Escape")
             wait_rendered(page)
             assert "Model" in selected(page, "Colour by")
