@@ -130,8 +130,12 @@ if view == "violins":
                          reference_name=ref_titles.get(ref_id))
     event = st.plotly_chart(fig, width="stretch", key="res_violin", on_select="rerun",
                             selection_mode=("points", "box", "lasso"))
+    note = figures.small_sample_note(points)
+    if note:
+        st.warning(note)
     st.caption("Each point is one configuration's accuracy over its N samples (as in the paper's Figure 4). "
-               "Boxes show quartiles, the dashed line the mean. Click or lasso points to list their items.")
+               "The white box spans the middle half (quartiles) with the median, the thick dark line is the mean; "
+               "N under each label counts configurations. Click or lasso points to list their items.")
     picked = []
     for pt in (event.selection.points if event is not None and hasattr(event, "selection") else []) or []:
         cd = pt.get("customdata") if isinstance(pt, dict) else None

@@ -92,7 +92,12 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         fig.add_trace(go.Violin(
             x=xv, y=sub["accuracy"], name=name, legendgroup=name, scalegroup=name, showlegend=color is not None,
             line_color=PALETTE[i % len(PALETTE)], fillcolor=PALETTE[i % len(PALETTE)], opacity=0.6,
-            box_visible=True, meanline_visible=True, points="all" if len(points) <= MAX_DRAWN_POINTS else False,
+            # the quartile box white with a dark outline and the mean a dark line: in the violin's own colour (the
+            # default) neither could be seen
+            box={"visible": True, "fillcolor": "rgba(255,255,255,0.85)", "line": {"color": "#222", "width": 1.5},
+                 "width": 0.25},
+            meanline={"visible": True, "color": "#111", "width": 2.5},
+            points="all" if len(points) <= MAX_DRAWN_POINTS else False,
             pointpos=0, jitter=0.35,
             marker={"size": 5, "opacity": 0.75}, spanmode="hard", width=0.9 if color is None else None,
             customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) and
@@ -121,7 +126,33 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         font={"size": 14})
     fig.update_yaxes(title_text="Accuracy per configuration (%)", range=[-5, 112], tickvals=[0, 20, 40, 60, 80, 100])
     fig.update_xaxes(title_text=label(x) if x else "", categoryorder="array", categoryarray=cats, type="category")
+    if color is not None and x:   # N of every violin of a group under its label, in the legend's order
+        counts = points.groupby([points[x].map(lambda v: level_text(x, v)), points[color].astype(str)],
+                                dropna=False).size()
+        order = [str(c) for c in colors]
+        ticks = []
+        for cat in cats:
+            ns = [int(counts.get((cat, c), 0)) for c in order]
+            ticks.append(f"{cat}<br><span style='font-size:11px'>N {' · '.join(str(n) for n in ns if n)}</span>")
+        fig.update_xaxes(tickvals=cats, ticktext=ticks)
     return fig
+
+
+MIN_ITEMS_PER_CONFIGURATION = 10
+
+
+def small_sample_note(points: pd.DataFrame, minimum: int = MIN_ITEMS_PER_CONFIGURATION) -> str | None:
+    """A warning when configurations rest on fewer than ``minimum`` answered items (their accuracy moves in steps of
+    100 / n points, and a violin of such values draws a smooth shape the data do not have), else None."""
+    if points is None or points.empty or "n" not in points:
+        return None
+    n = pd.to_numeric(points["n"], errors="coerce")
+    few = int((n < minimum).sum())
+    if not few:
+        return None
+    return (f"{few:,} of {len(points):,} configurations rest on fewer than {minimum} answered items (as few as "
+            f"{int(n.min())}): their accuracy moves in steps of {100 / max(int(n.min()), 1):.0f} points, and the "
+            "violins' smooth shapes say more than such data can. Add samples per configuration for a distribution.")
 
 
 def _eq(series: pd.Series, value):

@@ -338,7 +338,7 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
         seen: set = set()
         digest = 0
         kind = None
-        models, tasks = set(), set()
+        models, tasks, names = set(), set(), set()
         for chunk in chunks:
             if kind is None:
                 kind = _layout({c for row in chunk for c in row}, src.name)
@@ -357,6 +357,9 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
                 source_runs.update(str(r["run_id"]) for r in out if r.get("run_id") is not None)
                 meta["source_runs"] = sorted(source_runs)[:2]
                 models.update(str(r["model"]) for r in out if r.get("model") is not None)
+                if len(names) <= 2:   # the file's own run name (our export's `name` column), when it has one
+                    names.update(str(r["name"]) for r in out if r.get("name") not in (None, ""))
+                meta["names"] = sorted(names)[:2]
                 tasks.update(str(r["task"]) for r in out if r.get("task") is not None)
                 meta["models"], meta["tasks"] = sorted(models), sorted(tasks)
             meta["rescored"] = tally.to_dict()
@@ -473,6 +476,12 @@ class _Staging:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _file_run_name(meta: dict) -> str | None:
+    """The run name a file carries (its `name` column holding one value), else None."""
+    names = meta.get("names") or []
+    return names[0][:200] if len(names) == 1 else None
+
+
 def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
                    ) -> tuple[str, int]:
     """Store a result file as a run (source 'import:<file name>'), streamed (see the module docstring).
@@ -561,7 +570,7 @@ def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: i
                    config_json, run_json, model, base_url, params_json, status, n_items, n_done, n_failed, n_cached,
                    cost_usd, source, schema_version)
                    VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 'imported', ?, 0, 0, 0, 0, ?, ?)""",
-                [run_id, run_id, at, at, at, task, name or f"{meta['filename']} ({meta['kind']})",
+                [run_id, run_id, at, at, at, task, name or _file_run_name(meta) or f"{meta['filename']} ({meta['kind']})",
                  store.canonical_json(config), store.canonical_json({**config, "meta": {
                      k: v for k, v in meta.items() if k != "hyperparameters"}}),
                  model, n_items, f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])

@@ -116,3 +116,22 @@ def test_our_own_export_imported_back_is_the_run_it_came_from(tmp_path):
     df.to_csv(tmp_path / "edited.csv", index=False)
     done = _cli("import", tmp_path / "edited.csv", "--db", db)
     assert done.returncode == 0 and "imported 10 rows" in done.stdout, done.stdout
+
+
+def test_an_import_is_named_by_the_files_name_column(tmp_path):
+    from core.store.exports import export_run
+    from core.store.io import import_results
+
+    db, db2 = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    p = runner.run(CFG, "reference/solver", db_path=db, name="solver, seed 4")
+    out = tmp_path / "export.csv"
+    export_run(db, p.run_id, out)
+    run_id, _ = import_results(db2, str(out))
+    assert store.run_record(db2, run_id)["name"] == "solver, seed 4"      # not "export.csv (studio)"
+    df = pd.read_csv(out)
+    df.loc[df.index % 2 == 0, "name"] = "another run"                     # two names: the file's name is not one
+    df.loc[0, "response"] = "<answer>{}</answer>"                         # (and other results: not the same run)
+    mixed = tmp_path / "mixed.csv"
+    df.to_csv(mixed, index=False)
+    run_id, _ = import_results(db2, str(mixed))
+    assert store.run_record(db2, run_id)["name"] == "mixed.csv (studio)"
