@@ -99,10 +99,12 @@ from core.analysis.summaries import (
 
 
 def findings_report(con, run_ids, scoring: str = "strict", alpha: float = 0.05, only=None) -> dict:
-    """The SetLexSem paper's findings on these runs (core/analysis/findings.py)."""
+    """The SetLexSem paper's findings on these runs (core/analysis/findings.py); kept in the store by the runs'
+    versions (core/analysis/memo.py), so it is computed once per state of the runs, whichever process asks."""
+    from core.analysis import memo
     from core.analysis.findings import report
 
-    return report(con, run_ids, scoring=scoring, alpha=alpha, only=only)
+    return memo.call(con, "findings", report, run_ids, scoring=scoring, alpha=alpha, only=only, persist=True)
 
 
 def finding_points(con, run_ids, finding_id: str, scoring: str = "strict"):

@@ -35,8 +35,10 @@ def _key(con, name: str, args: tuple, kwargs: dict) -> str | None:
     return json.dumps([str(path), aggregates.versions(con), spec])
 
 
-def call(con, name: str, fn: Callable, *args, **kwargs):
-    """``fn(con, *args, **kwargs)``, memoised (see the module docstring)."""
+def call(con, name: str, fn: Callable, *args, persist: bool = False, **kwargs):
+    """``fn(con, *args, **kwargs)``, memoised (see the module docstring). ``persist``: also kept in the store's
+    ``analysis_cache`` table (JSON), so another process — a page after a restart, the next CLI call — reads it
+    instead of computing it again; for results that are plain JSON (the findings report)."""
     key = _key(con, name, args, kwargs)
     if key is None:
         return fn(con, *args, **kwargs)
@@ -44,12 +46,51 @@ def call(con, name: str, fn: Callable, *args, **kwargs):
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return copy.deepcopy(_CACHE[key])
-    out = fn(con, *args, **kwargs)
+    out = _stored(con, key) if persist else None
+    if out is None:
+        out = fn(con, *args, **kwargs)
+        if persist:
+            _store(con, key, out)
     with _LOCK:
         _CACHE[key] = copy.deepcopy(out)
         while len(_CACHE) > MAX_ENTRIES:
             _CACHE.popitem(last=False)
     return out
+
+
+KEEP_STORED = 200   # analysis_cache rows kept (the newest)
+
+
+def _stored(con, key: str):
+    import duckdb
+
+    try:
+        row = con.execute("SELECT value FROM analysis_cache WHERE key = ?", [_digest(key)]).fetchall()
+    except duckdb.Error:
+        return None
+    return json.loads(row[0][0]) if row else None
+
+
+def _store(con, key: str, value) -> None:
+    """Keep ``value`` (JSON) under ``key``; a store that cannot take it (read-only, busy) just does not keep it."""
+    import duckdb
+
+    try:
+        text = json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        return
+    try:
+        con.execute("INSERT OR REPLACE INTO analysis_cache VALUES (?, ?, now())", [_digest(key), text])
+        con.execute("DELETE FROM analysis_cache WHERE key NOT IN "
+                    "(SELECT key FROM analysis_cache ORDER BY stored_at DESC LIMIT ?)", [KEEP_STORED])
+    except duckdb.Error:
+        pass
+
+
+def _digest(key: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 def clear() -> None:

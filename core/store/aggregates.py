@@ -71,6 +71,8 @@ def ddl(factors: Sequence[tuple[str, str]]) -> list[str]:
         "CREATE TABLE IF NOT EXISTS agg_lengths (run_id VARCHAR, config_id VARCHAR, scoring VARCHAR, "
         "correct BOOLEAN, truth_len BIGINT, answer_len BIGINT, k BIGINT)",
         "CREATE TABLE IF NOT EXISTS agg_runs (run_id VARCHAR PRIMARY KEY, version BIGINT)",
+        # results of slow analyses (the findings report), keyed by the runs' versions: core/analysis/memo.py
+        "CREATE TABLE IF NOT EXISTS analysis_cache (key VARCHAR PRIMARY KEY, value VARCHAR, stored_at TIMESTAMP)",
     ]
 
 

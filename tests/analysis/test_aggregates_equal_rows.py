@@ -235,3 +235,29 @@ def test_drilldown_pages_equal_a_full_sort(tmp_path, monkeypatch, window):
                                "LIMIT ? OFFSET ?", [*params, limit, offset]).fetchall()
             assert [(r, int(i), t if isinstance(t, str) else None)
                     for r, i, t in zip(got["run_id"], got["idx"], got["response"])] == want
+
+
+def test_findings_report_is_kept_in_the_store_by_the_runs_versions(tmp_path, monkeypatch):
+    import importlib
+
+    from core.analysis import memo
+
+    F = importlib.import_module("core.analysis.findings")
+    db = str(tmp_path / "s.duckdb")
+    rid = runner.run(DECEPTIVE, "reference/solver", db_path=db).run_id
+    calls = []
+    real = F.report
+    monkeypatch.setattr(F, "report", lambda *a, **k: calls.append(1) or real(*a, **k))
+    memo.clear()
+    with store.connect(db) as con:
+        first = A.findings_report(con, [rid])
+    memo.clear()                                   # another process: nothing in its memory
+    with store.connect(db) as con:
+        again = A.findings_report(con, [rid])
+    assert len(calls) == 1                          # read from the store's analysis_cache
+    assert json.dumps(again, sort_keys=True, default=str) == json.dumps(first, sort_keys=True, default=str)
+    _perturb(db, [rid], random.Random(5))           # the runs changed: computed again
+    memo.clear()
+    with store.connect(db) as con:
+        changed = A.findings_report(con, [rid])
+    assert len(calls) == 2 and changed != first

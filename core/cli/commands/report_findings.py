@@ -73,7 +73,7 @@ def _findings(args: argparse.Namespace) -> int:
     run_ids = _runs(args)
     with store.connect(args.db) as con:
         rep = memo.call(con, "findings", findings.report, run_ids, scoring=args.scoring, alpha=args.alpha,
-                        only=only)
+                        only=only, persist=True)
         if fmt == "html":
             text = findings_view.to_html(con, rep, run_ids)
     if fmt == "json":
