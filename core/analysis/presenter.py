@@ -62,6 +62,15 @@ def condition_stats(con, run_id: str, scoring: str = "strict", upto: Sequence[in
 
 def replayable_runs(con) -> pd.DataFrame:
     """Stored runs with deceptive items (any source: live, provider batch, imported file, another machine's)."""
+    from core.store import aggregates
+
+    if aggregates.present(con):   # from the per-configuration counts, not a join over every result
+        return con.execute(
+            "SELECT r.run_id, r.name, r.model, r.created_at, r.source, "
+            "CAST(sum(k.n_rows - k.n_failed) AS BIGINT) AS answered FROM runs r "
+            "JOIN agg_configs a USING (run_id) JOIN agg_counts k ON k.run_id = a.run_id AND k.config_id = a.config_id "
+            "AND k.scoring = 'lenient' WHERE a.condition IS NOT NULL GROUP BY ALL HAVING sum(k.n_rows - k.n_failed) > 0 "
+            "ORDER BY r.created_at DESC NULLS LAST").df()
     return con.execute(
         "SELECT r.run_id, r.name, r.model, r.created_at, r.source, count(*) AS answered FROM runs r "
         "JOIN results x USING (run_id) JOIN items i ON i.run_id = x.run_id AND i.idx = x.idx "

@@ -61,8 +61,10 @@ def replay_section(scoring: str) -> None:
     if runs.empty:
         st.caption("No stored run with deceptive items to replay yet.")
         return
-    labels = {r.run_id: f"{r.name or r.run_id} · {r.model} · {r.answered} answers · "
-                        f"{pd.Timestamp(r.created_at):%Y-%m-%d %H:%M}" for r in runs.itertuples()}
+    labels = {r.run_id: " · ".join(b for b in (r.name or r.run_id, r.model, f"{r.answered} answers",
+                                                "" if pd.isna(r.created_at) else
+                                                f"{pd.Timestamp(r.created_at):%Y-%m-%d %H:%M}") if b)
+              for r in runs.itertuples()}
     c1, c2, c3 = st.columns([3, 1, 1])
     run_id = c1.selectbox("Stored run to replay", list(labels), format_func=labels.get, key="presenter_replay_run")
     pace = c2.select_slider("Pace (answers/s)", [0.5, 1.0, 2.0, 4.0, 8.0], value=2.0, key="presenter_pace")
