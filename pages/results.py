@@ -78,6 +78,17 @@ if answered == 0:
 
 factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")]
 varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
+# |A| and |B| always equal (the paper's main grid): one factor, "|A| = |B|"
+one_size = "size_b" in factors and _ui.cached_analysis("sizes_equal", run_ids)
+if one_size:
+    factors = [f for f in factors if f != "size_b"]
+    varying = [f for f in varying if f != "size_b"]
+
+
+def flabel(f: str) -> str:
+    return "|A| = |B|" if one_size and f == "size_a" else analysis.label(f)
+
+
 filters = _ui.slice_filters(run_ids, key="slice")
 _ui.report_download(picked_runs, key="res", filters=filters)
 
@@ -109,12 +120,12 @@ if view == "violins":
     c1, c2, c3 = st.columns([2, 2, 2])
     if st.session_state.get("res_x") not in split_opts:
         st.session_state["res_x"] = defaults["x"] if defaults["x"] in split_opts else split_opts[0]
-    x = c1.selectbox("Split by (x axis)", split_opts, format_func=analysis.label, key="res_x")
+    x = c1.selectbox("Split by (x axis)", split_opts, format_func=flabel, key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f != x]
     if st.session_state.get("res_color") not in color_opts:
         st.session_state["res_color"] = "(none)"
     color = c2.selectbox("Colour by", color_opts,
-                         format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
+                         format_func=lambda f: f if f == "(none)" else flabel(f), key="res_color")
     color = None if color == "(none)" else color
     refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
     ref_opts = ["(none)"] + [t["id"] for t in refs]
@@ -197,7 +208,7 @@ if view == "errors":
     default_by = [f for f in _ui.qp_list("by") if f in factors] or \
         [f for f in ("members", "operation") if f in factors] or factors[:1]
     e1, e2 = st.columns([3, 2])
-    by = e1.multiselect("Group by", factors, default=default_by, format_func=analysis.label, key="res_by")
+    by = e1.multiselect("Group by", factors, default=default_by, format_func=flabel, key="res_by")
     unparsed_q = _ui.qp_get("unparsed")
     unparsed = e2.radio("Answers that did not follow count as", list(analysis.UNPARSED), horizontal=True,
                         index=list(analysis.UNPARSED).index(unparsed_q) if unparsed_q in analysis.UNPARSED else 0,
@@ -225,7 +236,9 @@ if view == "errors":
 
 # ---------------------------------------------------------------------------------------------------- robustness
 if view == "robustness":
-    rob, per_model = _ui.cached_analysis("robustness", run_ids, filters=filters, scoring=scoring)
+    rob, per_model = _ui.cached_analysis(
+        "robustness", run_ids, filters=filters, scoring=scoring,
+        **({"factors": [f for f in varying if f not in analysis.RUN_FACTORS]} if one_size else {}))
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
     st.dataframe(per_model.rename(columns={"model": "Model", "configs": "Configurations", "mean": "Mean %",
@@ -239,7 +252,7 @@ if view == "robustness":
     else:
         st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
     if not rob.empty:
-        st.dataframe(analysis.for_display(rob).assign(factor=rob["factor"].map(analysis.label)).rename(columns={
+        st.dataframe(analysis.for_display(rob).assign(factor=rob["factor"].map(flabel)).rename(columns={
             "model": "Model", "factor": "Factor", "levels": "Levels", "spread": "Spread (points)",
             "eta_squared": "η² (variance explained)", "p_value": "ANOVA p", "best_level": "Best level",
             "worst_level": "Worst level"}), hide_index=True, width="stretch",

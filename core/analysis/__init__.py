@@ -83,6 +83,7 @@ from core.analysis.queries import (
                                    item_detail,
                                    label,
                                    run_overview,
+                                   sizes_equal,
                                    view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
@@ -124,4 +125,5 @@ __all__ = [
     "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
     "config_labels", "for_display", "run_labels", "tasks_of", "view_defaults", "findings_report", "finding_points",
+    "sizes_equal",
 ]

@@ -267,6 +267,23 @@ def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> li
     return out
 
 
+def sizes_equal(con, run_ids: Sequence[str] | None, view: str = VIEW) -> bool:
+    """Whether |A| and |B| are equal in every item of these runs (then they are one factor, "|A| = |B|", and
+    grouping by |A| alone makes the same groups)."""
+    have = view_columns(con, view)
+    if "size_a" not in have or "size_b" not in have:
+        return False
+    from core.analysis import aggregated
+
+    where, params = _where(con, run_ids, None, answered=False, view=view)
+    cond = f"{where} AND" if where else "WHERE"
+    src = aggregated.relation(con, "lenient") if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) \
+        else _src(con, view)
+    row = con.execute(f"SELECT count(*), count(*) FILTER (WHERE size_a IS DISTINCT FROM size_b) FROM {src} "
+                      f"{cond} size_a IS NOT NULL", params).fetchone()
+    return bool(row[0]) and not row[1]
+
+
 def factor_levels(con, run_ids: Sequence[str] | None, column: str, view: str = VIEW) -> list:
     col = _check_column(con, column, view)
     from core.analysis import aggregated

@@ -56,3 +56,11 @@ def test_run_heading_is_the_name(open_page, run_id):
     at = open_page("pages/runs.py", {"run": run_id})
     heads = [s.value for s in at.subheader]
     assert any("solver on numbers" in h for h in heads) and not any(run_id in h for h in heads)
+
+
+def test_equal_set_sizes_are_one_factor(open_page, run_id):
+    at = open_page("pages/results.py", {"runs": run_id})       # sizes [2, 4]: |A| = |B| in every item
+    options = at.selectbox(key="res_x").options               # AppTest lists the labels shown
+    assert "|A| = |B|" in options and "|B|" not in options and "|A|" not in options
+    at.button_group(key="res_view").set_value("robustness").run()
+    assert not at.exception
