@@ -43,7 +43,15 @@ def fig_metrics_by(metrics: pd.DataFrame, x: str = "quantifier", color: str | No
     for key, g in series:
         for m in metrics_shown:
             name = (m.upper() if m == "f1" else m) + ("" if key is None else f" · {key}")
-            fig.add_bar(x=g[x].astype(str), y=g[m], name=name,
+            error_y = None
+            if m == "accuracy":   # a share of answered items: its 95 % Wilson interval, drawn (one item is not 100 %)
+                lo_hi = [_wilson(a, n) for a, n in zip(g["accuracy"], g["answered"])]
+                error_y = {"type": "data", "symmetric": False, "color": "#333", "thickness": 1.5,
+                           "array": [max(0.0, hi - a) for (lo, hi), a in zip(lo_hi, g["accuracy"])],
+                           "arrayminus": [max(0.0, a - lo) for (lo, hi), a in zip(lo_hi, g["accuracy"])]}
+            fig.add_bar(x=g[x].astype(str), y=g[m], name=name, error_y=error_y,
+                        text=[f"N {int(n)}" for n in g["answered"]] if m == "accuracy" else None,
+                        textposition="inside", insidetextanchor="start",
                         customdata=g[["answered", "unparsed"]].to_numpy(),
                         hovertemplate=f"{x}=%{{x}}<br>{m}=%{{y:.3f}}<br>answered=%{{customdata[0]}}"
                                       "<br>unparsed=%{customdata[1]}<extra></extra>")
@@ -125,4 +133,16 @@ def fig_by_count(by_count: pd.DataFrame, facet: str = "quantifier", color: str |
     fig.update_yaxes(range=[-0.05, 1.05])
     fig.update_layout(title=title, height=max(340, 250 * rows), margin={"t": 90})
     fig.update_xaxes(title_text="count with the asked predicate", row=rows)
+    fig.update_xaxes(tickformat="d")   # counts are whole numbers (pooled bins were labelled 41.5)
     return fig
+
+
+def _wilson(share, n) -> tuple[float, float]:
+    """95 % Wilson interval of a share (0–1) over ``n`` answered items (scipy's binomtest)."""
+    from scipy.stats import binomtest
+
+    n = int(n or 0)
+    if n <= 0 or share is None or share != share:
+        return (0.0, 0.0)
+    ci = binomtest(int(round(float(share) * n)), n).proportion_ci(confidence_level=0.95, method="wilson")
+    return (float(ci.low), float(ci.high))
