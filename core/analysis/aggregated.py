@@ -21,6 +21,7 @@ from typing import Iterable, Iterator, Sequence
 from core.store import aggregates
 from core.store.schema import FACTOR_COLUMNS, RUN_PARAM_FACTORS
 
+VIEW = "v_results"   # the store's results view (core.analysis.queries.VIEW): the only relation with aggregates
 RUN_LEVEL = ("run_id", "config_id", "model", "task", "name", *RUN_PARAM_FACTORS)
 CONFIG_LEVEL = frozenset((*RUN_LEVEL, *FACTOR_COLUMNS))
 
@@ -63,8 +64,6 @@ def inside_columns(con, run_ids: Sequence[str] | None) -> dict[str, set[str]]:
 
 def usable(con, view: str, run_ids: Sequence[str] | None, columns: Iterable[str]) -> bool:
     """Whether grouping / filtering ``columns`` of these runs can be answered from the aggregates exactly."""
-    from core.analysis.queries import VIEW
-
     if view != VIEW or not enabled() or not aggregates.present(con):
         return False
     columns = set(columns)
@@ -77,9 +76,10 @@ def usable(con, view: str, run_ids: Sequence[str] | None, columns: Iterable[str]
 def relation(con, scoring: str) -> str:
     """One row per (run, configuration) of the store: factor columns and the counts of ``scoring`` (NULL counts for a
     configuration with no result yet)."""
-    from core.analysis.queries import check_scoring
+    if scoring not in aggregates.SCORINGS:
+        from core.errors import UserError
 
-    check_scoring(scoring)
+        raise UserError(f"unknown scoring {scoring!r}; expected one of: {', '.join(aggregates.SCORINGS)}")
     factors = ", ".join(f'a."{c}"' for c in FACTOR_COLUMNS)
     params = ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items())
     counts = ", ".join(f'k."{c}"' for c, _ in aggregates.COUNTS)

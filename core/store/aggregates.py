@@ -79,6 +79,13 @@ def ddl(factors: Sequence[tuple[str, str]]) -> list[str]:
 TABLES = ("agg_configs", "agg_inside", "agg_counts", "agg_lengths", "agg_runs")
 
 
+def factor_columns(con) -> list[str]:
+    """The item factor columns agg_configs holds (its own columns: a later migration may append some)."""
+    rows = con.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND "
+                       "table_name = 'agg_configs' ORDER BY column_index").fetchall()
+    return [r[0] for r in rows if r[0] not in ("run_id", "config_id", "n_items")]
+
+
 def present(con) -> bool:
     """Whether the open store has the aggregate tables (schema version 6 or later)."""
     rows = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND "
@@ -133,8 +140,7 @@ def _refresh_configs(con, run_ids: Sequence[str]) -> None:
     """agg_configs and agg_inside of whole runs, from their items."""
     if not run_ids:
         return
-    from core.store.schema import FACTOR_COLUMNS
-
+    FACTOR_COLUMNS = factor_columns(con)
     ph = ", ".join("?" * len(run_ids))
     for table in ("agg_configs", "agg_inside"):
         con.execute(f"DELETE FROM {table} WHERE run_id IN ({ph})", list(run_ids))
