@@ -68,7 +68,8 @@ def run_labels(runs: pd.DataFrame) -> dict[str, str]:
             seen.setdefault(text, []).append(rid)
         return {t: ids for t, ids in seen.items() if len(ids) > 1}
 
-    extras = (_format, _items, _when, lambda r: r["run_id"])
+    extras = (lambda r: "" if _auto_name(r) else str(r.get("model") or ""), _format, _items, _when,
+              lambda r: r["run_id"])
     for extra in extras:
         groups = clashes()
         if not groups:
