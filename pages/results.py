@@ -144,6 +144,10 @@ if view == "violins":
     note = figures.small_sample_note(points)
     if note:
         st.warning(note)
+    if len(points) > figures.MAX_DRAWN_POINTS:
+        st.caption(f"{len(points):,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
+                   "quantiles of its configurations' accuracies (shape, quartiles and mean to within a tenth of a "
+                   "point); the table below has the exact figures.")
     st.caption("Each point is one configuration's accuracy over its N samples (as in the paper's Figure 4). "
                "The white box spans the middle half (quartiles) with the median, the thick dark line is the mean; "
                "N under each label counts configurations. Click or lasso points to list their items.")
