@@ -23,7 +23,8 @@ class HttpCaller:
     """One Ray actor: posts a block's request lines to ``base_url`` with at most ``inflight`` in flight."""
 
     def __init__(self, base_url: str, inflight: int = 8, timeout: float = 120.0, max_attempts: int = 6,
-                 api_key: str | None = None):
+                 api_key: str | None = None, env: dict | None = None):
+        os.environ.update(env or {})   # extra environment for the actor (the fault-injection tests use it)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.inflight, self.timeout, self.max_attempts = max(1, int(inflight)), float(timeout), int(max_attempts)
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -60,7 +61,11 @@ class HttpCaller:
             return await asyncio.gather(*(self._one(client, sem, ln) for ln in lines))
 
     def __call__(self, batch: dict) -> dict:
-        return {"line": list(asyncio.run(self._all(list(batch["line"]))))}
+        from core.store.faults import fault
+
+        out = list(asyncio.run(self._all(list(batch["line"]))))
+        fault("ray-actor-block")   # tests: the actor dies with a block answered but not handed back
+        return {"line": out}
 
 
 def start_ray(address: str | None = None) -> None:
@@ -77,7 +82,7 @@ def start_ray(address: str | None = None) -> None:
 
 def run_ray(config: dict, model: str, base_url: str, *, params=None, limit=None, db_path=None, address=None,
             concurrency: int = 32, actors: int = 2, block_size: int = 64, timeout: float = 120.0,
-            max_attempts: int = 6, on_block=None) -> dict:
+            max_attempts: int = 6, on_block=None, actor_env: dict | None = None) -> dict:
     """Run (config, model, params) through Ray Data; returns counts (requests sent, blocks, answered, failed)."""
     import ray
 
@@ -102,7 +107,7 @@ def run_ray(config: dict, model: str, base_url: str, *, params=None, limit=None,
     ds = ds.map_batches(HttpCaller, batch_size=block_size, compute=ray.data.ActorPoolStrategy(size=actors),
                         fn_constructor_kwargs={
         "base_url": base_url, "inflight": max(1, concurrency // actors), "timeout": timeout,
-        "max_attempts": max_attempts, "api_key": os.environ.get("OPENAI_API_KEY")})
+        "max_attempts": max_attempts, "api_key": os.environ.get("OPENAI_API_KEY"), "env": actor_env})
     for n, batch in enumerate(ds.iter_batches(batch_size=block_size, batch_format="numpy")):
         out = work / f"block-{n:06d}.jsonl"
         out.write_text("".join(f"{ln}\n" for ln in batch["line"]), encoding="utf-8")

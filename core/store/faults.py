@@ -3,6 +3,7 @@ steps). ``fault(point)`` does nothing unless ``$STUDIO_FAULT`` names that point:
 
     STUDIO_FAULT=journal-append:enospc@3     the 3rd append of a journal in this process fails with ENOSPC
     STUDIO_FAULT=restore-swap:kill            the process kills itself (SIGKILL) when restore reaches that step
+    STUDIO_FAULT_ONCE=/tmp/marker            a kill fires once across processes (a restarted worker lives on)
 
 A real full disk (a small tmpfs) is used where the machine allows mounting one; this is the fallback the issue allows.
 """
@@ -33,6 +34,13 @@ def fault(point: str) -> None:
         if nth and count < int(nth):
             continue
         if action == "kill":
+            once = os.environ.get("STUDIO_FAULT_ONCE")
+            if once:
+                try:
+                    fd = os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY)   # the first to get here dies
+                except FileExistsError:
+                    continue
+                os.close(fd)
             os.kill(os.getpid(), signal.SIGKILL)
         if action == "enospc":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -74,3 +74,88 @@ def test_cli_engine_ray(local_ray, cli, tmp_path):
         assert bad.returncode != 0 and "--engine ray" in bad.stderr and "Traceback" not in bad.stderr
     finally:
         srv.stop()
+
+
+@pytest.mark.slow
+def test_an_actor_killed_mid_run_loses_nothing(local_ray, tmp_path):
+    """An actor dies (SIGKILL) after answering a block, before handing it back: Ray runs the block again on a new
+    actor; every item is answered and stored once, and the requests sent twice are at most what was in flight."""
+    from core import store
+    from core.runner.ray_engine import run_ray
+
+    db = tmp_path / "s.duckdb"
+    marker = tmp_path / "killed-once"
+    srv = LoopbackServer(0.02).start()
+    try:
+        c = run_ray(CONFIG, "openai-compatible/loop", srv.base_url, db_path=db, concurrency=4, actors=2,
+                    block_size=4, actor_env={"STUDIO_FAULT": "ray-actor-block:kill@2",
+                                             "STUDIO_FAULT_ONCE": str(marker)})
+        assert marker.exists()                                  # an actor was killed
+        st = srv.stats()
+        assert c["failed"] == 0 and c["answered"] == c["requests"] > 0
+        sent_twice = st["total_requests"] - c["requests"]
+        assert 0 < sent_twice <= 2 * 4                         # the killed block again (at most what was in flight)
+        with store.connect(db) as con:
+            n, done = con.execute("SELECT n_items, n_done FROM runs WHERE run_id = ?", [c["run_id"]]).fetchone()
+            rows, distinct = con.execute("SELECT count(*), count(DISTINCT idx) FROM results WHERE run_id = ?",
+                                         [c["run_id"]]).fetchone()
+        assert n == done == rows == distinct > 0
+    finally:
+        srv.stop()
+
+
+@pytest.mark.slow
+def test_a_killed_driver_is_finished_by_the_same_command(local_ray, tmp_path):
+    """`run --engine ray` killed (SIGKILL) after some blocks were imported: the same command sends only what is
+    missing and finishes every item; once more, it sends nothing. The driver joins the test's Ray cluster, so the
+    kill takes the driver alone."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from core import store
+    from tests.support import ROOT
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(json.dumps({**CONFIG, "samples": 10}))        # 40 items, blocks of 4
+    db = tmp_path / "s.duckdb"
+    srv = LoopbackServer(0.2).start()
+    address = ray.get_runtime_context().gcs_address
+    cmd = [sys.executable, "-m", "core", "run", "--config", str(cfg), "--model", "openai-compatible/loop",
+           "--base-url", srv.base_url, "--db", str(db), "--engine", "ray", "--ray-address", address,
+           "--ray-actors", "1", "--ray-block-size", "4", "--concurrency", "2", "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        done, deadline = 0, time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.3)
+            try:
+                with store.connect(db, timeout=5) as con:
+                    row = con.execute("SELECT max(n_done) FROM runs").fetchone()
+                done = int(row[0] or 0)
+            except Exception:      # the file is not there yet
+                continue
+            if done >= 8:
+                break
+        assert proc.poll() is None, "the run ended before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        assert 8 <= done < 40
+        first = srv.stats()["total_requests"]
+        again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr[-2000:]
+        with store.connect(db) as con:
+            n, n_done = con.execute("SELECT n_items, n_done FROM runs").fetchone()
+            rows, distinct = con.execute("SELECT count(*), count(DISTINCT idx) FROM results").fetchone()
+        assert n == n_done == rows == distinct == 40
+        second = srv.stats()["total_requests"]
+        assert second - first <= 40 - done + 8          # the rest, and at most two blocks that were in flight
+        third = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert third.returncode == 0 and " 0 request(s)" in third.stdout
+        assert srv.stats()["total_requests"] == second
+    finally:
+        srv.stop()

@@ -70,6 +70,8 @@ def register(subparsers) -> None:
                    help="ray: send the uncached requests through a Ray Data actor pool (default: local)")
     r.add_argument("--ray-address", default=None, help="Ray cluster: auto or ray://host:10001 (default: a local Ray)")
     r.add_argument("--ray-actors", type=int, default=2, help="HTTP actors in the pool (default 2)")
+    r.add_argument("--ray-block-size", type=int, default=64,
+                   help="requests per Ray block: the unit imported as it completes (default 64)")
     p.set_defaults(func=main)
 
 
@@ -149,7 +151,8 @@ def _run_ray(args, config, model, params, base_url, provider) -> int:
                   file=sys.stderr)
 
     c = run_ray(config, model, base_url, params=params, limit=args.limit, db_path=args.db, address=args.ray_address,
-                concurrency=args.concurrency or 32, actors=args.ray_actors, timeout=args.timeout,
+                concurrency=args.concurrency or 32, actors=args.ray_actors, block_size=max(1, args.ray_block_size),
+                timeout=args.timeout,
                 max_attempts=args.max_attempts, on_block=shown)
     print(f"{c['run_id']}: {c['requests']} request(s) sent through Ray in {c['blocks']} block(s): "
           f"{c['answered']} item(s) answered, {c['failed']} failed")
