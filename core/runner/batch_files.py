@@ -50,9 +50,18 @@ def _prepare(config: dict, model: str, params, limit, name=None, source="export-
     return plan, body, dropped
 
 
-def export_batch(config: dict, model: str, out_path, *, params=None, limit=None, db_path=None) -> dict:
+def shard_paths(out: Path, shards: int) -> list[Path]:
+    """The files of a sharded export: requests-00001-of-00004.jsonl … (one file, ``out`` itself, when shards is 1)."""
+    if shards <= 1:
+        return [out]
+    return [out.with_name(f"{out.stem}-{i + 1:05d}-of-{shards:05d}{out.suffix}") for i in range(shards)]
+
+
+def export_batch(config: dict, model: str, out_path, *, params=None, limit=None, db_path=None,
+                 shards: int = 1) -> dict:
     """Write the prompts of (config, model, params) that are neither answered in the run nor in the cache as OpenAI
-    batch requests, one per distinct prompt. Returns counts: items, cached (already answered), requests."""
+    batch requests, one per distinct prompt — in ``shards`` files of near-equal size (consecutive requests; one
+    ``vllm run-batch`` or Ray task each). Returns counts: items, cached (already answered), requests, and files."""
     out = check_output_path(out_path, (".jsonl",), flag="--out")
     plan, body, _ = _prepare(config, model, params, limit)
     items = _items(plan)
@@ -69,19 +78,21 @@ def export_batch(config: dict, model: str, out_path, *, params=None, limit=None,
                 keys.setdefault(store.cache_key(plan.model_spec, None, params_dict, it["prompt"], draw), it["prompt"])
         cached = store.lookup_calls(con, keys)
     name = plan.model_spec.split("/", 1)[1]
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    n = 0
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for key, prompt in keys.items():
-                if key not in cached:
+    todo = [(key, prompt) for key, prompt in keys.items() if key not in cached]
+    paths = shard_paths(out, max(1, int(shards)))
+    per = -(-len(todo) // len(paths)) if todo else 0
+    for i, path in enumerate(paths):
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                for key, prompt in todo[i * per:(i + 1) * per]:
                     fh.write(dumps(request_line(key, name, prompt, body)))
-                    n += 1
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
     return {"run_id": run_id, "items": len(items), "answered": len(items) - sum(
-        1 for it in items if it["idx"] not in done), "cached": len(cached), "requests": n}
+        1 for it in items if it["idx"] not in done), "cached": len(cached), "requests": len(todo),
+        "files": [str(p) for p in paths]}
 
 
 def _lines(path: Path):

@@ -90,9 +90,10 @@ def run_ray(config: dict, model: str, base_url: str, *, params=None, limit=None,
 
     work = Path(tempfile.mkdtemp(prefix="studio-ray-run-"))
     req = work / "requests.jsonl"
-    ex = export_batch(config, model, req, params=params, limit=limit, db_path=db_path)
+    # the same shard files `export-batch --shards` writes: one per actor
+    ex = export_batch(config, model, req, params=params, limit=limit, db_path=db_path, shards=max(1, int(actors)))
     totals = {"run_id": ex["run_id"], "requests": ex["requests"], "blocks": 0, "answered": 0, "failed": 0}
-    lines = [ln for ln in req.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    lines = [ln for f in ex["files"] for ln in Path(f).read_text(encoding="utf-8").splitlines() if ln.strip()]
     if not lines:
         return totals
     start_ray(address)

@@ -127,3 +127,30 @@ def test_openai_output_and_error_files_import(tmp_path, cli):
     assert costs[0] > 0 and costs[0] == costs[1]
     assert costs[0] == pytest.approx((50 * 0.15 + 9 * 0.60) / 1e6 / 2)   # gpt-4o-mini list price, halved
     assert len(failed) == 1 and "expired" in failed[0][0]
+
+
+def test_export_in_shards_then_import_each(tmp_path, cli):
+    """`export-batch --shards 4`: four files of near-equal size that together hold every request once (the same
+    files the Ray engine sends, one per actor); each shard's results imported on its own completes the run."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(CFG_YAML)
+    db, req = tmp_path / "r.duckdb", tmp_path / "requests.jsonl"
+    common = ("--config", cfg, "--model", MODEL, "--db", db)
+    out = cli("export-batch", *common, "--out", req, "--shards", "4")
+    assert out.returncode == 0, out.stderr
+    files = sorted(tmp_path.glob("requests-*-of-00004.jsonl"))
+    assert [f.name for f in files] == [f"requests-{i:05d}-of-00004.jsonl" for i in range(1, 5)]
+    shards = [read_jsonl(f) for f in files]
+    assert [len(s) for s in shards] == [24, 24, 24, 24]
+    ids = [r["custom_id"] for s in shards for r in s]
+    assert len(ids) == len(set(ids)) == 96
+    solutions = _solutions()
+    for i, s in enumerate(shards):
+        res = tmp_path / f"results-{i}.jsonl"
+        res.write_text(vllm_results(s, solutions.__getitem__))
+        assert cli("import-batch", res, *common).returncode == 0
+    with store.connect(db) as con:
+        assert con.execute("SELECT n_items, n_done FROM runs").fetchone() == (96, 96)
+    again = cli("export-batch", *common, "--out", req, "--shards", "4")
+    assert again.returncode == 0 and "wrote 0 request(s)" in again.stdout
+    assert cli("export-batch", *common, "--out", req, "--shards", "0").returncode != 0

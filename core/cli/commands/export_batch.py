@@ -29,6 +29,9 @@ def register(subparsers) -> None:
                     "with: vllm run-batch -i requests.jsonl -o results.jsonl --model M; then import-batch.")
     _common(p)
     p.add_argument("--out", required=True, help="the requests file (.jsonl)")
+    p.add_argument("--shards", type=int, default=1,
+                   help="write N files of near-equal size instead of one (OUT-00001-of-0000N.jsonl …), one per "
+                        "vllm run-batch process or Ray task")
     p.set_defaults(func=export_main)
 
 def _spec(args):
@@ -41,9 +44,15 @@ def _spec(args):
 def export_main(args: argparse.Namespace) -> int:
     from core.runner.batch_files import export_batch
 
+    from core.errors import UserError
+
+    if args.shards < 1 or args.shards > 10_000:
+        raise UserError(f"--shards must be between 1 and 10000 (got {args.shards})")
     spec = _spec(args)
-    c = export_batch(spec.config_dict(), spec.model, args.out, params=spec.params, limit=args.limit, db_path=args.db)
-    print(f"wrote {c['requests']} request(s) to {args.out} for run {c['run_id']} ({c['items']} items: "
+    c = export_batch(spec.config_dict(), spec.model, args.out, params=spec.params, limit=args.limit, db_path=args.db,
+                     shards=args.shards)
+    where = args.out if args.shards == 1 else f"{len(c['files'])} files ({c['files'][0]} …)"
+    print(f"wrote {c['requests']} request(s) to {where} for run {c['run_id']} ({c['items']} items: "
           f"{c['answered']} already answered, {c['cached']} prompt(s) in the cache)")
     if c["requests"]:
         name = spec.model.split("/", 1)[1]
