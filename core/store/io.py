@@ -477,9 +477,12 @@ class _Staging:
 
 
 def _file_run_name(meta: dict) -> str | None:
-    """The run name a file carries (its `name` column holding one value), else None."""
+    """The run name a file carries (its `name` column holding one value), else None. A name the runner gave by itself
+    ("setops · reference/solver") says which model answered, which an edited file may no longer be: not taken."""
     names = meta.get("names") or []
-    return names[0][:200] if len(names) == 1 else None
+    if len(names) != 1 or re.fullmatch(r"(setops|quantifiers) · \S+", names[0]):
+        return None
+    return names[0][:200]
 
 
 def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
