@@ -49,7 +49,8 @@ if not overview.empty:
                                     "configs": "Configurations", "cost_usd": "Cost $"})
     st.dataframe(analysis.for_display(show), hide_index=True, width="stretch",
                  column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
-                                "Cost $": st.column_config.NumberColumn(format="%.4f")})
+                                "Cost $": st.column_config.NumberColumn(format="%.4f"),
+                                "Run": None})   # the id stays in the data (downloads), not on screen: names do
     if overview["failed"].sum():
         st.caption("Accuracy is over the answered items; failed calls are left out (retry them with Resume on the "
                    "Runs page).")
