@@ -185,7 +185,7 @@ if len(series) >= 2 and not points.empty:
             p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
             p3.metric("Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
             p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
-            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), "A", "B"), width="stretch",
-                            key="cmp_agree")
+            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), f"A ({a_name})",
+                                                      f"B ({b_name})"), width="stretch", key="cmp_agree")
             st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got the item "
                        "right.")

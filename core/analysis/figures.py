@@ -226,6 +226,15 @@ def agreement_heatmap(agree: pd.DataFrame, name_a: str = "A", name_b: str = "B",
     if agree is None or agree.empty:
         return empty_figure("The two selections share no answered items")
     piv = agree.pivot_table(index="config_id", columns="sample", values="code", aggfunc="first")
+    rows = [str(r) for r in piv.index]
+    if "configuration" in agree:   # configurations by their factors, not their ids (made unique where two read alike)
+        named = dict(zip(agree["config_id"], agree["configuration"]))
+        seen: dict[str, int] = {}
+        rows = []
+        for cid in piv.index:
+            text = str(named.get(cid, cid))
+            seen[text] = seen.get(text, 0) + 1
+            rows.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
     colors = ["#55A868", "#4C72B0", "#DD8452", "#C44E52"]
     scale = []
     for i, c in enumerate(colors):
@@ -233,7 +242,7 @@ def agreement_heatmap(agree: pd.DataFrame, name_a: str = "A", name_b: str = "B",
     names = [AGREEMENT_LEVELS[0], f"only {name_a} right", f"only {name_b} right", AGREEMENT_LEVELS[3]]
     text = piv.map(lambda v: "" if v != v else names[int(v)])
     fig = go.Figure(go.Heatmap(
-        z=piv.to_numpy(), x=[str(c) for c in piv.columns], y=[str(r) for r in piv.index], zmin=-0.5, zmax=3.5,
+        z=piv.to_numpy(), x=[str(c) for c in piv.columns], y=rows, zmin=-0.5, zmax=3.5,
         colorscale=scale, text=text.to_numpy(), hovertemplate="config %{y}, sample %{x}: %{text}<extra></extra>",
         colorbar={"tickvals": [0, 1, 2, 3], "ticktext": names, "title": ""}, xgap=1, ygap=1))
     fig.update_layout(height=height or max(260, 18 * len(piv) + 120), template="plotly_white", font={"size": 13},
