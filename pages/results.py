@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import analysis
+from core import analysis, urlstate
 from core.analysis import figures
 from pages import _ui
 
@@ -28,12 +28,15 @@ chosen_rows = runs[runs["run_id"].isin(picked_runs)]
 tasks = analysis.tasks_of(chosen_rows)
 task = tasks[0] if tasks else "setops"
 if len(tasks) > 1:
+    if st.session_state.get("res_task") not in tasks:
+        st.session_state["res_task"] = _ui.qp_get("task") if _ui.qp_get("task") in tasks else tasks[0]
     task = st.radio("Task", tasks, horizontal=True, key="res_task",
                     format_func=lambda t: {"setops": "Set operations", "quantifiers": "Quantifiers"}.get(t, t),
                     help="Set-operation and quantifier runs measure different things; their accuracies are never "
                          "pooled into one figure.")
     others = chosen_rows[chosen_rows["task"] != task]
-    st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task are in the other tab above.")
+    st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task: choose it above.")
+_ui.qp_set(task=task if len(tasks) > 1 else None)
 run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"] == task, "run_id"])] or picked_runs
 labels = analysis.run_labels(runs[runs["run_id"].isin(run_ids)])
 
@@ -80,7 +83,14 @@ varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=Tru
 filters = _ui.slice_filters(run_ids, key="slice")
 _ui.report_download(picked_runs, key="res", filters=filters)
 
-tab_v, tab_e, tab_r, tab_d = st.tabs(["Violins", "Error analysis", "Robustness", "Drill-down"])
+# the view is a radio (in the URL as ``view=``), not st.tabs: a tab cannot be selected from a link or kept over a
+# reload, and only the chosen view is computed
+VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "drilldown": "Drill-down"}
+if st.session_state.get("res_view") not in VIEWS:
+    st.session_state["res_view"] = _ui.qp_get("view") if _ui.qp_get("view") in VIEWS else "violins"
+view = st.radio("View", list(VIEWS), format_func=VIEWS.get, horizontal=True, key="res_view",
+                label_visibility="collapsed")
+_ui.qp_set(view=view if view != "violins" else None)
 
 # defaults follow the selection: two models → colour by model, deceptive runs → split by condition; a shared link's
 # x / colour hold until the selection changes
@@ -97,10 +107,14 @@ if st.session_state.get("res_selection") != selection:
     st.session_state["res_selection"] = selection
 
 # ---------------------------------------------------------------------------------------------------- violins
-with tab_v:
+if view == "violins":
     c1, c2, c3 = st.columns([2, 2, 2])
-    if st.session_state.get("res_x") not in split_opts:
-        st.session_state["res_x"] = defaults["x"] if defaults["x"] in split_opts else split_opts[0]
+    if st.session_state.get("res_x") not in split_opts:     # back from another view: the URL's, else the default
+        x_q = _ui.qp_get("x")
+        st.session_state["res_x"] = x_q if x_q in split_opts else \
+            defaults["x"] if defaults["x"] in split_opts else split_opts[0]
+        c_q = _ui.qp_get("color")
+        st.session_state["res_color"] = c_q if c_q in factors and c_q != st.session_state["res_x"] else "(none)"
     x = c1.selectbox("Split by (x axis)", split_opts, format_func=analysis.label, key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f != x]
     if st.session_state.get("res_color") not in color_opts:
@@ -111,10 +125,12 @@ with tab_v:
     refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
     ref_opts = ["(none)"] + [t["id"] for t in refs]
     ref_titles = {t["id"]: t["title"] for t in refs}
+    if st.session_state.get("res_ref") not in ref_opts:
+        st.session_state["res_ref"] = _ui.qp_get("ref") if _ui.qp_get("ref") in ref_opts else "(none)"
     ref_id = c3.selectbox("Published reference", ref_opts, key="res_ref",
                           format_func=lambda r: "(none)" if r == "(none)" else ref_titles[r],
                           help="The papers' published mean ± std for this factor (data/reference_figures.json).")
-    _ui.qp_set(x=x, color=color)
+    _ui.qp_set(x=x, color=color, ref=ref_id if ref_id != "(none)" else None)
     points, summary = _ui.cached_analysis("violin_data", run_ids, x=x, color=color, filters=filters,
                                           scoring=scoring)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
@@ -176,7 +192,7 @@ with tab_v:
                          hide_index=True, width="stretch")
 
 # ---------------------------------------------------------------------------------------------------- error table
-with tab_e:
+if view == "errors":
     default_by = [f for f in _ui.qp_list("by") if f in factors] or \
         [f for f in ("members", "operation") if f in factors] or factors[:1]
     e1, e2 = st.columns([3, 2])
@@ -207,7 +223,7 @@ with tab_e:
             st.markdown(analysis.ERROR_TABLE_HELP)
 
 # ---------------------------------------------------------------------------------------------------- robustness
-with tab_r:
+if view == "robustness":
     rob, per_model = _ui.cached_analysis("robustness", run_ids, filters=filters, scoring=scoring)
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
@@ -233,12 +249,20 @@ with tab_r:
                "of per-configuration accuracy explained by the factor (one-way ANOVA).")
 
 # ---------------------------------------------------------------------------------------------------- drill-down
-with tab_d:
+if view == "drilldown":
     c1, c2, c3 = st.columns([2, 1, 1])
-    which = c1.radio("Items", ["all", "wrong only", "right only"], horizontal=True, key="res_which",
+    kinds = ["all", "wrong only", "right only"]
+    if "res_which" not in st.session_state:     # a fresh page: the URL's choice
+        st.session_state["res_which"] = {"wrong": "wrong only", "right": "right only"}.get(_ui.qp_get("items"), "all")
+        shown = urlstate.decode(st.query_params.to_dict(), {"show": 100, "page": 1})
+        st.session_state["res_limit"] = min(max(shown.get("show", 100), 10), 2000)
+        st.session_state["res_page"] = min(max(shown.get("page", 1), 1), 100000)
+    which = c1.radio("Items", kinds, horizontal=True, key="res_which",
                      help=f"Right / wrong by the {scoring} verdict (both verdicts are listed).")
-    limit = c2.number_input("Show", 10, 2000, 100, 10, key="res_limit")
-    page = c3.number_input("Page", 1, 100000, 1, 1, key="res_page")
+    limit = c2.number_input("Show", 10, 2000, step=10, key="res_limit")
+    page = c3.number_input("Page", 1, 100000, step=1, key="res_page")
+    _ui.qp_set(items=which.split()[0] if which != "all" else None, show=int(limit) if limit != 100 else None,
+               page=int(page) if page != 1 else None)
     correct = {"all": None, "wrong only": False, "right only": True}[which]
     items = _ui.cached_analysis("drilldown", run_ids, filters=filters, correct=correct, limit=int(limit),
                                 offset=int((page - 1) * limit), scoring=scoring)

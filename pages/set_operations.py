@@ -7,6 +7,7 @@ import json
 
 import streamlit as st
 
+from core import urlstate
 from core.config import config_changes, run_spec
 from core.errors import UserError
 from core.tasks import setops
@@ -59,21 +60,47 @@ def _widget_values(base: dict) -> dict:
     }
 
 
-def _start_from(base: dict, name: str) -> None:
+# settings of the "Before running" and "Run" sections, kept in the URL too (not part of a preset)
+RUN_SETTINGS = {"so_limit": 0, "so_fresh": False, "so_name": ""}
+
+
+def _url_defaults(base: dict) -> dict:
+    """URL name -> value where the page starts from ``base``: every widget (``so_`` dropped), the templates as the
+    override stored with a run (not the whole YAML text)."""
+    vals = {k[3:]: v for k, v in {**_widget_values(base), **RUN_SETTINGS}.items() if k != "so_templates"}
+    vals["templates"] = base.get("templates") or {}
+    return vals
+
+
+def _start_from(base: dict, name: str, edits: dict | None = None) -> None:
     """Put ``base``'s values into the widgets through the Session State API (the one way a widget's shown value and
     the browser's copy of it change together: deleting the keys and passing new defaults left the browser sending
-    its old values back on the next edit) and remember what the page started from."""
+    its old values back on the next edit) and remember what the page started from; ``edits`` (URL names, from a
+    reload or a shared link) go on top."""
     st.session_state["so_base"], st.session_state["so_base_name"] = dict(base), name
     st.session_state.update(_widget_values(base))
+    for key, value in (edits or {}).items():
+        if key == "templates":
+            st.session_state["so_templates"] = _templates_text(value or None)
+        elif key == "samples":
+            st.session_state["so_samples"] = min(max(int(value), 1), setops.MAX_SAMPLES)
+        else:
+            st.session_state[f"so_{key}"] = value
 
 
-# where the page starts: a config sent by the Runs page, the preset in the URL, or the defaults
+# where the page starts: a config sent by the Runs page, the preset in the URL (with the edits the URL holds), or
+# the defaults (with the URL's edits)
 loaded: dict = st.session_state.pop("setops_loaded_config", None) or {}
 preset_q = _ui.qp_get("preset")
 if loaded:
     _start_from(loaded, LOADED)
+    _ui.qp_set(preset=None)
 elif "so_base" not in st.session_state:
-    _start_from(setops.PRESETS.get(preset_q, {}), preset_q if preset_q in setops.PRESETS else CUSTOM)
+    start = setops.PRESETS.get(preset_q, {})
+    _start_from(start, preset_q if preset_q in setops.PRESETS else CUSTOM,
+                urlstate.decode(st.query_params.to_dict(), _url_defaults(start)))
+for key, value in RUN_SETTINGS.items():
+    st.session_state.setdefault(key, value)
 base: dict = st.session_state["so_base"]
 started = st.session_state["so_base_name"]
 
@@ -110,7 +137,9 @@ with st.container(border=True):
                      help="numbers; words (web2 list); deciles = words by corpus frequency; deceptive = WordNet "
                           "hyponyms of two hypernyms")
     size_opts = sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, *(base.get("sizes") or []),
-                        *(base.get("sizes_a") or []), *(base.get("sizes_b") or [])})
+                        *(base.get("sizes_a") or []), *(base.get("sizes_b") or []),
+                        *(v for k in ("so_sizes", "so_sizes_a", "so_sizes_b") for v in st.session_state.get(k) or []
+                          if isinstance(v, int))})
     asym = st.toggle("|A| ≠ |B|", key="so_asym", help="Give the sizes of A and B separately (crossed).")
     if asym:
         sizes_a = _pills(st, "|A|", size_opts, "so_sizes_a")
@@ -182,6 +211,11 @@ else:
     config["sizes"] = sizes
 if templates_override:
     config["templates"] = templates_override
+# every setting in the URL, as the edits of the preset it started from (or of the defaults): a reload or a shared
+# link comes back to the same grid
+url_base = setops.PRESETS.get(started, {})
+_now = {k: st.session_state.get(f"so_{k}", v) for k, v in _url_defaults(url_base).items() if k != "templates"}
+_ui.qp_set(**urlstate.encode({**_now, "templates": templates_override or {}}, _url_defaults(url_base)))
 
 cfg = None
 try:
@@ -225,10 +259,10 @@ def _short(n: int) -> str:
 
 st.subheader("Before running")
 o1, o2 = st.columns(2)
-limit = int(o1.number_input("Only N items, spread over the grid (0 = all)", 0, 10_000_000, 0, step=1, key="so_limit",
+limit = int(o1.number_input("Only N items, spread over the grid (0 = all)", 0, 10_000_000, step=1, key="so_limit",
                             help="N items spread over the grid — every operation, size, token type, condition … "
                                  "as soon as N allows — instead of the first N in grid order.")) or None
-fresh = o2.toggle("Fresh samples", value=False, key="so_fresh",
+fresh = o2.toggle("Fresh samples", key="so_fresh",
                   help="Off: identical (model, parameters, prompt) calls are answered from the cache. On: new draws "
                        "from the model for every item (the estimate counts them all).")
 m1, m2, m3, m4, m5 = st.columns(5)

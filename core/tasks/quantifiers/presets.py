@@ -7,6 +7,19 @@ from typing import Any
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS
 
 PRESETS: dict[str, dict[str, Any]] = {
+    # The page's default: GQG's prompt and objects on a small grid (3 quantifiers × 4 objects × 2 asked predicates ×
+    # 6 counts drawn = 144 prompts), a few minutes with the embedded model.
+    "gqg-small": {
+        "task": "quantifiers",
+        "quantifiers": ["at least half", "more than 10", "none"],
+        "noun_groups": ["gqg"],
+        "nouns_per_group": 4,
+        "total": 50,
+        "predicates": [["large", "small"]],
+        "template": "gqg",
+        "samples": 6,
+        "seed": 0,
+    },
     # The published GQG dataset, exactly (18,360 prompts).
     "gqg-vanilla": {
         "task": "quantifiers",
