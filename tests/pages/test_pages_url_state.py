@@ -14,9 +14,9 @@ from tests.support import ROOT
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from core import runner, urlstate  # noqa: E402
+from core import runner, urlstate
 
 
 @pytest.fixture()
