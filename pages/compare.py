@@ -121,6 +121,8 @@ st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
                                reference=ref_df, reference_name=ref_titles.get(ref_id),
                                empty_message=empty_message),
                 width="stretch", key="cmp_violin")
+for warning in figures.violin_warnings(points, x, "series" if len(series) > 1 else None):
+    st.warning(_ui.md(warning))
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not points.empty:
@@ -185,7 +187,7 @@ if len(series) >= 2 and not points.empty:
             p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
             p3.metric("Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
             p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
-            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), "A", "B"), width="stretch",
-                            key="cmp_agree")
+            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), a_name, b_name),
+                            width="stretch", key="cmp_agree")
             st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got the item "
                        "right.")

@@ -44,7 +44,7 @@ scoring = _ui.scoring_switch()
 overview = _ui.cached_analysis("run_overview", run_ids, scoring=scoring)
 if not overview.empty:
     overview = overview.assign(label=overview["run_id"].map(labels))
-    overview = overview[["label", *[c for c in overview.columns if c != "label"]]]
+    overview = overview[["label", *[c for c in overview.columns if c not in ("label", "run_id")], "run_id"]]
     show = overview.rename(columns={"label": "Label", "run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
                                     "answered": "Answered", "failed": "Failed calls", "n_correct": "Correct",
                                     "accuracy": "Accuracy %",
@@ -64,12 +64,13 @@ if not overview.empty:
 running = runs[runs["run_id"].isin(run_ids) & runs["status"].isin(["running", "pending"])]["run_id"].tolist()
 if running:
     r1, r2 = st.columns([4, 1])
-    r1.info(f"Still running: {_ui.md(', '.join(running))} — figures include the answers stored so far.")
+    r1.info(f"Still running: {_ui.md(', '.join(labels.get(r, r) for r in running))} — figures include the answers "
+            "stored so far.")
     if r2.button("Refresh", key="res_refresh_running", use_container_width=True):
         st.rerun()
 waiting = runs[runs["run_id"].isin(run_ids) & (runs["status"] == "waiting")]["run_id"].tolist()
 if waiting:
-    st.info(f"Waiting on provider batches: {', '.join(waiting)} — not failed; results arrive within 24 h and are "
+    st.info(f"Waiting on provider batches: {_ui.md(', '.join(labels.get(r, r) for r in waiting))} — not failed; results arrive within 24 h and are "
             "collected from the Runs page (or the same CLI command). Figures include the answers stored so far.")
 answered = int(overview["answered"].sum()) if not overview.empty else 0
 if answered == 0:
@@ -138,8 +139,12 @@ if view == "violins":
                          reference_name=ref_titles.get(ref_id))
     event = st.plotly_chart(fig, width="stretch", key="res_violin", on_select="rerun",
                             selection_mode=("points", "box", "lasso"))
-    st.caption("Each point is one configuration's accuracy over its N samples (as in the paper's Figure 4). "
-               "Boxes show quartiles, the dashed line the mean. Click or lasso points to list their items.")
+    st.caption("Each point is one configuration's accuracy over its samples (as in the paper's Figure 4); N under "
+               "each label = configurations in the violin. The white box shows the quartiles, the dark line across "
+               "it the mean" + (" (dashed across the violin)" if color is None else "") + ". Click or lasso points "
+               "to list their items.")
+    for warning in figures.violin_warnings(points, x, color):
+        st.warning(_ui.md(warning))
     picked = []
     for pt in (event.selection.points if event is not None and hasattr(event, "selection") else []) or []:
         cd = pt.get("customdata") if isinstance(pt, dict) else None
@@ -150,8 +155,8 @@ if view == "violins":
         st.markdown(f"**Items of the {len(picked)} selected configuration(s)**")
         sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500,
                                         scoring=scoring)
-        st.dataframe(analysis.for_display(sel_items.dropna(axis=1, how="all")), hide_index=True, width="stretch",
-                     height=300)
+        st.dataframe(analysis.for_display(analysis.readable_items(sel_items.dropna(axis=1, how="all"), labels)),
+                     hide_index=True, width="stretch", height=300)
     if not summary.empty:
         st.dataframe(analysis.for_display(summary).rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
                                                                          else {}),
@@ -270,13 +275,15 @@ if view == "drilldown":
         st.info("No items in this slice.")
     else:
         items = items.dropna(axis=1, how="all")
-        sel = st.dataframe(analysis.for_display(items), hide_index=True, width="stretch", height=360,
-                           on_select="rerun", selection_mode="single-row", key="res_items")
+        sel = st.dataframe(analysis.for_display(analysis.readable_items(items, labels)), hide_index=True,
+                           width="stretch", height=360, on_select="rerun", selection_mode="single-row",
+                           key="res_items")
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])
             l, r = st.columns(2)
-            l.markdown(f"**Prompt** (run {_ui.md_code(it['run_id'])}, item {_ui.md(it['idx'])})")
+            l.markdown(f"**Prompt** (run {_ui.md(labels.get(it['run_id'], it['run_id']))}, item {_ui.md(it['idx'])})",
+                       help=f"Run id: {it['run_id']}")
             l.code(it["prompt"], language=None, wrap_lines=True)
             r.markdown("**Raw response**")
             r.code(it["response"], language=None, wrap_lines=True)

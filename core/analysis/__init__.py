@@ -86,7 +86,6 @@ from core.analysis.queries import (
                                    view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
-from core.analysis.views import config_labels, for_display, run_labels, tasks_of, view_defaults
 from core.analysis.summaries import (
                                    config_accuracy,
                                    config_interval,
@@ -96,6 +95,8 @@ from core.analysis.summaries import (
                                    violin_data,
                                    wilson_interval,
 )
+from core.analysis.views import (config_labels, file_stem, for_display, readable_items, run_choice_labels,
+                                  run_labels, tasks_of, view_defaults)
 
 
 def findings_report(con, run_ids, scoring: str = "strict", alpha: float = 0.05, only=None) -> dict:
@@ -121,5 +122,6 @@ __all__ = [
     "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for",
     "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
-    "config_labels", "for_display", "run_labels", "tasks_of", "view_defaults", "findings_report", "finding_points",
+    "config_labels", "file_stem", "for_display", "readable_items", "run_choice_labels", "run_labels", "tasks_of",
+    "view_defaults", "findings_report", "finding_points",
 ]

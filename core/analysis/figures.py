@@ -20,6 +20,9 @@ OPERATION_ORDER = ("union", "intersection", "difference", "symmetric_difference"
 OPERATION_LABELS = {"union": "Union", "intersection": "Intersection", "difference": "Difference",
                     "symmetric_difference": "Symmetric difference"}
 CONDITION_LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}
+BOX_COLOR = "#1a1a1a"       # quartile box outline and mean line: dark on every palette colour
+MIN_ITEMS = 10              # fewer items per configuration: a warning (accuracy takes only a few values)
+MIN_CONFIGS = 5             # fewer configurations in a violin: a warning (its shape is a smoothing)
 
 
 def level_text(column: str, value) -> str:
@@ -83,7 +86,10 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         fig.add_trace(go.Violin(
             x=xv, y=sub["accuracy"], name=name, legendgroup=name, scalegroup=name, showlegend=color is not None,
             line_color=PALETTE[i % len(PALETTE)], fillcolor=PALETTE[i % len(PALETTE)], opacity=0.6,
-            box_visible=True, meanline_visible=True, points="all", pointpos=0, jitter=0.35,
+            # the quartile box and the mean line in a colour of their own (in the fill colour they were invisible)
+            box={"visible": True, "fillcolor": "rgba(255,255,255,0.75)", "line": {"color": BOX_COLOR, "width": 1.5},
+                 "width": 0.25},
+            meanline={"visible": True, "color": BOX_COLOR, "width": 2}, points="all", pointpos=0, jitter=0.35,
             marker={"size": 5, "opacity": 0.75}, spanmode="hard", width=0.9 if color is None else None,
             customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) else None,
             hovertemplate=hover))
@@ -108,9 +114,60 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         legend_title_text=label(color) if color else None, margin={"l": 70, "r": 20, "t": 60 if title else 30,
                                                                    "b": 70},
         font={"size": 14})
+    if color is None and x:   # the mean, dashed across each violin (its categories sit at 0, 1, 2 …)
+        means = points.groupby(points[x].map(lambda v: level_text(x, v)))["accuracy"].mean()
+        for pos, cat in enumerate(cats):
+            if cat in means.index:
+                fig.add_shape(type="line", xref="x", yref="y", x0=pos - 0.42, x1=pos + 0.42, y0=means[cat],
+                              y1=means[cat], line={"color": BOX_COLOR, "width": 1.5, "dash": "dash"})
     fig.update_yaxes(title_text="Accuracy per configuration (%)", range=[-5, 112], tickvals=[0, 20, 40, 60, 80, 100])
-    fig.update_xaxes(title_text=label(x) if x else "", categoryorder="array", categoryarray=cats, type="category")
+    fig.update_xaxes(title_text=label(x) if x else "", categoryorder="array", categoryarray=cats, type="category",
+                     tickvals=cats, ticktext=_n_ticks(points, x, cats, color, colors))
     return fig
+
+
+def _n_ticks(points: pd.DataFrame, x: str | None, cats: list[str], color: str | None, colors: list) -> list[str]:
+    """Each x category's tick with the number of configurations of every violin above it: "Union<br>N=8", or
+    "Union<br>N=8 · 4" for two colours side by side."""
+    xs = points[x].map(lambda v: level_text(x, v)) if x else pd.Series(["all"] * len(points), index=points.index)
+    out = []
+    for cat in cats:
+        here = points[xs == cat]
+        if color is None:
+            ns = [len(here)]
+        else:
+            ns = [int(_eq(here[color], c).sum()) for c in colors]
+            ns = [n for n in ns if n] or [0]
+        out.append(f"{cat}<br>N={' · '.join(str(n) for n in ns)}")
+    return out
+
+
+def violin_warnings(points: pd.DataFrame, x: str | None, color: str | None = None, min_items: int = MIN_ITEMS,
+                    min_configs: int = MIN_CONFIGS) -> list[str]:
+    """What a reader must know before trusting the violins: configurations of fewer than ``min_items`` items (their
+    accuracy can take only a few values), violins of fewer than ``min_configs`` configurations (the smooth shape
+    between a handful of points is drawn, not measured)."""
+    if points is None or points.empty:
+        return []
+    out = []
+    if "n" in points.columns and len(points["n"].dropna()):
+        n_min = int(points["n"].min())
+        if n_min < min_items:
+            steps = ", ".join(f"{100 * k / n_min:.0f}" for k in range(min(n_min, 4) + 1))
+            out.append(f"Some configurations have only {n_min} item(s) (fewer than {min_items}): their accuracy can "
+                       f"only be {steps}{' …' if n_min > 4 else ''} %, so the violins show coarse steps, not a "
+                       "distribution. Draw more samples per configuration for a smooth picture.")
+    keys = [k for k in (x, color) if k]
+    if keys:
+        sizes = points.groupby([points[k].map(lambda v, k=k: level_text(k, v)) for k in keys]).size()
+        small = sizes[sizes < min_configs]
+        if len(small):
+            names = [" · ".join(i) if isinstance(i, tuple) else str(i) for i in small.index[:6]]
+            out.append(f"{len(small)} violin(s) rest on fewer than {min_configs} configurations ("
+                       + ", ".join(f"{n}: N={int(c)}" for n, c in zip(names, small.values[:6]))
+                       + (" …" if len(small) > 6 else "") + "): their outline is a smoothing of a few points — "
+                       "look at the points themselves.")
+    return out
 
 
 def _eq(series: pd.Series, value):
@@ -155,12 +212,32 @@ def reference_bars(ref: pd.DataFrame, x: str, title: str | None = None, height: 
     return fig
 
 
+_NOT_FACTORS = ("config_id", "sample", "idx", "idx_a", "idx_b", "correct", "correct_a", "correct_b", "code",
+                "category", "n", "n_correct", "accuracy", "run_id", "series", "prompt", "task", "name")
+
+
+def configuration_names(frame: pd.DataFrame) -> dict:
+    """config_id -> a readable, unique name from the factor columns of ``frame`` ("intersection · |A|=4"), for axes
+    that would otherwise show hashes; a name shared by two configurations gets " (2)", " (3)" …"""
+    from core.analysis.views import config_labels
+
+    per = frame.drop_duplicates("config_id").reset_index(drop=True)
+    facs = [c for c in per.columns if c not in _NOT_FACTORS]
+    names = config_labels(per, facs) if facs else pd.Series(["configuration"] * len(per))
+    out, seen = {}, {}
+    for cid, name in zip(per["config_id"], names):
+        seen[name] = seen.get(name, 0) + 1
+        out[cid] = name if seen[name] == 1 else f"{name} ({seen[name]})"
+    return out
+
+
 def agreement_heatmap(agree: pd.DataFrame, name_a: str = "A", name_b: str = "B", height: int | None = None
                       ) -> go.Figure:
     """Configs (rows) × samples (columns), coloured by which run got the item right."""
     if agree is None or agree.empty:
         return empty_figure("The two selections share no answered items")
-    piv = agree.pivot_table(index="config_id", columns="sample", values="code", aggfunc="first")
+    agree = agree.assign(config_id=agree["config_id"].map(configuration_names(agree)))
+    piv = agree.pivot_table(index="config_id", columns="sample", values="code", aggfunc="first", sort=False)
     colors = ["#55A868", "#4C72B0", "#DD8452", "#C44E52"]
     scale = []
     for i, c in enumerate(colors):
@@ -174,7 +251,7 @@ def agreement_heatmap(agree: pd.DataFrame, name_a: str = "A", name_b: str = "B",
     fig.update_layout(height=height or max(260, 18 * len(piv) + 120), template="plotly_white", font={"size": 13},
                       margin={"l": 120, "r": 20, "t": 20, "b": 60})
     fig.update_xaxes(title_text="Sample", type="category")
-    fig.update_yaxes(title_text="Configuration", type="category", autorange="reversed")
+    fig.update_yaxes(title_text="Configuration", type="category", autorange="reversed", automargin=True)
     return fig
 
 

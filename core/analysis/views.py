@@ -135,3 +135,49 @@ def for_display(df: pd.DataFrame, blank: str = "–") -> pd.DataFrame:
         if out[c].dtype == object:
             out[c] = out[c].map(lambda v: blank if v is None or (isinstance(v, float) and v != v) else v)
     return out
+
+
+def run_choice_labels(runs: pd.DataFrame) -> dict[str, str]:
+    """run_id -> the label of a run in a picker: its name (``run_labels``), the model when the name does not say it,
+    the number of items and the start time — never the run id (pages put that in a tooltip) and no status (the run
+    list's table is the one place a status is shown, so a picker cannot disagree with it)."""
+    names = run_labels(runs)
+    out = {}
+    for r in runs.to_dict("records"):
+        rid = r["run_id"]
+        model = str(r.get("model") or "")
+        bits = [names.get(rid, rid)]
+        if model and model not in bits[0]:
+            bits.append(model)
+        bits += [b for b in (_items(r), _when(r)) if b and b not in bits[0]]
+        out[rid] = " · ".join(bits)
+    return out
+
+
+def file_stem(text, fallback: str = "run", limit: int = 60) -> str:
+    """A file name stem from a run's name: letters, digits, '.', '_' and '-' kept, every other run of characters one
+    '-', at most ``limit`` characters; ``fallback`` when nothing is left."""
+    import re
+
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", str(text or "")).strip("-._")[:limit].strip("-._")
+    return stem or fallback
+
+
+READABLE_LEVELS = {"operation": {"symmetric_difference": "symmetric difference"},
+                   "condition": {"not_swapped": "not swapped", "random": "random baseline"}}
+LAST_COLUMNS = ("run_id", "config_id", "cache_key")
+
+
+def readable_items(items: pd.DataFrame, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Item rows (a drill-down) for a person: the run's name first (column ``run``), the factors' levels as the
+    plots write them ("symmetric difference", "not swapped"), and the hashes (run_id, config_id) last."""
+    if items is None or items.empty:
+        return items
+    out = items.copy()
+    if "run_id" in out.columns:
+        out.insert(0, "run", out["run_id"].map(lambda r: (labels or {}).get(r, r)))
+    for col, names in READABLE_LEVELS.items():
+        if col in out.columns and not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].map(lambda v, n=names: n.get(v, v.replace("_", " ") if isinstance(v, str) else v))
+    order = [c for c in out.columns if c not in LAST_COLUMNS] + [c for c in LAST_COLUMNS if c in out.columns]
+    return out[order]
