@@ -32,7 +32,7 @@ ERROR_ROWS = (
     ("accuracy_on_non_empty_truths", "Accuracy On Non-Empty Truths"),
     ("pct_nullset_correct", "Pct Nullset Correct"),
     ("pct_nullset_wrong", "Pct Nullset Wrong"),
-    ("pct_made_up_vals", "Pct With Made Up Vals"),
+    ("pct_made_up_vals", "Pct With Made Up Vals (made-up members per 100 answers; can exceed 100)"),
     ("pct_answers_made_up", "Pct Answers With Made Up Members"),
     ("n", "N Comparisons"),
     ("n_correct", "N Correct"),
@@ -187,7 +187,8 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
             for rank in (1, 2, 3):
                 if rank <= len(top):
                     label, share = top[rank - 1]
-                    base.at[i, f"top{rank}_{kind}"] = f"{label} ({'nan' if _isnan(share) else f'{share:.2f}'}%)"
+                    # no share (no such answer in the group): the label alone, never "(nan%)"
+                    base.at[i, f"top{rank}_{kind}"] = label if _isnan(share) else f"{label} ({share:.2f}%)"
     return base[[*by, *(k for k, _ in ERROR_ROWS)]]
 
 
