@@ -79,7 +79,15 @@ if answered == 0:
         st.rerun()
     st.stop()
 
-factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")]
+sizes_same = bool(_ui.cached_analysis("sizes_always_equal", run_ids))   # then |A| = |B| is one factor
+
+
+def flabel(f: str) -> str:
+    return analysis.factor_label(f, sizes_same)
+
+
+factors = analysis.merge_sizes([f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")],
+                               sizes_same)
 varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
 filters = _ui.slice_filters(run_ids, key="slice")
 _ui.report_download(picked_runs, key="res", filters=filters)
@@ -116,12 +124,12 @@ if view == "violins":
             defaults["x"] if defaults["x"] in split_opts else split_opts[0]
         c_q = _ui.qp_get("color")
         st.session_state["res_color"] = c_q if c_q in factors and c_q != st.session_state["res_x"] else "(none)"
-    x = c1.selectbox("Split by (x axis)", split_opts, format_func=analysis.label, key="res_x")
+    x = c1.selectbox("Split by (x axis)", split_opts, format_func=flabel, key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f != x]
     if st.session_state.get("res_color") not in color_opts:
         st.session_state["res_color"] = "(none)"
     color = c2.selectbox("Colour by", color_opts,
-                         format_func=lambda f: f if f == "(none)" else analysis.label(f), key="res_color")
+                         format_func=lambda f: f if f == "(none)" else flabel(f), key="res_color")
     color = None if color == "(none)" else color
     refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
     ref_opts = ["(none)"] + [t["id"] for t in refs]
@@ -136,7 +144,7 @@ if view == "violins":
                                           scoring=scoring)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     fig = figures.violin(points, x, color, summary, reference=ref_df,
-                         reference_name=ref_titles.get(ref_id))
+                         reference_name=ref_titles.get(ref_id), x_title=flabel(x))
     event = st.plotly_chart(fig, width="stretch", key="res_violin", on_select="rerun",
                             selection_mode=("points", "box", "lasso"))
     st.caption("Each point is one configuration's accuracy over its samples (as in the paper's Figure 4); N under "
@@ -158,7 +166,7 @@ if view == "violins":
         st.dataframe(analysis.for_display(analysis.readable_items(sel_items.dropna(axis=1, how="all"), labels)),
                      hide_index=True, width="stretch", height=300)
     if not summary.empty:
-        st.dataframe(analysis.for_display(summary).rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
+        st.dataframe(analysis.for_display(summary).rename(columns={x: flabel(x), **({color: flabel(color)} if color
                                                                          else {}),
                                              "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
                                              "N": "N configs", "items": "Items"}),
@@ -201,7 +209,7 @@ if view == "errors":
     default_by = [f for f in _ui.qp_list("by") if f in factors] or \
         [f for f in ("members", "operation") if f in factors] or factors[:1]
     e1, e2 = st.columns([3, 2])
-    by = e1.multiselect("Group by", factors, default=default_by, format_func=analysis.label, key="res_by")
+    by = e1.multiselect("Group by", factors, default=default_by, format_func=flabel, key="res_by")
     unparsed_q = _ui.qp_get("unparsed")
     unparsed = e2.radio("Answers that did not follow count as", list(analysis.UNPARSED), horizontal=True,
                         index=list(analysis.UNPARSED).index(unparsed_q) if unparsed_q in analysis.UNPARSED else 0,
@@ -243,6 +251,8 @@ if view == "robustness":
     else:
         st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
     if not rob.empty:
+        rob = rob.assign(**{k: [analysis.readable_level(f, v) for f, v in zip(rob["factor"], rob[k])]
+                            for k in ("best_level", "worst_level") if k in rob.columns})
         st.dataframe(analysis.for_display(rob).assign(factor=rob["factor"].map(analysis.label)).rename(columns={
             "model": "Model", "factor": "Factor", "levels": "Levels", "spread": "Spread (points)",
             "eta_squared": "η² (variance explained)", "p_value": "ANOVA p", "best_level": "Best level",

@@ -95,8 +95,9 @@ from core.analysis.summaries import (
                                    violin_data,
                                    wilson_interval,
 )
-from core.analysis.views import (config_labels, file_stem, for_display, readable_items, run_choice_labels,
-                                  run_labels, tasks_of, view_defaults)
+from core.analysis.views import (config_labels, factor_label, file_stem, for_display, merge_sizes, readable_items,
+                                  readable_level, run_choice_labels, run_labels, sizes_always_equal, sizes_equal,
+                                  tasks_of, view_defaults)
 
 
 def findings_report(con, run_ids, scoring: str = "strict", alpha: float = 0.05, only=None) -> dict:
@@ -122,6 +123,6 @@ __all__ = [
     "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for",
     "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
-    "config_labels", "file_stem", "for_display", "readable_items", "run_choice_labels", "run_labels", "tasks_of",
-    "view_defaults", "findings_report", "finding_points",
+    "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
+    "run_labels", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults", "findings_report", "finding_points",
 ]

@@ -234,7 +234,9 @@ def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str]) -> pd.DataF
     by = [c for c in dict.fromkeys(by) if c]
     if table.empty:
         return pd.DataFrame()
-    names = [" · ".join(str(v) for v in row) if by else "all" for row in table[by].itertuples(index=False)] \
+    from core.analysis.views import readable_level   # levels as the plots write them ("symmetric difference")
+
+    names = [" · ".join(readable_level(f, v) for f, v in zip(by, row)) for row in table[by].itertuples(index=False)] \
         if by else ["all"] * len(table)
     out = {}
     for name, (_, row) in zip(names, table.iterrows()):

@@ -64,7 +64,7 @@ def empty_figure(message: str, height: int = 320) -> go.Figure:
 def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
            summary: pd.DataFrame | None = None, title: str | None = None, height: int = 520,
            reference: pd.DataFrame | None = None, reference_name: str | None = None,
-           empty_message: str = "No answered items for this selection yet") -> go.Figure:
+           empty_message: str = "No answered items for this selection yet", x_title: str | None = None) -> go.Figure:
     """Violins of per-config accuracy (column ``accuracy``) by ``x``, one violin per ``color`` level side by side.
     ``summary`` (from analysis.group_summary) adds mean/std/N above the violins; ``reference`` (columns x, mean,
     std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points."""
@@ -121,7 +121,8 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
                 fig.add_shape(type="line", xref="x", yref="y", x0=pos - 0.42, x1=pos + 0.42, y0=means[cat],
                               y1=means[cat], line={"color": BOX_COLOR, "width": 1.5, "dash": "dash"})
     fig.update_yaxes(title_text="Accuracy per configuration (%)", range=[-5, 112], tickvals=[0, 20, 40, 60, 80, 100])
-    fig.update_xaxes(title_text=label(x) if x else "", categoryorder="array", categoryarray=cats, type="category",
+    fig.update_xaxes(title_text=x_title or (label(x) if x else ""), categoryorder="array", categoryarray=cats,
+                     type="category",
                      tickvals=cats, ticktext=_n_ticks(points, x, cats, color, colors))
     return fig
 

@@ -102,8 +102,16 @@ def _when(r) -> str:
     return pd.Timestamp(when).strftime("%m-%d %H:%M:%S") if when is not None and not pd.isna(when) else ""
 
 
+def _missing(value) -> bool:
+    """None, NaN, pd.NA, NaT — a missing level (``s=<NA>`` was printed for pd.NA)."""
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):   # a list or array: not a scalar level
+        return False
+
+
 def _level(factor: str, value) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if _missing(value):
         return ""
     short = {"size_a": "|A|", "size_b": "|B|", "shots": "k", "length": "L", "decile": "decile",
              "swap_count": "s", "count_asked": "count", "total": "n"}
@@ -118,7 +126,42 @@ def config_labels(points: pd.DataFrame, factors: Iterable[str]) -> pd.Series:
         cols = [f for f in factors if f in points.columns][:3]
     if points.empty or not cols:
         return pd.Series(["configuration"] * len(points), index=points.index, dtype=object)
-    return points.apply(lambda r: " · ".join(t for t in (_level(f, r[f]) for f in cols) if t) or "—", axis=1)
+    same = sizes_equal(points)
+    if same and "size_a" in cols and "size_b" in cols:    # one factor "|A|=|B|=4", not "|A|=4 · |B|=4"
+        cols = [c for c in cols if c != "size_b"]
+
+    def one(r) -> str:
+        texts = []
+        for f in cols:
+            t = _level(f, r[f])
+            if same and f == "size_a" and t:
+                t = t.replace("|A|=", "|A|=|B|=")
+            if t:
+                texts.append(t)
+        return " · ".join(texts) or "—"
+
+    return points.apply(one, axis=1)
+
+
+def sizes_equal(frame: pd.DataFrame) -> bool:
+    """True when the frame has |A| and |B| and they are equal on every row (then they are one factor, "|A| = |B|")."""
+    if frame is None or frame.empty or not {"size_a", "size_b"} <= set(frame.columns):
+        return False
+    a, b = frame["size_a"], frame["size_b"]
+    return bool(((a == b) | (a.isna() & b.isna())).all())
+
+
+def readable_level(factor: str, value) -> str:
+    """A factor level as tables should write it, the way the plots do: "symmetric difference", "not swapped",
+    "none" for a missing level — never "None", "nan" or "<NA>"."""
+    if _missing(value):
+        return "none"
+    names = READABLE_LEVELS.get(factor, {})
+    if isinstance(value, str):
+        return names.get(value, value.replace("_", " ") if factor in READABLE_LEVELS else value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def factor_title(factor: str | None) -> str:
@@ -127,13 +170,17 @@ def factor_title(factor: str | None) -> str:
 
 def for_display(df: pd.DataFrame, blank: str = "–") -> pd.DataFrame:
     """``df`` for a table on screen: missing values in text columns (None, NaN) shown as ``blank`` rather than a raw
-    "None"; a factor level that *is* "none" (e.g. token length: any) is already text and stays."""
+    "None"; a factor level that *is* "none" (e.g. token length: any) is already text and stays. Operation and
+    condition levels (in columns named for them, raw or by their label) are written as the plots write them."""
     if df is None or df.empty:
         return df
     out = df.copy()
+    readable = {name: factor for factor in READABLE_LEVELS for name in (factor, label(factor))}
     for c in out.columns:
-        if out[c].dtype == object:
-            out[c] = out[c].map(lambda v: blank if v is None or (isinstance(v, float) and v != v) else v)
+        if c in readable and not pd.api.types.is_numeric_dtype(out[c]):
+            out[c] = out[c].map(lambda v, f=readable[c]: v if _missing(v) else readable_level(f, v))
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):
+            out[c] = out[c].map(lambda v: blank if _missing(v) else v)
     return out
 
 
@@ -181,3 +228,31 @@ def readable_items(items: pd.DataFrame, labels: Mapping[str, str] | None = None)
             out[col] = out[col].map(lambda v, n=names: n.get(v, v.replace("_", " ") if isinstance(v, str) else v))
     order = [c for c in out.columns if c not in LAST_COLUMNS] + [c for c in LAST_COLUMNS if c in out.columns]
     return out[order]
+
+
+def sizes_always_equal(con, run_ids: Sequence[str] | None) -> bool:
+    """True when these runs' set-operation items all have |A| = |B| (then pages offer one factor, "|A| = |B|", and
+    not two that always move together)."""
+    ids = list(run_ids or [])
+    if not ids:
+        return False
+    import duckdb
+
+    marks = ", ".join("?" for _ in ids)
+    try:
+        n, differ = con.execute(
+            f"SELECT count(size_a), count(*) FILTER (WHERE size_a IS DISTINCT FROM size_b) FROM v_results "
+            f"WHERE run_id IN ({marks}) AND task = 'setops'", ids).fetchall()[0]
+    except duckdb.Error:   # an old store without these columns: show both factors
+        return False
+    return bool(n) and not differ
+
+
+def factor_label(factor: str, sizes_same: bool = False) -> str:
+    """A factor's label; |A| reads "|A| = |B|" when the two sizes are one factor."""
+    return "|A| = |B|" if sizes_same and factor == "size_a" else label(factor)
+
+
+def merge_sizes(factors: Iterable[str], sizes_same: bool) -> list[str]:
+    """The factors with |B| left out when it always equals |A|."""
+    return [f for f in factors if not (sizes_same and f == "size_b")]

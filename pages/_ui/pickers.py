@@ -62,8 +62,9 @@ def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (),
                   ) -> dict[str, list]:
     """An expander with one multiselect per varying factor; the slice is kept in the URL (``key``)."""
     initial = filters_from_qp(qp_get(key))
-    factors = [f for f in cached_analysis("factor_columns", run_ids, varying=True)
-               if f not in exclude and f not in ("run_id", "task", "name")]
+    same = bool(cached_analysis("sizes_always_equal", run_ids))    # |A| = |B| everywhere: one factor
+    factors = analysis.merge_sizes([f for f in cached_analysis("factor_columns", run_ids, varying=True)
+                                    if f not in exclude and f not in ("run_id", "task", "name")], same)
     chosen: dict[str, list] = {}
     with st.expander("Slice (filter on any factor)", expanded=expanded or bool(initial)):
         if not factors:
@@ -73,8 +74,8 @@ def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (),
             levels = cached_analysis("factor_levels", run_ids, column=f)
             as_text = {("none" if v is None else str(v)): v for v in levels}
             default = [t for t in initial.get(f, []) if t in as_text]
-            sel = cols[i % 3].multiselect(analysis.label(f), list(as_text), default=default, key=f"{key}_{f}",
-                                          placeholder="all")
+            sel = cols[i % 3].multiselect(analysis.factor_label(f, same), list(as_text), default=default,
+                                          key=f"{key}_{f}", placeholder="all")
             if sel:
                 chosen[f] = [as_text[t] for t in sel]
     qp_set(**{key: filters_to_qp({k: ["none" if v is None else v for v in vals] for k, vals in chosen.items()})})

@@ -122,3 +122,46 @@ def test_an_import_takes_the_files_run_name(tmp_path):
         imported = import_results(into, str(out))[0]
         assert store.run_record(into, imported)["name"] == want
 
+
+
+def test_labels_in_tables_are_readable_and_never_na():
+    pts = pd.DataFrame({"operation": ["symmetric_difference", "union"], "size_a": [4, 8], "size_b": [4, 8],
+                        "swap_count": pd.array([pd.NA, pd.NA], dtype="Int64"), "condition": ["not_swapped", "swapped"]})
+    names = analysis.config_labels(pts, ["operation", "size_a", "size_b", "swap_count", "condition"])
+    assert names.tolist() == ["symmetric difference · |A|=|B|=4 · not swapped", "union · |A|=|B|=8 · swapped"]
+    assert not any("<NA>" in n or "s=" in n for n in names)
+    apart = pts.assign(size_b=[4, 2])
+    assert analysis.config_labels(apart, ["size_a", "size_b"]).tolist() == ["|A|=4 · |B|=4", "|A|=8 · |B|=2"]
+    shown = analysis.for_display(pts.rename(columns={"condition": analysis.label("condition")}))
+    assert shown["operation"].tolist() == ["symmetric difference", "union"]
+    assert shown[analysis.label("condition")].tolist() == ["not swapped", "swapped"]
+    assert analysis.readable_level("length", None) == "none" and analysis.readable_level("size_a", 4.0) == "4"
+    assert analysis.merge_sizes(["operation", "size_a", "size_b"], True) == ["operation", "size_a"]
+    assert analysis.factor_label("size_a", True) == "|A| = |B|"
+
+
+def test_sizes_always_equal_reads_the_store(tmp_path):
+    from core import runner, store
+
+    db = tmp_path / "s.duckdb"
+    cfg = {"task": "setops", "seed": 0, "samples": 1, "operations": ["union"], "sizes": [2, 3], "members": ["numbers"],
+           "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+    same = runner.run(cfg, "reference/solver", db_path=db).run_id
+    cross = {k: v for k, v in cfg.items() if k != "sizes"} | {"sizes_a": [2], "sizes_b": [3]}
+    apart = runner.run(cross, "reference/solver", db_path=db).run_id
+    with store.connect(db) as con:
+        assert analysis.sizes_always_equal(con, [same]) is True
+        assert analysis.sizes_always_equal(con, [same, apart]) is False
+        assert analysis.sizes_always_equal(con, []) is False
+
+
+def test_embeddings_paper_rows_show_no_none():
+    from core.embeddings import tables
+
+    rows = tables.criteria_table({"mini": {"C4_cosine_grid": 0.5, "data": {"counts": {"difference": 12}}}}, "C4",
+                                 "ned", "grid", True)
+    assert any(r["samples"] is None for r in rows)            # the paper's rows have no sample count …
+    df = tables.display_frame(rows)
+    text = df.astype(str).to_numpy().ravel().tolist()
+    assert not any(t in ("None", "nan", "<NA>") for t in text)  # … and show "—"
+    assert df["samples"].iloc[0] == "12" and "—" in text
