@@ -33,14 +33,13 @@ for f in uploads or []:
             from core.store.io import import_results
 
             run_id, n = import_results(_ui.db_path(), data, f.name)
-            if n:
-                message = f"{f.name}: imported as run {run_id} ({n} rows)"
+            known = _ui.runs_df()
+            name = analysis.run_labels(known).get(run_id, run_id) if not known.empty else run_id
+            if n:   # named by the run's name (the file's own name column, else the file), the id in brackets
+                message = f"{f.name}: imported as run “{name}” ({n} rows; id {run_id})"
             else:   # the same results, maybe in another format: one run, not two
-                known = _ui.runs_df()
-                name = known.loc[known["run_id"] == run_id, "name"]
-                message = (f"{f.name}: the same results as run {run_id}"
-                           + (f" ({name.iloc[0]})" if len(name) and name.iloc[0] else "")
-                           + " — already imported, not stored twice")
+                message = (f"{f.name}: the same results as run “{name}” (id {run_id})"
+                           " — already imported, not stored twice")
             imported[digest] = (run_id, message)
         except UserError as exc:
             imported[digest] = (None, str(exc))
