@@ -181,7 +181,8 @@ if view == "violins":
         named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
         pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
                                   filters=filters, scoring=scoring)
-        pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=analysis.config_labels(pts, named_by or [x]))
+        names = analysis.config_labels(pts, named_by or [x], sizes_same=sizes_same or None)
+        pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=names)
         pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
         sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,
                            width="stretch", height=240, on_select="rerun", selection_mode="single-row",

@@ -119,15 +119,16 @@ def _level(factor: str, value) -> str:
     return f"{short[factor]}={text}" if factor in short else text
 
 
-def config_labels(points: pd.DataFrame, factors: Iterable[str]) -> pd.Series:
+def config_labels(points: pd.DataFrame, factors: Iterable[str], sizes_same: bool | None = None) -> pd.Series:
     """A label per row of ``points`` from the factor columns it has that vary across the rows (hashes never)."""
     cols = [f for f in factors if f in points.columns and points[f].astype(str).nunique() > 1]
     if not cols:
         cols = [f for f in factors if f in points.columns][:3]
     if points.empty or not cols:
         return pd.Series(["configuration"] * len(points), index=points.index, dtype=object)
-    same = sizes_equal(points)
-    if same and "size_a" in cols and "size_b" in cols:    # one factor "|A|=|B|=4", not "|A|=4 · |B|=4"
+    # |A| = |B| on every row (or the caller knows it, having left |B| out): one factor "|A|=|B|=4", not two
+    same = sizes_equal(points) if sizes_same is None else sizes_same
+    if same and "size_a" in cols and "size_b" in cols:
         cols = [c for c in cols if c != "size_b"]
 
     def one(r) -> str:

@@ -130,6 +130,8 @@ def test_labels_in_tables_are_readable_and_never_na():
     names = analysis.config_labels(pts, ["operation", "size_a", "size_b", "swap_count", "condition"])
     assert names.tolist() == ["symmetric difference · |A|=|B|=4 · not swapped", "union · |A|=|B|=8 · swapped"]
     assert not any("<NA>" in n or "s=" in n for n in names)
+    only_a = pts.drop(columns="size_b")      # the caller left |B| out, knowing it equals |A|
+    assert analysis.config_labels(only_a, ["size_a"], sizes_same=True).tolist() == ["|A|=|B|=4", "|A|=|B|=8"]
     apart = pts.assign(size_b=[4, 2])
     assert analysis.config_labels(apart, ["size_a", "size_b"]).tolist() == ["|A|=4 · |B|=4", "|A|=8 · |B|=2"]
     shown = analysis.for_display(pts.rename(columns={"condition": analysis.label("condition")}))
