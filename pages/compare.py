@@ -33,14 +33,13 @@ for f in uploads or []:
             from core.store.io import import_results
 
             run_id, n = import_results(_ui.db_path(), data, f.name)
-            if n:
-                message = f"{f.name}: imported as run {run_id} ({n} rows)"
+            known = _ui.runs_df()
+            name = analysis.run_labels(known).get(run_id, run_id) if not known.empty else run_id
+            if n:   # named by the run's name (the file's own name column, else the file), the id in brackets
+                message = f"{f.name}: imported as run “{name}” ({n} rows; id {run_id})"
             else:   # the same results, maybe in another format: one run, not two
-                known = _ui.runs_df()
-                name = known.loc[known["run_id"] == run_id, "name"]
-                message = (f"{f.name}: the same results as run {run_id}"
-                           + (f" ({name.iloc[0]})" if len(name) and name.iloc[0] else "")
-                           + " — already imported, not stored twice")
+                message = (f"{f.name}: the same results as run “{name}” (id {run_id})"
+                           " — already imported, not stored twice")
             imported[digest] = (run_id, message)
         except UserError as exc:
             imported[digest] = (None, str(exc))
@@ -121,6 +120,8 @@ st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
                                reference=ref_df, reference_name=ref_titles.get(ref_id),
                                empty_message=empty_message),
                 width="stretch", key="cmp_violin")
+for warning in figures.violin_warnings(points, x, "series" if len(series) > 1 else None):
+    st.warning(_ui.md(warning))
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not points.empty:
@@ -185,7 +186,7 @@ if len(series) >= 2 and not points.empty:
             p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
             p3.metric("Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
             p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
-            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), f"A ({a_name})",
-                                                      f"B ({b_name})"), width="stretch", key="cmp_agree")
+            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), a_name, b_name),
+                            width="stretch", key="cmp_agree")
             st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got the item "
                        "right.")

@@ -9,7 +9,7 @@ import json
 
 import streamlit as st
 
-from core import analysis, store
+from core import analysis, store, urlstate
 from core.analysis import figures
 from core.config import run_spec  # noqa: E402
 from core.errors import UserError
@@ -43,33 +43,42 @@ from core.tasks import setops  # noqa: E402
 from core.tasks.setops.sets import deceptive as D  # noqa: E402
 
 by_synset = {g.synset: g for g in groups}
-# the grid's settings come back from the URL (a reload, a shared link) the first time the page is drawn in a session
-_FROM_URL = {"dec_size": ("size", int, (2, 3, 4, 5, 6, 8)), "dec_seed": ("seed", int, None),
-             "dec_samples": ("samples", int, range(1, 51)), "dec_pos": ("pos", str, ("any", "noun", "verb"))}
-for _key, (_name, _kind, _allowed) in _FROM_URL.items():
-    _raw = _ui.qp_get(_name)
-    if _key not in st.session_state and _raw is not None:
-        try:
-            _value = _kind(_raw)
-        except ValueError:
-            continue
-        if _allowed is None or _value in _allowed:
-            st.session_state[_key] = _value
+SIZES, POS = [2, 3, 4, 5, 6, 8], ["any", "noun", "verb"]
+APPROACHES = ["baseline", "baseline_allow_empty", "composite", "composite_allow_empty"]  # the reference's study
+# every setting is in the URL as its difference from where the page starts: the defaults, or — for a shared
+# ``run=`` link — that run's own settings (word pair, seed, size, samples, operations, approach, part of speech)
+DEFAULTS = {"size": 4, "seed": 0, "samples": 2, "pos": "any", "ops": ["intersection"], "approach": "baseline",
+            "show": 0, "limit": 0}
 
 
-def _default(key: str, **value) -> dict:
-    """A widget's default, unless the URL already put its value in the session (never both: Streamlit warns)."""
-    return {} if key in st.session_state else value
+@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
+def _run_settings(db: str, token: str, run_id: str | None) -> dict:
+    record = store.run_record(db, run_id) if run_id else None
+    return urlstate.deceptive_settings(record["config"]) if record and record.get("config") else {}
 
 
+run_q = st.session_state.get("dec_run_id") or _ui.qp_get("run")
+run_start = _run_settings(_ui.db_path(), _ui.db_token(), run_q)
+url_defaults = {**DEFAULTS, **{k: v for k, v in run_start.items() if k in DEFAULTS}}
+if "dec_seed" not in st.session_state:     # a fresh page (a reload, a shared link): the URL's settings
+    start = {**url_defaults, **urlstate.decode(st.query_params.to_dict(), url_defaults)}
+    start["size"] = start["size"] if start["size"] in SIZES else DEFAULTS["size"]
+    start["pos"] = start["pos"] if start["pos"] in POS else "any"
+    start["approach"] = start["approach"] if start["approach"] in APPROACHES else "baseline"
+    start["samples"] = min(max(int(start["samples"]), 1), 50)
+    start["show"] = min(max(int(start["show"]), 0), start["samples"] - 1)
+    start["limit"] = min(max(int(start["limit"]), 0), 10_000)
+    start["ops"] = [o for o in start["ops"] if o in setops.OPERATIONS]
+    st.session_state.update({f"dec_{k}": v for k, v in start.items()})
+    if "a" in run_start and not (_ui.qp_get("a") and _ui.qp_get("b")):
+        st.session_state["dec_a"], st.session_state["dec_b"] = run_start["a"], run_start["b"]
 c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
-size = c1.selectbox("Set size |A| = |B|", [2, 3, 4, 5, 6, 8], key="dec_size", **_default("dec_size", index=2))
-seed = int(c2.number_input("Seed", step=1, key="dec_seed", **_default("dec_seed", value=0)))
-samples = int(c3.number_input("Samples per condition and operation", min_value=1, max_value=50, step=1,
-                              key="dec_samples", **_default("dec_samples", value=2),
+size = c1.selectbox("Set size |A| = |B|", SIZES, key="dec_size")
+seed = int(c2.number_input("Seed", step=1, key="dec_seed"))
+samples = int(c3.number_input("Samples per condition and operation", 1, 50, step=1, key="dec_samples",
                               help="2 samples × 3 conditions × 1 operation = a 6-item demo (well under a minute with "
                                    "the embedded model)"))
-pos = c4.selectbox("Part of speech", ["any", "noun", "verb"], key="dec_pos",
+pos = c4.selectbox("Part of speech", POS, key="dec_pos",
                    help="The hyponym groups come from every WordNet synset with hyponyms, nouns and verbs (as in the "
                         "SetLexSem code); restrict them — and the random baseline's pool — to one part of speech.")
 eligible = sorted((g.synset for g in groups if len(g.members) >= size and pos in ("any", g.pos)),
@@ -202,10 +211,12 @@ def _use_model(option: str) -> None:
 
 st.subheader("Run all three conditions")
 o1, o2 = st.columns([2, 1])
-ops = o1.multiselect("Operations", list(setops.OPERATIONS), default=["intersection"], key="dec_ops",
+ops = o1.multiselect("Operations", list(setops.OPERATIONS), key="dec_ops",
                      format_func=lambda o: o.replace("_", " "))
-tpl_approaches = ["baseline", "baseline_allow_empty", "composite", "composite_allow_empty"]  # the reference's study
-approach = o1.selectbox("Prompting approach", tpl_approaches, key="dec_approach")
+approach = o1.selectbox("Prompting approach", APPROACHES, key="dec_approach")
+_ui.qp_set(**urlstate.encode({"size": size, "seed": seed, "samples": samples, "pos": pos, "ops": ops,
+                              "approach": approach, "show": int(st.session_state.get("dec_show", 0)),
+                              "limit": int(st.session_state.get("dec_limit", 0))}, url_defaults))
 cfg = None
 with _ui.user_errors():
     if hyp_a == hyp_b:
@@ -227,7 +238,9 @@ info_box.markdown(f'<span style="color:{COLORS["a"]}">■</span> **{html.escape(
             f'<span style="color:{COLORS["b"]}">■</span> **{html.escape(gb.name)}** — {html.escape(gb.gloss)}  \n'
             f'<span style="color:{COLORS["other"]}">■</span> other hypernyms (random baseline)',
             unsafe_allow_html=True)
-sample_shown = int(info_box.columns(4)[0].number_input("Show sample", 0, max(0, samples - 1), 0, 1,
+if int(st.session_state.get("dec_show", 0)) > samples - 1:
+    st.session_state["dec_show"] = max(0, samples - 1)
+sample_shown = int(info_box.columns(4)[0].number_input("Show sample", 0, max(0, samples - 1), step=1,
                                                        key="dec_show"))
 preview = {it["condition"]: it for it in setops.items(cfg)
            if it["sample"] == sample_shown and it["operation"] == cfg.operations[0]}
@@ -246,7 +259,7 @@ _model_note()
 choice = _ui.model_picker("dec_m", show_params=True)
 _ui.batch_toggle(choice, "dec_m")
 o2.metric("Items", n_items)
-limit = int(o2.number_input("Only N of them, spread over the conditions (0 = all)", 0, 10_000, 0, 1,
+limit = int(o2.number_input("Only N of them, spread over the conditions (0 = all)", 0, 10_000, step=1,
                             key="dec_limit")) or None
 if st.button("Run", type="primary", key="dec_run", disabled=not ops):
     handle = _ui.start_run(cfg.to_dict(), choice, name=f"deceptive · {ga.name} vs {gb.name}", limit=limit)

@@ -183,7 +183,7 @@ rows_by_enc = {k: v["rows"] for k, v in done.items()}
 
 
 def _df(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows).round(2)
+    return tables.display_frame(rows)    # "—" where a row has no value (the paper's rows), never "None"
 
 
 def _table(rows: list[dict]) -> None:

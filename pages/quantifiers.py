@@ -10,7 +10,7 @@ import random
 import streamlit as st
 import yaml
 
-from core import runner, store
+from core import runner, store, urlstate
 from core.config import run_spec  # noqa: E402
 from core.errors import UserError
 from core.tasks import quantifiers as Q
@@ -31,9 +31,39 @@ def _split(text: str, sep: str = ",") -> list[str]:
 # ------------------------------------------------------------------------------------------------------ build
 
 LOADED = "(loaded config)"
+DEFAULT_PRESET = "gqg-small"
+# the config keys the widgets set; the URL holds those that differ from the preset (``preset=``) the page started from
+URL_KEYS = ("quantifiers", "noun_groups", "objects", "nouns_per_group", "total", "count_range", "predicates",
+            "template", "samples", "seed")
+
+
+def _url_defaults(preset: str) -> dict:
+    return {k: Q.PRESETS[preset].get(k) for k in URL_KEYS}
+
+
+def _url_start() -> None:
+    """A fresh page (a reload, a shared link): the URL's preset and its edits, applied once per browser session (the
+    widgets' defaults come from them, so they must not change while the page is open)."""
+    if KEY + "url_edits" in st.session_state:
+        return
+    preset = _ui.qp_get("preset")
+    preset = preset if preset in Q.PRESETS else DEFAULT_PRESET
+    st.session_state[KEY + "url_edits"] = (preset, urlstate.decode(st.query_params.to_dict(), _url_defaults(preset),
+                                                                   nullable=True))
+    st.session_state.setdefault(KEY + "preset", preset)
+    limit = urlstate.decode(st.query_params.to_dict(), {"limit": 0}).get("limit", 0)
+    st.session_state.setdefault(KEY + "limit", min(max(int(limit), 0), 10_000_000))
+
+
+def _url_save(preset: str, config: dict) -> None:
+    """The scenario in the URL: its preset and what differs from it (a loaded config: from the default preset)."""
+    start = preset if preset in Q.PRESETS else DEFAULT_PRESET
+    _ui.qp_set(preset=start if start != DEFAULT_PRESET else None,
+               **urlstate.encode({k: config.get(k) for k in URL_KEYS}, _url_defaults(start)))
 
 
 def build_config() -> tuple[dict | None, Q.Config | None]:
+    _url_start()
     loaded = st.session_state.pop("quantifiers_loaded_config", None)  # sent by the Runs page ("Open on … page")
     if loaded:
         for key in [key for key in st.session_state if str(key).startswith(f"{KEY}{LOADED}_")]:
@@ -42,10 +72,16 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
         st.session_state[KEY + "preset"] = LOADED
     presets = list(Q.PRESETS) + ([LOADED] if KEY + "loaded" in st.session_state else [])
     preset = st.selectbox("Start from a preset", presets, key=KEY + "preset",
-                          help="small = four quantifiers × common and made-up nouns (a few hundred prompts); "
-                               "gqg-vanilla = the published GQG dataset (18,360 prompts); gqg-frequency-pilot = the "
-                               "paper's Figure 1 setup; frequency-bands-sampled = our wordfreq bands + made-up nouns")
-    base = st.session_state[KEY + "loaded"] if preset == LOADED else Q.PRESETS[preset]
+                          help="gqg-small = GQG's prompt on a small grid (144 prompts, the default); gqg-vanilla = the "
+                               "published GQG dataset (18,360 prompts); gqg-frequency-pilot = the paper's Figure 1 "
+                               "setup; frequency-bands-sampled = our wordfreq bands + made-up nouns")
+    url_preset, url_edits = st.session_state[KEY + "url_edits"]
+    if preset == LOADED:
+        base = st.session_state[KEY + "loaded"]
+    elif preset == url_preset:
+        base = {k: v for k, v in {**Q.PRESETS[preset], **url_edits}.items() if v is not None}
+    else:
+        base = Q.PRESETS[preset]
     k = f"{KEY}{preset}_"  # widget keys per preset: switching preset resets the widgets to its values
 
     c1, c2 = st.columns([3, 2])
@@ -95,6 +131,7 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
     if samples:
         d["samples"] = int(samples)
     d["predicates"] = [[w.strip() for w in p.split("/")] for p in _split(pairs, ";")]
+    _url_save(preset, d)
     try:
         cfg = run_spec({**d, "task": "quantifiers"}).config
     except UserError as exc:
@@ -136,9 +173,10 @@ def run_panel(config: dict) -> None:
     choice = _ui.model_picker(KEY + "m", show_params=True)
     _ui.batch_toggle(choice, KEY + "m")
     c1, c2 = st.columns(2)
-    limit = c1.number_input("Only N prompts, spread over the scenario (0 = all)", 0, 10_000_000, 0, key=KEY + "limit",
+    limit = c1.number_input("Only N prompts, spread over the scenario (0 = all)", 0, 10_000_000, key=KEY + "limit",
                             help="N prompts spread over the quantifiers, nouns and predicates (every one of them "
                                  "when N allows), the counts spread within each — not the first N in order.")
+    _ui.qp_set(limit=int(limit) or None)
     name = c2.text_input("Run name (optional)", key=KEY + "name")
     st.caption("One word is asked for: replies get a cap of 16 tokens (the answer's size; switch it off under "
                "Sampling parameters).")
@@ -197,8 +235,12 @@ def results_panel() -> None:
     db = _ui.db_path()
     with _ui.user_errors():
         b1, b2 = st.columns(2)
-        bin_width = b1.select_slider("Pool counts in bins of", [1, 2, 5, 10], value=1, key=KEY + "bin",
+        bins = [1, 2, 5, 10]
+        bin_q = _ui.qp_get("qbin")
+        bin_width = b1.select_slider("Pool counts in bins of", bins, value=int(bin_q) if bin_q in ("2", "5", "10")
+                                     else 1, key=KEY + "bin",
                                      help="Sampled runs ask only a few counts per cell: pooling smooths the curves")
+        _ui.qp_set(qbin=bin_width if bin_width != 1 else None)
         rules = list(ANSWER_RULES)
         rule_q = _ui.qp_get("qrule")
         rule = b2.radio("Answer rule", rules, horizontal=True, key=KEY + "rule",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import analysis
+from core import analysis, urlstate
 from core.analysis import figures
 from pages import _ui
 
@@ -29,12 +29,15 @@ chosen_rows = runs[runs["run_id"].isin(picked_runs)]
 tasks = analysis.tasks_of(chosen_rows)
 task = tasks[0] if tasks else "setops"
 if len(tasks) > 1:
+    if st.session_state.get("res_task") not in tasks:
+        st.session_state["res_task"] = _ui.qp_get("task") if _ui.qp_get("task") in tasks else tasks[0]
     task = st.radio("Task", tasks, horizontal=True, key="res_task",
                     format_func=lambda t: {"setops": "Set operations", "quantifiers": "Quantifiers"}.get(t, t),
                     help="Set-operation and quantifier runs measure different things; their accuracies are never "
                          "pooled into one figure.")
     others = chosen_rows[chosen_rows["task"] != task]
-    st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task are in the other tab above.")
+    st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task: choose it above.")
+_ui.qp_set(task=task if len(tasks) > 1 else None)
 run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"] == task, "run_id"])] or picked_runs
 labels = analysis.run_labels(runs[runs["run_id"].isin(run_ids)])
 
@@ -42,7 +45,7 @@ scoring = _ui.scoring_switch()
 overview = _ui.cached_analysis("run_overview", run_ids, scoring=scoring)
 if not overview.empty:
     overview = overview.assign(label=overview["run_id"].map(labels))
-    overview = overview[["label", *[c for c in overview.columns if c != "label"]]]
+    overview = overview[["label", *[c for c in overview.columns if c not in ("label", "run_id")], "run_id"]]
     show = overview.rename(columns={"label": "Label", "run_id": "Run", "model": "Model", "task": "Task", "items": "Items",
                                     "answered": "Answered", "failed": "Failed calls", "n_correct": "Correct",
                                     "accuracy": "Accuracy %",
@@ -63,12 +66,13 @@ if not overview.empty:
 running = runs[runs["run_id"].isin(run_ids) & runs["status"].isin(["running", "pending"])]["run_id"].tolist()
 if running:
     r1, r2 = st.columns([4, 1])
-    r1.info(f"Still running: {_ui.md(', '.join(running))} — figures include the answers stored so far.")
+    r1.info(f"Still running: {_ui.md(', '.join(labels.get(r, r) for r in running))} — figures include the answers "
+            "stored so far.")
     if r2.button("Refresh", key="res_refresh_running", use_container_width=True):
         st.rerun()
 waiting = runs[runs["run_id"].isin(run_ids) & (runs["status"] == "waiting")]["run_id"].tolist()
 if waiting:
-    st.info(f"Waiting on provider batches: {', '.join(waiting)} — not failed; results arrive within 24 h and are "
+    st.info(f"Waiting on provider batches: {_ui.md(', '.join(labels.get(r, r) for r in waiting))} — not failed; results arrive within 24 h and are "
             "collected from the Runs page (or the same CLI command). Figures include the answers stored so far.")
 answered = int(overview["answered"].sum()) if not overview.empty else 0
 if answered == 0:
@@ -77,30 +81,27 @@ if answered == 0:
         st.rerun()
     st.stop()
 
-factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")]
-varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
-# |A| and |B| always equal (the paper's main grid): one factor, "|A| = |B|"
-one_size = "size_b" in factors and _ui.cached_analysis("sizes_equal", run_ids)
-if one_size:
-    factors = [f for f in factors if f != "size_b"]
-    varying = [f for f in varying if f != "size_b"]
+sizes_same = bool(_ui.cached_analysis("sizes_always_equal", run_ids))   # then |A| = |B| is one factor
 
 
 def flabel(f: str) -> str:
-    return "|A| = |B|" if one_size and f == "size_a" else analysis.label(f)
+    return analysis.factor_label(f, sizes_same)
 
 
+factors = analysis.merge_sizes([f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")],
+                               sizes_same)
+varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
 filters = _ui.slice_filters(run_ids, key="slice")
 _ui.report_download(picked_runs, key="res", filters=filters)
 
-# the view is a control (not st.tabs) so that it lives in the URL (a reload or a shared link opens the same view) and
-# only the chosen view is computed and sent
+# the view is a radio (in the URL as ``view=``), not st.tabs: a tab cannot be selected from a link or kept over a
+# reload, and only the chosen view is computed
 VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "drilldown": "Drill-down"}
-if "res_view" not in st.session_state:
-    st.session_state["res_view"] = _ui.qp_get("tab") if _ui.qp_get("tab") in VIEWS else "violins"
-view = st.segmented_control("View", list(VIEWS), format_func=VIEWS.get, key="res_view",
-                            label_visibility="collapsed") or "violins"
-_ui.qp_set(tab=None if view == "violins" else view)
+if st.session_state.get("res_view") not in VIEWS:
+    st.session_state["res_view"] = _ui.qp_get("view") if _ui.qp_get("view") in VIEWS else "violins"
+view = st.radio("View", list(VIEWS), format_func=VIEWS.get, horizontal=True, key="res_view",
+                label_visibility="collapsed")
+_ui.qp_set(view=view if view != "violins" else None)
 
 # defaults follow the selection: two models → colour by model, deceptive runs → split by condition; a shared link's
 # x / colour hold until the selection changes
@@ -119,8 +120,12 @@ if st.session_state.get("res_selection") != selection:
 # ---------------------------------------------------------------------------------------------------- violins
 if view == "violins":
     c1, c2, c3 = st.columns([2, 2, 2])
-    if st.session_state.get("res_x") not in split_opts:
-        st.session_state["res_x"] = defaults["x"] if defaults["x"] in split_opts else split_opts[0]
+    if st.session_state.get("res_x") not in split_opts:     # back from another view: the URL's, else the default
+        x_q = _ui.qp_get("x")
+        st.session_state["res_x"] = x_q if x_q in split_opts else \
+            defaults["x"] if defaults["x"] in split_opts else split_opts[0]
+        c_q = _ui.qp_get("color")
+        st.session_state["res_color"] = c_q if c_q in factors and c_q != st.session_state["res_x"] else "(none)"
     x = c1.selectbox("Split by (x axis)", split_opts, format_func=flabel, key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f != x]
     if st.session_state.get("res_color") not in color_opts:
@@ -131,27 +136,29 @@ if view == "violins":
     refs = analysis.reference_for(x, tasks=overview["task"].dropna().unique())
     ref_opts = ["(none)"] + [t["id"] for t in refs]
     ref_titles = {t["id"]: t["title"] for t in refs}
+    if st.session_state.get("res_ref") not in ref_opts:
+        st.session_state["res_ref"] = _ui.qp_get("ref") if _ui.qp_get("ref") in ref_opts else "(none)"
     ref_id = c3.selectbox("Published reference", ref_opts, key="res_ref",
                           format_func=lambda r: "(none)" if r == "(none)" else ref_titles[r],
                           help="The papers' published mean ± std for this factor (data/reference_figures.json).")
-    _ui.qp_set(x=x, color=color)
+    _ui.qp_set(x=x, color=color, ref=ref_id if ref_id != "(none)" else None)
     points, summary = _ui.cached_analysis("violin_data", run_ids, x=x, color=color, filters=filters,
                                           scoring=scoring)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     fig = figures.violin(points, x, color, summary, reference=ref_df,
-                         reference_name=ref_titles.get(ref_id))
+                         reference_name=ref_titles.get(ref_id), x_title=flabel(x))
     event = st.plotly_chart(fig, width="stretch", key="res_violin", on_select="rerun",
                             selection_mode=("points", "box", "lasso"))
-    note = figures.small_sample_note(points)
-    if note:
-        st.warning(note)
+    st.caption("Each point is one configuration's accuracy over its samples (as in the paper's Figure 4); N under "
+               "each label = configurations in the violin. The white box shows the quartiles, the dark line across "
+               "it the mean" + (" (dashed across the violin)" if color is None else "") + ". Click or lasso points "
+               "to list their items.")
+    for warning in figures.violin_warnings(points, x, color):
+        st.warning(_ui.md(warning))
     if len(points) > figures.MAX_DRAWN_POINTS:
         st.caption(f"{len(points):,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
                    "quantiles of its configurations' accuracies (shape, quartiles and mean to within a tenth of a "
                    "point); the table below has the exact figures.")
-    st.caption("Each point is one configuration's accuracy over its N samples (as in the paper's Figure 4). "
-               "The white box spans the middle half (quartiles) with the median, the thick dark line is the mean; "
-               "N under each label counts configurations. Click or lasso points to list their items.")
     picked = []
     for pt in (event.selection.points if event is not None and hasattr(event, "selection") else []) or []:
         cd = pt.get("customdata") if isinstance(pt, dict) else None
@@ -162,10 +169,10 @@ if view == "violins":
         st.markdown(f"**Items of the {len(picked)} selected configuration(s)**")
         sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500,
                                         scoring=scoring)
-        st.dataframe(analysis.for_display(sel_items.dropna(axis=1, how="all")), hide_index=True, width="stretch",
-                     height=300)
+        st.dataframe(analysis.for_display(analysis.readable_items(sel_items.dropna(axis=1, how="all"), labels)),
+                     hide_index=True, width="stretch", height=300)
     if not summary.empty:
-        st.dataframe(analysis.for_display(summary).rename(columns={x: analysis.label(x), **({color: analysis.label(color)} if color
+        st.dataframe(analysis.for_display(summary).rename(columns={x: flabel(x), **({color: flabel(color)} if color
                                                                          else {}),
                                              "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
                                              "N": "N configs", "items": "Items"}),
@@ -185,7 +192,8 @@ if view == "violins":
             pts = pts.nsmallest(MAX_LISTED, "accuracy", keep="first")
             st.caption(f"The {MAX_LISTED:,} configurations with the lowest accuracy of {n_all:,}; narrow the slice "
                        "above to list others.")
-        pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=analysis.config_labels(pts, named_by or [x]))
+        names = analysis.config_labels(pts, named_by or [x], sizes_same=sizes_same or None)
+        pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=names)
         pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
         sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,
                            width="stretch", height=240, on_select="rerun", selection_mode="single-row",
@@ -241,9 +249,9 @@ if view == "errors":
 
 # ---------------------------------------------------------------------------------------------------- robustness
 if view == "robustness":
-    rob, per_model = _ui.cached_analysis(
+    rob, per_model = _ui.cached_analysis(   # |A| = |B|: one factor, not two identical rows
         "robustness", run_ids, filters=filters, scoring=scoring,
-        **({"factors": [f for f in varying if f not in analysis.RUN_FACTORS]} if one_size else {}))
+        **({"factors": [f for f in varying if f not in analysis.RUN_FACTORS]} if sizes_same else {}))
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
     st.dataframe(per_model.rename(columns={"model": "Model", "configs": "Configurations", "mean": "Mean %",
@@ -257,6 +265,8 @@ if view == "robustness":
     else:
         st.plotly_chart(figures.robustness_bars(rob), width="stretch", key="res_rob")
     if not rob.empty:
+        rob = rob.assign(**{k: [analysis.readable_level(f, v) for f, v in zip(rob["factor"], rob[k])]
+                            for k in ("best_level", "worst_level") if k in rob.columns})
         st.dataframe(analysis.for_display(rob).assign(factor=rob["factor"].map(flabel)).rename(columns={
             "model": "Model", "factor": "Factor", "levels": "Levels", "spread": "Spread (points)",
             "eta_squared": "η² (variance explained)", "p_value": "ANOVA p", "best_level": "Best level",
@@ -270,10 +280,18 @@ if view == "robustness":
 # ---------------------------------------------------------------------------------------------------- drill-down
 if view == "drilldown":
     c1, c2, c3 = st.columns([2, 1, 1])
-    which = c1.radio("Items", ["all", "wrong only", "right only"], horizontal=True, key="res_which",
+    kinds = ["all", "wrong only", "right only"]
+    if "res_which" not in st.session_state:     # a fresh page: the URL's choice
+        st.session_state["res_which"] = {"wrong": "wrong only", "right": "right only"}.get(_ui.qp_get("items"), "all")
+        shown = urlstate.decode(st.query_params.to_dict(), {"show": 100, "page": 1})
+        st.session_state["res_limit"] = min(max(shown.get("show", 100), 10), 2000)
+        st.session_state["res_page"] = min(max(shown.get("page", 1), 1), 100000)
+    which = c1.radio("Items", kinds, horizontal=True, key="res_which",
                      help=f"Right / wrong by the {scoring} verdict (both verdicts are listed).")
-    limit = c2.number_input("Show", 10, 2000, 100, 10, key="res_limit")
-    page = c3.number_input("Page", 1, 100000, 1, 1, key="res_page")
+    limit = c2.number_input("Show", 10, 2000, step=10, key="res_limit")
+    page = c3.number_input("Page", 1, 100000, step=1, key="res_page")
+    _ui.qp_set(items=which.split()[0] if which != "all" else None, show=int(limit) if limit != 100 else None,
+               page=int(page) if page != 1 else None)
     correct = {"all": None, "wrong only": False, "right only": True}[which]
     items = _ui.cached_analysis("drilldown", run_ids, filters=filters, correct=correct, limit=int(limit),
                                 offset=int((page - 1) * limit), scoring=scoring)
@@ -281,13 +299,15 @@ if view == "drilldown":
         st.info("No items in this slice.")
     else:
         items = items.dropna(axis=1, how="all")
-        sel = st.dataframe(analysis.for_display(items), hide_index=True, width="stretch", height=360,
-                           on_select="rerun", selection_mode="single-row", key="res_items")
+        sel = st.dataframe(analysis.for_display(analysis.readable_items(items, labels)), hide_index=True,
+                           width="stretch", height=360, on_select="rerun", selection_mode="single-row",
+                           key="res_items")
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])
             l, r = st.columns(2)
-            l.markdown(f"**Prompt** (run {_ui.md_code(it['run_id'])}, item {_ui.md(it['idx'])})")
+            l.markdown(f"**Prompt** (run {_ui.md(labels.get(it['run_id'], it['run_id']))}, item {_ui.md(it['idx'])})",
+                       help=f"Run id: {it['run_id']}")
             l.code(it["prompt"], language=None, wrap_lines=True)
             r.markdown("**Raw response**")
             r.code(it["response"], language=None, wrap_lines=True)

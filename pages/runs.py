@@ -76,8 +76,10 @@ if wanted not in ids:
     if wanted:
         _ui.warn_unknown_runs([wanted], ids, ids)
     wanted = ids[0]
-run_id = st.selectbox("Run", ids, index=ids.index(wanted), format_func=lambda r: _ui.run_label(
-    runs[runs["run_id"] == r].iloc[0]), key=f"runs_pick_{wanted}")
+choice_labels = analysis.run_choice_labels(runs)
+run_id = st.selectbox("Run", ids, index=ids.index(wanted), format_func=lambda r: choice_labels.get(r, r),
+                      key=f"runs_pick_{wanted}", help=f"Run id: {wanted}")
+run_name = runs.loc[runs["run_id"] == run_id, "label"].iloc[0]
 _ui.qp_set(run=run_id)
 row = store.run_record(_ui.db_path(), run_id)
 if row is None:   # deleted by another session since the table was read
@@ -85,8 +87,7 @@ if row is None:   # deleted by another session since the table was read
     st.stop()
 row.update(runs[runs["run_id"] == run_id].iloc[0][["status", "n_done", "n_failed"]].to_dict())
 
-st.subheader(f"Run {_ui.md(row.get('name') or row.get('model') or run_id)}",
-             help=f"Run id: {run_id}")
+st.subheader(f"Run {_ui.md(run_name)}", help=f"Run id: {run_id}")
 scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.get('task'))}  \n"
@@ -232,7 +233,8 @@ with a2.container(border=True):
 
     try:
         data = _export(_ui.db_path(), _ui.db_token(), run_id, fmt)
-        st.download_button(f"Download {fmt.upper()}", data, file_name=f"{run_id}.{fmt}", key="runs_download",
+        st.download_button(f"Download {fmt.upper()}", data, file_name=f"{analysis.file_stem(run_name, run_id)}.{fmt}",
+                           key="runs_download",
                            mime={"csv": "text/csv", "parquet": "application/octet-stream",
                                  "jsonl": "application/x-ndjson"}[fmt])
     except UserError as exc:
@@ -241,7 +243,8 @@ with a2.container(border=True):
 with a3.container(border=True):
     st.markdown("**Configuration**")
     st.download_button("Download YAML", run_yaml(config, row.get("model"), params, row.get("base_url")),
-                       file_name=f"{run_id}.yaml", mime="application/x-yaml", key="runs_yaml_dl",
+                       file_name=f"{analysis.file_stem(run_name, run_id)}.yaml", mime="application/x-yaml",
+                       key="runs_yaml_dl",
                        disabled=imported)
     if config.get("task", "setops") == "setops" and not imported and \
             st.button("Open on the Set operations page", key="runs_open"):
@@ -257,7 +260,7 @@ with a3.container(border=True):
                 h.cancel()
                 h.wait(10)
             store.delete_run(_ui.db_path(), run_id)
-            st.toast(f"Deleted {_ui.md(run_id)} (its cached calls are kept).")
+            st.toast(f"Deleted {_ui.md(run_name)} (its cached calls are kept).")
             _ui.qp_set(run=None)
             st.rerun()
         except UserError as exc:
@@ -265,5 +268,5 @@ with a3.container(border=True):
 
 with st.expander("Items of this run (first 200)"):
     items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
-    st.dataframe(analysis.for_display(items.dropna(axis=1, how="all")) if isinstance(items, pd.DataFrame) else items,
-                 hide_index=True, width="stretch")
+    st.dataframe(analysis.for_display(analysis.readable_items(items.dropna(axis=1, how="all"), {run_id: run_name}))
+                 if isinstance(items, pd.DataFrame) else items, hide_index=True, width="stretch")

@@ -83,11 +83,9 @@ from core.analysis.queries import (
                                    item_detail,
                                    label,
                                    run_overview,
-                                   sizes_equal,
                                    view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
-from core.analysis.views import config_labels, for_display, run_labels, tasks_of, view_defaults
 from core.analysis.summaries import (
                                    config_accuracy,
                                    config_interval,
@@ -97,6 +95,9 @@ from core.analysis.summaries import (
                                    violin_data,
                                    wilson_interval,
 )
+from core.analysis.views import (config_labels, factor_label, file_stem, for_display, merge_sizes, readable_items,
+                                  readable_level, run_choice_labels, run_labels, sizes_always_equal, sizes_equal,
+                                  tasks_of, view_defaults)
 
 
 def findings_report(con, run_ids, scoring: str = "strict", alpha: float = 0.05, only=None) -> dict:
@@ -124,6 +125,7 @@ __all__ = [
     "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for",
     "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
-    "config_labels", "for_display", "run_labels", "tasks_of", "view_defaults", "findings_report", "finding_points",
-    "sizes_equal",
+    "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
+    "run_labels", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",
+    "findings_report", "finding_points",
 ]

@@ -173,9 +173,4 @@ def agreement_map(paired: pd.DataFrame, max_configs: int = 60) -> pd.DataFrame:
     code = np.select([a & b, a & ~b, ~a & b], [0, 1, 2], default=3)
     out = paired.assign(code=code, category=[AGREEMENT_LEVELS[c] for c in code])
     keep = list(dict.fromkeys(out["config_id"]))[:max_configs]
-    out = out[out["config_id"].isin(keep)].reset_index(drop=True)
-    from core.analysis.views import config_labels
-
-    facs = [c for c in out.columns if c not in ("config_id", "sample", "idx_a", "idx_b", "correct_a", "correct_b",
-                                                 "code", "category")]
-    return out.assign(configuration=config_labels(out, facs)) if facs and not out.empty else out
+    return out[out["config_id"].isin(keep)].reset_index(drop=True)

@@ -33,7 +33,7 @@ ERROR_ROWS = (
     ("accuracy_on_non_empty_truths", "Accuracy On Non-Empty Truths"),
     ("pct_nullset_correct", "Pct Nullset Correct"),
     ("pct_nullset_wrong", "Pct Nullset Wrong"),
-    ("pct_made_up_vals", "Pct With Made Up Vals (members per 100 answers: can exceed 100)"),
+    ("pct_made_up_vals", "Pct With Made Up Vals (made-up members per 100 answers; can exceed 100)"),
     ("pct_answers_made_up", "Pct Answers With Made Up Members"),
     ("n", "N Comparisons"),
     ("n_correct", "N Correct"),
@@ -223,7 +223,7 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
             for rank in (1, 2, 3):
                 if rank <= len(top):
                     label, share = top[rank - 1]
-                    # no share when the group has no wrong (or right) answer at all: the label alone, never "nan%"
+                    # no share (no such answer in the group): the label alone, never "(nan%)"
                     base.at[i, f"top{rank}_{kind}"] = label if _isnan(share) else f"{label} ({share:.2f}%)"
     return base[[*by, *(k for k, _ in ERROR_ROWS)]]
 
@@ -279,7 +279,9 @@ def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str]) -> pd.DataF
     by = [c for c in dict.fromkeys(by) if c]
     if table.empty:
         return pd.DataFrame()
-    names = [" · ".join(str(v) for v in row) if by else "all" for row in table[by].itertuples(index=False)] \
+    from core.analysis.views import readable_level   # levels as the plots write them ("symmetric difference")
+
+    names = [" · ".join(readable_level(f, v) for f, v in zip(by, row)) for row in table[by].itertuples(index=False)] \
         if by else ["all"] * len(table)
     out = {}
     for name, (_, row) in zip(names, table.iterrows()):

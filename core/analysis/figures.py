@@ -20,6 +20,9 @@ OPERATION_ORDER = ("union", "intersection", "difference", "symmetric_difference"
 OPERATION_LABELS = {"union": "Union", "intersection": "Intersection", "difference": "Difference",
                     "symmetric_difference": "Symmetric difference"}
 CONDITION_LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}
+BOX_COLOR = "#1a1a1a"       # quartile box outline and mean line: dark on every palette colour
+MIN_ITEMS = 10              # fewer items per configuration: a warning (accuracy takes only a few values)
+MIN_CONFIGS = 5             # fewer configurations in a violin: a warning (its shape is a smoothing)
 
 
 def level_text(column: str, value) -> str:
@@ -86,7 +89,7 @@ def _quantile_sketch(xv: list, yv) -> tuple[list, list]:
 def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
            summary: pd.DataFrame | None = None, title: str | None = None, height: int = 520,
            reference: pd.DataFrame | None = None, reference_name: str | None = None,
-           empty_message: str = "No answered items for this selection yet") -> go.Figure:
+           empty_message: str = "No answered items for this selection yet", x_title: str | None = None) -> go.Figure:
     """Violins of per-config accuracy (column ``accuracy``) by ``x``, one violin per ``color`` level side by side.
     ``summary`` (from analysis.group_summary) adds mean/std/N above the violins; ``reference`` (columns x, mean,
     std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points."""
@@ -115,13 +118,11 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         fig.add_trace(go.Violin(
             x=xv, y=yv, name=name, legendgroup=name, scalegroup=name, showlegend=color is not None,
             line_color=PALETTE[i % len(PALETTE)], fillcolor=PALETTE[i % len(PALETTE)], opacity=0.6,
-            # the quartile box white with a dark outline and the mean a dark line: in the violin's own colour (the
-            # default) neither could be seen
-            box={"visible": True, "fillcolor": "rgba(255,255,255,0.85)", "line": {"color": "#222", "width": 1.5},
+            # the quartile box and the mean line in a colour of their own (in the fill colour they were invisible)
+            box={"visible": True, "fillcolor": "rgba(255,255,255,0.75)", "line": {"color": BOX_COLOR, "width": 1.5},
                  "width": 0.25},
-            meanline={"visible": True, "color": "#111", "width": 2.5},
-            points="all" if len(points) <= MAX_DRAWN_POINTS else False,
-            pointpos=0, jitter=0.35,
+            meanline={"visible": True, "color": BOX_COLOR, "width": 2},
+            points="all" if len(points) <= MAX_DRAWN_POINTS else False, pointpos=0, jitter=0.35,
             marker={"size": 5, "opacity": 0.75}, spanmode="hard", width=0.9 if color is None else None,
             customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) and
             len(points) <= MAX_DRAWN_POINTS else None,
@@ -147,35 +148,61 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         legend_title_text=label(color) if color else None, margin={"l": 70, "r": 20, "t": 60 if title else 30,
                                                                    "b": 70},
         font={"size": 14})
+    if color is None and x:   # the mean, dashed across each violin (its categories sit at 0, 1, 2 …)
+        means = points.groupby(points[x].map(lambda v: level_text(x, v)))["accuracy"].mean()
+        for pos, cat in enumerate(cats):
+            if cat in means.index:
+                fig.add_shape(type="line", xref="x", yref="y", x0=pos - 0.42, x1=pos + 0.42, y0=means[cat],
+                              y1=means[cat], line={"color": BOX_COLOR, "width": 1.5, "dash": "dash"})
     fig.update_yaxes(title_text="Accuracy per configuration (%)", range=[-5, 112], tickvals=[0, 20, 40, 60, 80, 100])
-    fig.update_xaxes(title_text=label(x) if x else "", categoryorder="array", categoryarray=cats, type="category")
-    if color is not None and x:   # N of every violin of a group under its label, in the legend's order
-        counts = points.groupby([points[x].map(lambda v: level_text(x, v)), points[color].astype(str)],
-                                dropna=False).size()
-        order = [str(c) for c in colors]
-        ticks = []
-        for cat in cats:
-            ns = [int(counts.get((cat, c), 0)) for c in order]
-            ticks.append(f"{cat}<br><span style='font-size:11px'>N {' · '.join(str(n) for n in ns if n)}</span>")
-        fig.update_xaxes(tickvals=cats, ticktext=ticks)
+    fig.update_xaxes(title_text=x_title or (label(x) if x else ""), categoryorder="array", categoryarray=cats,
+                     type="category",
+                     tickvals=cats, ticktext=_n_ticks(points, x, cats, color, colors))
     return fig
 
 
-MIN_ITEMS_PER_CONFIGURATION = 10
+def _n_ticks(points: pd.DataFrame, x: str | None, cats: list[str], color: str | None, colors: list) -> list[str]:
+    """Each x category's tick with the number of configurations of every violin above it: "Union<br>N=8", or
+    "Union<br>N=8 · 4" for two colours side by side."""
+    xs = points[x].map(lambda v: level_text(x, v)) if x else pd.Series(["all"] * len(points), index=points.index)
+    out = []
+    for cat in cats:
+        here = points[xs == cat]
+        if color is None:
+            ns = [len(here)]
+        else:
+            ns = [int(_eq(here[color], c).sum()) for c in colors]
+            ns = [n for n in ns if n] or [0]
+        out.append(f"{cat}<br>N={' · '.join(str(n) for n in ns)}")
+    return out
 
 
-def small_sample_note(points: pd.DataFrame, minimum: int = MIN_ITEMS_PER_CONFIGURATION) -> str | None:
-    """A warning when configurations rest on fewer than ``minimum`` answered items (their accuracy moves in steps of
-    100 / n points, and a violin of such values draws a smooth shape the data do not have), else None."""
-    if points is None or points.empty or "n" not in points:
-        return None
-    n = pd.to_numeric(points["n"], errors="coerce")
-    few = int((n < minimum).sum())
-    if not few:
-        return None
-    return (f"{few:,} of {len(points):,} configurations rest on fewer than {minimum} answered items (as few as "
-            f"{int(n.min())}): their accuracy moves in steps of {100 / max(int(n.min()), 1):.0f} points, and the "
-            "violins' smooth shapes say more than such data can. Add samples per configuration for a distribution.")
+def violin_warnings(points: pd.DataFrame, x: str | None, color: str | None = None, min_items: int = MIN_ITEMS,
+                    min_configs: int = MIN_CONFIGS) -> list[str]:
+    """What a reader must know before trusting the violins: configurations of fewer than ``min_items`` items (their
+    accuracy can take only a few values), violins of fewer than ``min_configs`` configurations (the smooth shape
+    between a handful of points is drawn, not measured)."""
+    if points is None or points.empty:
+        return []
+    out = []
+    if "n" in points.columns and len(points["n"].dropna()):
+        n_min = int(points["n"].min())
+        if n_min < min_items:
+            steps = ", ".join(f"{100 * k / n_min:.0f}" for k in range(min(n_min, 4) + 1))
+            out.append(f"Some configurations have only {n_min} item(s) (fewer than {min_items}): their accuracy can "
+                       f"only be {steps}{' …' if n_min > 4 else ''} %, so the violins show coarse steps, not a "
+                       "distribution. Draw more samples per configuration for a smooth picture.")
+    keys = [k for k in (x, color) if k]
+    if keys:
+        sizes = points.groupby([points[k].map(lambda v, k=k: level_text(k, v)) for k in keys]).size()
+        small = sizes[sizes < min_configs]
+        if len(small):
+            names = [" · ".join(i) if isinstance(i, tuple) else str(i) for i in small.index[:6]]
+            out.append(f"{len(small)} violin(s) rest on fewer than {min_configs} configurations ("
+                       + ", ".join(f"{n}: N={int(c)}" for n, c in zip(names, small.values[:6]))
+                       + (" …" if len(small) > 6 else "") + "): their outline is a smoothing of a few points — "
+                       "look at the points themselves.")
+    return out
 
 
 def _eq(series: pd.Series, value):
@@ -220,21 +247,32 @@ def reference_bars(ref: pd.DataFrame, x: str, title: str | None = None, height: 
     return fig
 
 
+_NOT_FACTORS = ("config_id", "sample", "idx", "idx_a", "idx_b", "correct", "correct_a", "correct_b", "code",
+                "category", "n", "n_correct", "accuracy", "run_id", "series", "prompt", "task", "name")
+
+
+def configuration_names(frame: pd.DataFrame) -> dict:
+    """config_id -> a readable, unique name from the factor columns of ``frame`` ("intersection · |A|=4"), for axes
+    that would otherwise show hashes; a name shared by two configurations gets " (2)", " (3)" …"""
+    from core.analysis.views import config_labels
+
+    per = frame.drop_duplicates("config_id").reset_index(drop=True)
+    facs = [c for c in per.columns if c not in _NOT_FACTORS]
+    names = config_labels(per, facs) if facs else pd.Series(["configuration"] * len(per))
+    out, seen = {}, {}
+    for cid, name in zip(per["config_id"], names):
+        seen[name] = seen.get(name, 0) + 1
+        out[cid] = name if seen[name] == 1 else f"{name} ({seen[name]})"
+    return out
+
+
 def agreement_heatmap(agree: pd.DataFrame, name_a: str = "A", name_b: str = "B", height: int | None = None
                       ) -> go.Figure:
     """Configs (rows) × samples (columns), coloured by which run got the item right."""
     if agree is None or agree.empty:
         return empty_figure("The two selections share no answered items")
-    piv = agree.pivot_table(index="config_id", columns="sample", values="code", aggfunc="first")
-    rows = [str(r) for r in piv.index]
-    if "configuration" in agree:   # configurations by their factors, not their ids (made unique where two read alike)
-        named = dict(zip(agree["config_id"], agree["configuration"]))
-        seen: dict[str, int] = {}
-        rows = []
-        for cid in piv.index:
-            text = str(named.get(cid, cid))
-            seen[text] = seen.get(text, 0) + 1
-            rows.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
+    agree = agree.assign(config_id=agree["config_id"].map(configuration_names(agree)))
+    piv = agree.pivot_table(index="config_id", columns="sample", values="code", aggfunc="first", sort=False)
     colors = ["#55A868", "#4C72B0", "#DD8452", "#C44E52"]
     scale = []
     for i, c in enumerate(colors):
@@ -242,13 +280,13 @@ def agreement_heatmap(agree: pd.DataFrame, name_a: str = "A", name_b: str = "B",
     names = [AGREEMENT_LEVELS[0], f"only {name_a} right", f"only {name_b} right", AGREEMENT_LEVELS[3]]
     text = piv.map(lambda v: "" if v != v else names[int(v)])
     fig = go.Figure(go.Heatmap(
-        z=piv.to_numpy(), x=[str(c) for c in piv.columns], y=rows, zmin=-0.5, zmax=3.5,
+        z=piv.to_numpy(), x=[str(c) for c in piv.columns], y=[str(r) for r in piv.index], zmin=-0.5, zmax=3.5,
         colorscale=scale, text=text.to_numpy(), hovertemplate="config %{y}, sample %{x}: %{text}<extra></extra>",
         colorbar={"tickvals": [0, 1, 2, 3], "ticktext": names, "title": ""}, xgap=1, ygap=1))
     fig.update_layout(height=height or max(260, 18 * len(piv) + 120), template="plotly_white", font={"size": 13},
                       margin={"l": 120, "r": 20, "t": 20, "b": 60})
     fig.update_xaxes(title_text="Sample", type="category")
-    fig.update_yaxes(title_text="Configuration", type="category", autorange="reversed")
+    fig.update_yaxes(title_text="Configuration", type="category", autorange="reversed", automargin=True)
     return fig
 
 

@@ -267,7 +267,7 @@ def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> li
     return out
 
 
-def sizes_equal(con, run_ids: Sequence[str] | None, view: str = VIEW) -> bool:
+def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) -> bool:
     """Whether |A| and |B| are equal in every item of these runs (then they are one factor, "|A| = |B|", and
     grouping by |A| alone makes the same groups)."""
     have = view_columns(con, view)

@@ -104,8 +104,16 @@ def _when(r) -> str:
     return pd.Timestamp(when).strftime("%m-%d %H:%M:%S") if when is not None and not pd.isna(when) else ""
 
 
+def _missing(value) -> bool:
+    """None, NaN, pd.NA, NaT — a missing level (``s=<NA>`` was printed for pd.NA)."""
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):   # a list or array: not a scalar level
+        return False
+
+
 def _level(factor: str, value) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
+    if _missing(value):
         return ""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         value = int(value)      # a whole number from a column with gaps (float): "|A|=4", not "|A|=4.0"
@@ -115,23 +123,48 @@ def _level(factor: str, value) -> str:
     return f"{short[factor]}={text}" if factor in short else text
 
 
-def config_labels(points: pd.DataFrame, factors: Iterable[str]) -> pd.Series:
+def config_labels(points: pd.DataFrame, factors: Iterable[str], sizes_same: bool | None = None) -> pd.Series:
     """A label per row of ``points`` from the factor columns it has that vary across the rows (hashes never)."""
     cols = [f for f in factors if f in points.columns and points[f].astype(str).nunique() > 1]
     if not cols:
         cols = [f for f in factors if f in points.columns][:3]
     if points.empty or not cols:
         return pd.Series(["configuration"] * len(points), index=points.index, dtype=object)
+    # |A| = |B| on every row (or the caller knows it, having left |B| out): one factor "|A|=|B|=4", not two
+    same = sizes_equal(points) if sizes_same is None else sizes_same
+    if same and "size_a" in cols and "size_b" in cols:
+        cols = [c for c in cols if c != "size_b"]
     # column by column, each distinct value labelled once (200,000 configurations label in well under a second)
     parts = []
     for f in cols:
         codes, uniques = pd.factorize(points[f], use_na_sentinel=True)
-        texts = np.array([_level(f, v) for v in uniques] + [""], dtype=object)
-        parts.append(texts[codes])          # code -1 (missing) picks the trailing ""
-    out = []
-    for row in zip(*parts):
-        out.append(" · ".join(t for t in row if t) or "—")
+        texts = [_level(f, v) for v in uniques]
+        if same and f == "size_a":
+            texts = [t.replace("|A|=", "|A|=|B|=") for t in texts]
+        parts.append(np.array(texts + [""], dtype=object)[codes])   # code -1 (missing) picks the trailing ""
+    out = [" · ".join(t for t in row if t) or "—" for row in zip(*parts)]
     return pd.Series(out, index=points.index, dtype=object)
+
+
+def sizes_equal(frame: pd.DataFrame) -> bool:
+    """True when the frame has |A| and |B| and they are equal on every row (then they are one factor, "|A| = |B|")."""
+    if frame is None or frame.empty or not {"size_a", "size_b"} <= set(frame.columns):
+        return False
+    a, b = frame["size_a"], frame["size_b"]
+    return bool(((a == b) | (a.isna() & b.isna())).all())
+
+
+def readable_level(factor: str, value) -> str:
+    """A factor level as tables should write it, the way the plots do: "symmetric difference", "not swapped",
+    "none" for a missing level — never "None", "nan" or "<NA>"."""
+    if _missing(value):
+        return "none"
+    names = READABLE_LEVELS.get(factor, {})
+    if isinstance(value, str):
+        return names.get(value, value.replace("_", " ") if factor in READABLE_LEVELS else value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def factor_title(factor: str | None) -> str:
@@ -140,11 +173,81 @@ def factor_title(factor: str | None) -> str:
 
 def for_display(df: pd.DataFrame, blank: str = "–") -> pd.DataFrame:
     """``df`` for a table on screen: missing values in text columns (None, NaN) shown as ``blank`` rather than a raw
-    "None"; a factor level that *is* "none" (e.g. token length: any) is already text and stays."""
+    "None"; a factor level that *is* "none" (e.g. token length: any) is already text and stays. Operation and
+    condition levels (in columns named for them, raw or by their label) are written as the plots write them."""
     if df is None or df.empty:
         return df
     out = df.copy()
+    readable = {name: factor for factor in READABLE_LEVELS for name in (factor, label(factor))}
     for c in out.columns:
-        if out[c].dtype == object:
-            out[c] = out[c].map(lambda v: blank if v is None or (isinstance(v, float) and v != v) else v)
+        if c in readable and not pd.api.types.is_numeric_dtype(out[c]):
+            out[c] = out[c].map(lambda v, f=readable[c]: v if _missing(v) else readable_level(f, v))
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):
+            out[c] = out[c].map(lambda v: blank if _missing(v) else v)
     return out
+
+
+def run_choice_labels(runs: pd.DataFrame) -> dict[str, str]:
+    """run_id -> the label of a run in a picker: its name (``run_labels``), the model when the name does not say it,
+    the number of items and the start time — never the run id (pages put that in a tooltip) and no status (the run
+    list's table is the one place a status is shown, so a picker cannot disagree with it)."""
+    names = run_labels(runs)
+    out = {}
+    for r in runs.to_dict("records"):
+        rid = r["run_id"]
+        model = str(r.get("model") or "")
+        bits = [names.get(rid, rid)]
+        if model and model not in bits[0]:
+            bits.append(model)
+        bits += [b for b in (_items(r), _when(r)) if b and b not in bits[0]]
+        out[rid] = " · ".join(bits)
+    return out
+
+
+def file_stem(text, fallback: str = "run", limit: int = 60) -> str:
+    """A file name stem from a run's name: letters, digits, '.', '_' and '-' kept, every other run of characters one
+    '-', at most ``limit`` characters; ``fallback`` when nothing is left."""
+    import re
+
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", str(text or "")).strip("-._")[:limit].strip("-._")
+    return stem or fallback
+
+
+READABLE_LEVELS = {"operation": {"symmetric_difference": "symmetric difference"},
+                   "condition": {"not_swapped": "not swapped", "random": "random baseline"}}
+LAST_COLUMNS = ("run_id", "config_id", "cache_key")
+
+
+def readable_items(items: pd.DataFrame, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Item rows (a drill-down) for a person: the run's name first (column ``run``), the factors' levels as the
+    plots write them ("symmetric difference", "not swapped"), and the hashes (run_id, config_id) last."""
+    if items is None or items.empty:
+        return items
+    out = items.copy()
+    if "run_id" in out.columns:
+        out.insert(0, "run", out["run_id"].map(lambda r: (labels or {}).get(r, r)))
+    for col, names in READABLE_LEVELS.items():
+        if col in out.columns and not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].map(lambda v, n=names: n.get(v, v.replace("_", " ") if isinstance(v, str) else v))
+    order = [c for c in out.columns if c not in LAST_COLUMNS] + [c for c in LAST_COLUMNS if c in out.columns]
+    return out[order]
+
+
+def sizes_always_equal(con, run_ids: Sequence[str] | None) -> bool:
+    """True when these runs' set-operation items all have |A| = |B| (then pages offer one factor, "|A| = |B|", and
+    not two that always move together); read from the per-configuration counts where the store has them."""
+    from core.analysis.queries import sizes_equal_in_runs
+
+    if not run_ids:
+        return False
+    return sizes_equal_in_runs(con, run_ids)
+
+
+def factor_label(factor: str, sizes_same: bool = False) -> str:
+    """A factor's label; |A| reads "|A| = |B|" when the two sizes are one factor."""
+    return "|A| = |B|" if sizes_same and factor == "size_a" else label(factor)
+
+
+def merge_sizes(factors: Iterable[str], sizes_same: bool) -> list[str]:
+    """The factors with |B| left out when it always equals |A|."""
+    return [f for f in factors if not (sizes_same and f == "size_b")]

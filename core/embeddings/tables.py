@@ -68,3 +68,29 @@ def headline(reports: dict[str, dict]) -> list[dict]:
                     "C4 (ε=0)": r.get("C4_cosine_eps0"), "C4 (grid)": r.get("C4_cosine_grid"),
                     "paper counterpart": ref.get("counterpart", "—")})
     return out
+
+
+def display_frame(rows: list[dict], digits: int = 2, blank: str = "—"):
+    """Rows as a DataFrame for a person: numbers rounded to ``digits``, and a cell with no value (a paper row has no
+    sample count, the paper gives no NED for some criteria) written ``blank`` — never "None" or "nan"."""
+    import math
+
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+
+    def missing(v) -> bool:
+        return v is None or (isinstance(v, float) and math.isnan(v))
+
+    for c in df.columns:
+        values = df[c].tolist()
+        if not any(missing(v) for v in values):
+            if pd.api.types.is_float_dtype(df[c]):
+                df[c] = df[c].round(digits)
+            continue
+        if all(missing(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
+            counts = all(float(v).is_integer() for v in values if not missing(v))   # e.g. sample counts
+            df[c] = [blank if missing(v) else (str(int(v)) if counts else f"{float(v):.{digits}f}") for v in values]
+        else:
+            df[c] = [blank if missing(v) else v for v in values]
+    return df

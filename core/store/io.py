@@ -357,11 +357,12 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
                 source_runs.update(str(r["run_id"]) for r in out if r.get("run_id") is not None)
                 meta["source_runs"] = sorted(source_runs)[:2]
                 models.update(str(r["model"]) for r in out if r.get("model") is not None)
-                if len(names) <= 2:   # the file's own run name (our export's `name` column), when it has one
-                    names.update(str(r["name"]) for r in out if r.get("name") not in (None, ""))
-                meta["names"] = sorted(names)[:2]
                 tasks.update(str(r["task"]) for r in out if r.get("task") is not None)
                 meta["models"], meta["tasks"] = sorted(models), sorted(tasks)
+                if len(names) < 2:   # the run's own name (our export's `name` column), when the file has one
+                    names.update(str(r["name"]).strip()[:200] for r in out
+                                 if isinstance(r.get("name"), str) and r["name"].strip())
+                meta["names"] = sorted(names)[:2]
             meta["rescored"] = tally.to_dict()
             meta["rows"] += len(out)
             digest = (digest + sum(_row_digest(r) for r in out)) % (1 << 256)   # order-independent
@@ -476,15 +477,6 @@ class _Staging:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _file_run_name(meta: dict) -> str | None:
-    """The run name a file carries (its `name` column holding one value), else None. A name the runner gave by itself
-    ("setops · reference/solver") says which model answered, which an edited file may no longer be: not taken."""
-    names = meta.get("names") or []
-    if len(names) != 1 or re.fullmatch(r"(setops|quantifiers) · \S+", names[0]):
-        return None
-    return names[0][:200]
-
-
 def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
                    ) -> tuple[str, int]:
     """Store a result file as a run (source 'import:<file name>'), streamed (see the module docstring).
@@ -534,6 +526,15 @@ def _existing_import(con, run_id: str, meta: dict) -> str | None:
     return row[0][0] if row else None
 
 
+def _import_name(meta: dict) -> str:
+    """An imported run's name: the file's own run name (its `name` column, when all rows share one), else the file
+    name and layout."""
+    names = [n for n in meta.get("names") or []
+             if not n.startswith(("setops · ", "quantifiers · "))]   # "task · model" is a made-up name, not the user's
+    return names[0] if len(names) == 1 and len(meta.get("names") or []) == 1 else \
+        f"{meta['filename']} ({meta['kind']})"
+
+
 def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: int, at, parts: list[dict]) -> str:
     """The staged rows, part by part (a transaction each: DuckDB holds a transaction's new rows in memory), then the
     run's record — only that makes the run visible (v_results joins runs). The whole file was read and checked
@@ -568,12 +569,16 @@ def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: i
         with store.connect(db_path) as con, store.transaction(con):
             if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
                 return run_id    # imported by another process meanwhile
+            run_name = name or _import_name(meta)
+            if not name and run_name in (meta.get("names") or []) and con.execute(
+                    "SELECT count(*) FROM runs WHERE name = ?", [run_name]).fetchall()[0][0]:
+                run_name = f"{run_name} ({meta['filename']})"   # an edited copy of a stored run: say which file
             con.execute(
                 """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, finished_at, task, name,
                    config_json, run_json, model, base_url, params_json, status, n_items, n_done, n_failed, n_cached,
                    cost_usd, source, schema_version)
                    VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 'imported', ?, 0, 0, 0, 0, ?, ?)""",
-                [run_id, run_id, at, at, at, task, name or _file_run_name(meta) or f"{meta['filename']} ({meta['kind']})",
+                [run_id, run_id, at, at, at, task, run_name,
                  store.canonical_json(config), store.canonical_json({**config, "meta": {
                      k: v for k, v in meta.items() if k != "hyperparameters"}}),
                  model, n_items, f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])

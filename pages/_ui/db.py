@@ -89,17 +89,16 @@ def runs_df() -> pd.DataFrame:
 
 
 def run_label(row: Any) -> str:
-    """Readable one-line label of a run row (dict or Series): its name, model, size, time and status — never the
-    id (pickers say it in their help; the Runs page in its heading's help)."""
+    """Readable one-line label of a run row (dict or Series): name, model, items, time — the id only when the run
+    has no name (pickers use core.analysis.run_choice_labels, which also tells same-named runs apart)."""
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     name = get("name") or ""
     when = get("created_at")
     when_s = pd.Timestamp(when).strftime("%m-%d %H:%M") if when is not None and not pd.isna(when) else ""
     n = get("n_items")
     n_s = f"{int(n)} items" if n is not None and not pd.isna(n) else ""
-    model = get("model") or ""
-    bits = [b for b in (name or model, model if name and model not in name else "", n_s, when_s, get("status")) if b]
-    return " · ".join(str(b) for b in bits) or str(get("run_id"))
+    bits = [b for b in (name or get("run_id"), get("model") if get("model") not in name else "", n_s, when_s) if b]
+    return " · ".join(str(b) for b in bits)
 
 
 def df_download(df: pd.DataFrame, fmt: str) -> bytes:

@@ -9,7 +9,7 @@ from typing import Sequence
 import streamlit as st
 
 from core import analysis
-from pages._ui.db import cached_analysis, run_label, runs_df
+from pages._ui.db import cached_analysis, runs_df
 from pages._ui.text import md
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set
 
@@ -21,7 +21,7 @@ def run_picker(label: str, key: str, default: Sequence[str] | None = None, task:
     if task is not None and not runs.empty:
         runs = runs[runs["task"] == task]
     ids = runs["run_id"].tolist() if not runs.empty else []
-    labels = {r["run_id"]: run_label(r) for _, r in runs.iterrows()} if not runs.empty else {}
+    labels = analysis.run_choice_labels(runs) if not runs.empty else {}   # names, never hashes
     warn_unknown_runs(qp_list(key), ids, all_runs["run_id"].tolist() if not all_runs.empty else [], task)
     wanted = [r for r in qp_list(key) if r in ids] or [r for r in (default or []) if r in ids]
     if max_selections:
@@ -29,9 +29,13 @@ def run_picker(label: str, key: str, default: Sequence[str] | None = None, task:
     state_key = f"_pick_{key}"
     if state_key in st.session_state:
         st.session_state[state_key] = [r for r in st.session_state[state_key] if r in ids]
+    shown = st.session_state.get(state_key, wanted)
+    ids_help = ("Run ids (as in the URL): " + "; ".join(f"{labels.get(r, r)} = {r}" for r in shown[:6])
+                if shown else "")
     chosen = st.multiselect(label, ids, default=wanted if state_key not in st.session_state else None,
                             format_func=lambda r: labels.get(r, r), key=state_key, max_selections=max_selections,
-                            help=help, placeholder="Choose one or more runs")
+                            help=" ".join(t for t in (help, ids_help) if t) or None,
+                            placeholder="Choose one or more runs")
     qp_set(**{key: chosen})
     return chosen
 
@@ -58,8 +62,9 @@ def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (),
                   ) -> dict[str, list]:
     """An expander with one multiselect per varying factor; the slice is kept in the URL (``key``)."""
     initial = filters_from_qp(qp_get(key))
-    factors = [f for f in cached_analysis("factor_columns", run_ids, varying=True)
-               if f not in exclude and f not in ("run_id", "task", "name")]
+    same = bool(cached_analysis("sizes_always_equal", run_ids))    # |A| = |B| everywhere: one factor
+    factors = analysis.merge_sizes([f for f in cached_analysis("factor_columns", run_ids, varying=True)
+                                    if f not in exclude and f not in ("run_id", "task", "name")], same)
     chosen: dict[str, list] = {}
     with st.expander("Slice (filter on any factor)", expanded=expanded or bool(initial)):
         if not factors:
@@ -69,8 +74,8 @@ def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (),
             levels = cached_analysis("factor_levels", run_ids, column=f)
             as_text = {("none" if v is None else str(v)): v for v in levels}
             default = [t for t in initial.get(f, []) if t in as_text]
-            sel = cols[i % 3].multiselect(analysis.label(f), list(as_text), default=default, key=f"{key}_{f}",
-                                          placeholder="all")
+            sel = cols[i % 3].multiselect(analysis.factor_label(f, same), list(as_text), default=default,
+                                          key=f"{key}_{f}", placeholder="all")
             if sel:
                 chosen[f] = [as_text[t] for t in sel]
     qp_set(**{key: filters_to_qp({k: ["none" if v is None else v for v in vals] for k, vals in chosen.items()})})

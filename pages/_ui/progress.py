@@ -9,7 +9,7 @@ import streamlit as st
 
 from core import store
 from core.errors import UserError
-from pages._ui.db import cached_analysis, db_path
+from pages._ui.db import cached_analysis, db_path, runs_df
 from pages._ui.model_picker import ModelChoice
 from pages._ui.nav import PAGE_FILES
 from pages._ui.text import md
@@ -89,6 +89,17 @@ def _db_batches(run_id: str) -> tuple[int | None, dict]:
         return None, {}
 
 
+def _run_name(run_id: str) -> str:
+    """The run's name as pickers show it (analysis.run_labels), for a progress line a person reads; the id if the
+    run list does not have it yet."""
+    from core import analysis
+
+    runs = runs_df()
+    if runs is None or runs.empty or run_id not in set(runs["run_id"]):
+        return run_id
+    return analysis.run_labels(runs).get(run_id, run_id)
+
+
 def run_progress(run_id: str, key: str, results_link: bool = True, every: float = 1.0,
                  scoring: str | None = None) -> None:
     """Live progress of a run (auto-refreshing fragment while it runs): works after a page switch or a reload.
@@ -128,7 +139,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             elapsed, err = None, None
             waiting, batches = (None, {}) if status != "waiting" else _db_batches(run_id)
         frac = min(1.0, (done + failed) / total) if total else 0.0
-        st.progress(frac, text=f"Run {run_id} — {status}: {done + failed} of {total or '?'} items")
+        st.progress(frac, text=f"Run {md(_run_name(run_id))} — {status}: {done + failed} of {total or '?'} items")
         m1, m2, m3, m4, m5 = st.columns(5)
         m1.metric("Done", done)
         m2.metric("Cached", cached)

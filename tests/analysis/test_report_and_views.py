@@ -55,10 +55,9 @@ def test_defaults_follow_the_selection(db):
 def test_runs_and_configurations_are_named_not_hashed(db):
     path, ids = db
     labels = analysis.run_labels(store.list_runs(path))
-    # the import carries the exported run's name (its `name` column, issue 22); the two share it, so the labels add
-    # what tells them apart: the model
-    assert labels[ids["solver"]] == "deceptive · solver · reference/solver"
-    assert labels[ids["flaky"]] == "deceptive · solver · flaky/model"
+    assert labels[ids["solver"]] == "deceptive · solver"
+    # an import: the file's own run name (issue 22) — here an edited copy of a stored run, so with its file's name
+    assert labels[ids["flaky"]] == "deceptive · solver (flaky.csv)"
     assert labels[ids["quant"]] == "reference/solver"
     twins = pd.DataFrame([{"run_id": f"r{i}", "name": "", "task": "setops", "model": "m", "n_items": 10 * (i + 1),
                            "params_json": "{}", "created_at": None} for i in range(2)])
@@ -79,7 +78,7 @@ def test_the_report_is_one_self_contained_file_with_every_section(db):
     for section in ("Runs", "Set operations (SetLexSem)", "Quantifiers (GQG)", "Error analysis", "Robustness",
                     "Comparison", "Accuracy, precision, recall, F1"):
         assert section in page, section
-    assert "deceptive · solver · reference/solver" in page and "deceptive · solver · flaky/model" in page
+    assert "deceptive · solver" in page and "deceptive · solver (flaky.csv)" in page
     assert "McNemar" in page and "None" not in re.sub(r"<script.*?</script>", "", page, flags=re.S)
 
 

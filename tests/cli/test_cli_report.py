@@ -34,14 +34,15 @@ def test_report_errors_csv_and_json(db, tmp_path, cli):
     assert res.returncode == 0, res.stderr
     assert "wrote 8 group(s) of run corpus (strict scoring" in res.stdout
     table = pd.read_csv(out)
-    assert list(table.columns) == ["members", "operation", *PLAIN]
+    # every top-k cell as two plain columns, label and share (issue 22: not the Python text "('G0 vs. L1', 57.07)")
+    split = [c for col in COLUMNS for c in ((col, f"{col}_pct") if col.startswith("top") else (col,))]
+    assert list(table.columns) == ["members", "operation", *split]
     with store.connect(db) as con:
         want = analysis.reference_error_table(con, ["corpus"], by=["members", "operation"])
     assert table["n_correct"].tolist() == want["n_correct"].tolist()
-    # the same label and share as the reference's tuple cell ('G0 vs. L1', 57.07), as two plain values
-    assert [f"({lb!r}, {pct})" for lb, pct in zip(table["top1_mistake"], table["top1_mistake_pct"])] == \
-        want["top1_mistake"].tolist()
     assert table["top1_mistake"].str.fullmatch(r"G\d+ vs\. L\d+").all()
+    assert [f"({label!r}, {share})" for label, share in zip(table["top1_mistake"], table["top1_mistake_pct"])] == \
+        [str(v) for v in want["top1_mistake"]]
     out_json = tmp_path / "errors.json"
     res = cli("report", "errors", "--db", db, "--run", "corpus", "--by", "operation", "--scoring", "lenient",
               "--unparsed", "ours", "--out", out_json)
@@ -99,3 +100,16 @@ def test_report_errors_refuses_runs_without_set_operations(db, tmp_path, cli):
 def test_report_without_a_report_name_prints_help(cli):
     res = cli("report")
     assert res.returncode == 2 and "errors" in res.stdout
+
+
+def test_top_k_cells_become_two_plain_columns():
+    from core.cli.commands.report_output import split_pairs
+
+    table = pd.DataFrame({"operation": ["union", "difference", "union"],
+                          "top1_mistake": ["('G2 vs. L1', 66.67)", None, ("G0 vs. L3", float("nan"))],
+                          "n": [3, 0, 1]})
+    out = split_pairs(table)
+    assert list(out.columns) == ["operation", "top1_mistake", "top1_mistake_pct", "n"]
+    assert out["top1_mistake"].iloc[[0, 2]].tolist() == ["G2 vs. L1", "G0 vs. L3"] and out["top1_mistake"].isna()[1]
+    assert out["top1_mistake_pct"].iloc[0] == 66.67 and out["top1_mistake_pct"].iloc[1:].isna().all()
+    assert "nan" not in out.to_csv(index=False) and "(" not in out.to_csv(index=False)

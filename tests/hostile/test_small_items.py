@@ -58,7 +58,11 @@ def test_imported_cells_never_render_as_markdown_on_runs_and_results(imported, o
     no_active_markdown(at)
     model = [m.value for m in at.markdown if m.value.startswith("**Model**")][0]
     assert "``" in model or "\\!" in model, model         # the model's name is a literal code span
-    at = open_page("pages/results.py", {"runs": run_id, "tab": "drilldown"})
+    at = open_page("pages/results.py", {"runs": run_id})
+    for view in ("errors", "robustness", "violins"):    # one view at a time (issue 22): each is checked
+        at.radio(key="res_view").set_value(view).run()
+        no_active_markdown(at)
+    at.radio(key="res_view").set_value("drilldown").run()
     select_row(at, "res_items", 0)
     no_active_markdown(at)
     detail = [m.value for m in at.markdown if m.value.startswith("**Parsed (lenient)**")]

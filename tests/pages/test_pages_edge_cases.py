@@ -125,7 +125,7 @@ def test_item_detail_never_shows_nan():
 @pytest.mark.slow
 def test_drilldown_of_a_failed_call_shows_the_error_not_nan(edge, open_page):
     _db, ids = edge
-    at = open_page("pages/results.py", {"runs": ids["mixed"], "tab": "drilldown"})
+    at = open_page("pages/results.py", {"runs": ids["mixed"], "view": "drilldown"})
     select_row(at, "res_items", 0)  # item 0 of the scripted model: a failed call
     codes = [c.value for c in at.code]
     assert "(no response: the call failed — scripted failure: server said no)" in codes, codes
@@ -222,7 +222,7 @@ def test_error_table_leaves_quantifier_items_out(edge, open_page):
         both = analysis.error_table(con, [ids["quant"], ids["mixed"]], by=["model"])
         alone = analysis.error_table(con, [ids["mixed"]], by=["model"])
     assert both["model"].tolist() == ["fake/mixed"] and both["n"].tolist() == alone["n"].tolist()
-    at = open_page("pages/results.py", {"runs": ids["quant"], "tab": "errors"})
+    at = open_page("pages/results.py", {"runs": ids["quant"], "view": "errors"})
     assert any("No answered set-operation items" in i.value for i in at.info), [i.value for i in at.info]
     assert any("quantifiers runs are left out" in c.value for c in at.caption)
     assert not any("G? vs. L?" in str(d.value) for d in at.dataframe)
@@ -273,7 +273,7 @@ def test_links_to_deleted_or_unknown_runs_say_so(tmp_path, monkeypatch, open_pag
     assert res.multiselect(key="_pick_runs").value == [keep]
     # a garbage factor in the URL falls back to the default split (it gave the first option, "model")
     assert res.selectbox(key="res_x").value == "operation" and res.selectbox(key="res_color").value == "(none)"
-    res.button_group(key="res_view").set_value("errors").run()
+    res.radio(key="res_view").set_value("errors").run()
     assert res.multiselect(key="res_by").value == ["operation"]
 
     runs = open_page("pages/runs.py", {"run": gone})

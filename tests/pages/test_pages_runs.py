@@ -132,6 +132,8 @@ def test_imported_run_opens_without_stored_parameters(db, tmp_path):
     row = store.run_record(db, imported_id)
     assert row["imported"] and row["params"] == {} and row["params_json"] is None
     at = open_runs(imported_id)
-    assert at.subheader[0].value == f"Run {row['name']}"   # the run's name; the id is in the heading's help
+    # the heading names the run (issue 22: "Run setops-324eba31e4-d0" for a run named "smollm2 24"); the id is in
+    # the heading's tooltip
+    assert at.subheader[0].value == "Run exported.csv (studio)" and imported_id in at.subheader[0].help
     assert any("Imported results cannot be resumed" in c.value for c in at.caption)
     assert "runs_resume" not in [b.key for b in at.button]

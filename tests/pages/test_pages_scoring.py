@@ -45,7 +45,8 @@ def test_results_default_strict_switch_and_url(corpus_db, open_page):
 
 @pytest.mark.slow
 def test_results_error_table_offers_both_unparsed_definitions(corpus_db, open_page):
-    at = open_page("pages/results.py", {"runs": "corpus", "by": "members", "unparsed": "ours", "tab": "errors"})
+    at = open_page("pages/results.py", {"runs": "corpus", "by": "members", "unparsed": "ours",
+                                          "view": "errors"})
     radio = at.radio(key="res_unparsed")
     assert radio.value == "ours"
     paper = next(d.value for d in at.dataframe if "Top1 Mistake" in d.value.index)

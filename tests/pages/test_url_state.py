@@ -25,18 +25,18 @@ def _texts(at) -> str:
 @pytest.mark.parametrize("tab, shows", [("errors", "Row definitions"), ("robustness", "Robustness score per model"),
                                         ("", "One configuration")])
 def test_results_view_comes_from_the_url(open_page, run_id, tab, shows):
-    at = open_page("pages/results.py", {"runs": run_id, **({"tab": tab} if tab else {})})
+    at = open_page("pages/results.py", {"runs": run_id, **({"view": tab} if tab else {})})
     assert shows in _texts(at)
-    assert (at.query_params.get("tab") or "") == tab
+    assert (at.query_params.get("view") or "") == tab
     others = {"errors": "Row definitions", "robustness": "Robustness score per model", "": "One configuration"}
     assert not any(text in _texts(at) for t, text in others.items() if t != tab)   # only the chosen view is built
 
 
 def test_results_view_change_goes_to_the_url(open_page, run_id):
     at = open_page("pages/results.py", {"runs": run_id})
-    at.button_group(key="res_view").set_value("drilldown").run()
+    at.radio(key="res_view").set_value("drilldown").run()
     assert not at.exception
-    assert at.query_params["tab"] == "drilldown"
+    assert at.query_params["view"] == "drilldown"
 
 
 def test_deceptive_grid_comes_from_the_url(open_page, tmp_path, monkeypatch):
@@ -62,5 +62,5 @@ def test_equal_set_sizes_are_one_factor(open_page, run_id):
     at = open_page("pages/results.py", {"runs": run_id})       # sizes [2, 4]: |A| = |B| in every item
     options = at.selectbox(key="res_x").options               # AppTest lists the labels shown
     assert "|A| = |B|" in options and "|B|" not in options and "|A|" not in options
-    at.button_group(key="res_view").set_value("robustness").run()
+    at.radio(key="res_view").set_value("robustness").run()
     assert not at.exception

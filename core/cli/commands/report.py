@@ -46,8 +46,9 @@ def _register_errors(sub) -> None:
         description="One row per group of --by with the reference's columns: accuracy, accuracy_non_empty, "
                     "pct_nullset_correct, pct_nullset_wrong, pct_with_made_up_vals, n_comparisons, n_correct, "
                     "n_wrong, empty_set_equal_count, empty_set_mismatch_count, made_up_vals_sum, "
-                    "did_not_follow_instruction, top1..3_mistake, top1..3_correct (e.g. \"('G0 vs. L1', 57.07)\"). "
-                    "Set-operation items only; failed calls are left out.")
+                    "did_not_follow_instruction, top1..3_mistake, top1..3_correct — in a CSV each top-k as two "
+                    "columns, its label (\"G0 vs. L1\") and top1_mistake_pct etc. (57.07); in JSON a [label, share] "
+                    "pair. Set-operation items only; failed calls are left out.")
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
     p.add_argument("--run", default="latest", help="run id, several joined by commas, or 'latest' (default)")
     p.add_argument("--by", default="members,operation",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from core.errors import UserError
 
@@ -20,11 +21,51 @@ def _plain(v):
     return v
 
 
+_PAIR_TEXT = re.compile(r"""^\((['"])(.*)\1, (nan|-?[\d.]+(?:e[-+]?\d+)?)\)$""")
+
+
+def _pair(v):
+    """(label, share) of a top-k cell — a tuple, or its Python text "('G2 vs. L1', 66.67)" as the reference writes
+    it — else None."""
+    if isinstance(v, (tuple, list)) and len(v) == 2 and not isinstance(v[0], (tuple, list)):
+        return v[0], v[1]
+    if isinstance(v, str):
+        m = _PAIR_TEXT.match(v.strip())
+        if m:
+            return m.group(2), float(m.group(3))
+    return None
+
+
+def _is_pair(v) -> bool:
+    return _pair(v) is not None
+
+
+def split_pairs(table):
+    """A table whose cells are (label, share) pairs — the reference's top-k cells, ``('G2 vs. L1', 66.67)`` — with
+    each such column written as two plain ones: ``<column>`` (the label) and ``<column>_pct`` (the share, empty when
+    there is none), so a spreadsheet reads values, not Python tuples. Other columns are kept as they are."""
+    import pandas as pd
+
+    out = table.copy()
+    for col in list(out.columns):
+        cells = out[col]
+        if not any(_is_pair(v) for v in cells):
+            continue
+        pairs = [_pair(v) for v in cells]
+        labels = [p[0] if p else (None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+                  for p, v in zip(pairs, cells)]
+        shares = [_plain(p[1]) if p else None for p in pairs]
+        at = list(out.columns).index(col)
+        out[col] = labels
+        out.insert(at + 1, f"{col}_pct", pd.Series(shares, index=out.index, dtype="Float64"))
+    return out
+
+
 def _write(table, out) -> None:
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         if out.suffix.lower() == ".csv":
-            table.to_csv(tmp, index=False)
+            split_pairs(table).to_csv(tmp, index=False)
         else:
             rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
             tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

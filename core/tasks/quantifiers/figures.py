@@ -1,7 +1,8 @@
 """Plotly figures for quantifier results. Inputs are the DataFrames of ``core.tasks.quantifiers.metrics``; nothing is
 computed here beyond layout.
 
-    fig_metrics_by(metrics, x, color)      accuracy and F1 per group (e.g. per quantifier), grouped bars
+    fig_metrics_by(metrics, x, color)      accuracy (with its 95 % Wilson interval) and F1 per group (e.g. per
+                                           quantifier), grouped bars, N answered written on each bar
     fig_frequency(metrics, color)          accuracy per noun frequency group, common → rarest (+ made up): the shape
                                            of the GQG paper's Figure 1
     fig_by_count(by_count, facet)          share answered "true" along 0…n against the gold step, per quantifier:
@@ -43,18 +44,17 @@ def fig_metrics_by(metrics: pd.DataFrame, x: str = "quantifier", color: str | No
     for key, g in series:
         for m in metrics_shown:
             name = (m.upper() if m == "f1" else m) + ("" if key is None else f" · {key}")
-            error_y = None
-            if m == "accuracy":   # a share of answered items: its 95 % Wilson interval, drawn (one item is not 100 %)
-                lo_hi = [_wilson(a, n) for a, n in zip(g["accuracy"], g["answered"])]
-                error_y = {"type": "data", "symmetric": False, "color": "#333", "thickness": 1.5,
-                           "array": [max(0.0, hi - a) for (lo, hi), a in zip(lo_hi, g["accuracy"])],
-                           "arrayminus": [max(0.0, a - lo) for (lo, hi), a in zip(lo_hi, g["accuracy"])]}
-            fig.add_bar(x=g[x].astype(str), y=g[m], name=name, error_y=error_y,
-                        text=[f"N {int(n)}" for n in g["answered"]] if m == "accuracy" else None,
-                        textposition="inside", insidetextanchor="start",
+            bar = {}
+            if m in ("accuracy", "accuracy_gqg"):   # a share of answered items: its 95 % Wilson interval
+                low, high = accuracy_intervals(g, m)
+                bar["error_y"] = {"type": "data", "symmetric": False, "array": (high - g[m]).clip(lower=0).tolist(),
+                                  "arrayminus": (g[m] - low).clip(lower=0).tolist(), "color": "#333",
+                                  "thickness": 1.2, "width": 4}
+            fig.add_bar(x=g[x].astype(str), y=g[m], name=name, text=[f"N={int(a)}" for a in g["answered"]],
+                        textposition="inside", insidetextanchor="start", textfont={"size": 11},
                         customdata=g[["answered", "unparsed"]].to_numpy(),
                         hovertemplate=f"{x}=%{{x}}<br>{m}=%{{y:.3f}}<br>answered=%{{customdata[0]}}"
-                                      "<br>unparsed=%{customdata[1]}<extra></extra>")
+                                      "<br>unparsed=%{customdata[1]}<extra></extra>", **bar)
     # long quantifier names ("between 2 and 10") slanted with room below them; the legend above the bars, where it
     # cannot cover the labels
     fig.update_layout(title=title, barmode="group", yaxis={"range": [0, 1.02], "title": "score"},
@@ -62,6 +62,37 @@ def fig_metrics_by(metrics: pd.DataFrame, x: str = "quantifier", color: str | No
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
                       margin={"t": 90, "b": 40}, height=460)
     return fig
+
+
+def accuracy_intervals(metrics: pd.DataFrame, column: str = "accuracy", confidence: float = 0.95
+                       ) -> tuple[pd.Series, pd.Series]:
+    """The Wilson interval (as shares 0–1) of each row's ``column`` over its answered items — one item right is
+    accuracy 1.0 with an interval reaching down to about 0.21, not a bar as sure as a thousand."""
+    from core.analysis import wilson_interval
+
+    lows, highs = [], []
+    for acc, n in zip(metrics[column], metrics["answered"]):
+        n = int(n or 0)
+        if n <= 0 or pd.isna(acc):
+            lows.append(float("nan"))
+            highs.append(float("nan"))
+            continue
+        low, high = wilson_interval(round(float(acc) * n), n, confidence)
+        lows.append(low / 100)
+        highs.append(high / 100)
+    return pd.Series(lows, index=metrics.index), pd.Series(highs, index=metrics.index)
+
+
+def count_ticks(low: float, high: float, target: int = 10) -> dict:
+    """Whole-number ticks for a count axis (never 41.5): a step of 1, 2, 5, 10, 20, 25, 50 … giving about ``target``
+    ticks."""
+    span = max(float(high) - float(low), 1.0)
+    step = 1
+    for s in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000):
+        step = s
+        if span / s <= target:
+            break
+    return {"tick0": 0, "dtick": step, "tickformat": "d"}
 
 
 def fig_frequency(metrics: pd.DataFrame, color: str | None = None, metrics_shown: tuple[str, ...] = ("accuracy", "f1"),
@@ -132,17 +163,8 @@ def fig_by_count(by_count: pd.DataFrame, facet: str = "quantifier", color: str |
                                                  "<extra></extra>")
     fig.update_yaxes(range=[-0.05, 1.05])
     fig.update_layout(title=title, height=max(340, 250 * rows), margin={"t": 90})
+    fig.update_xaxes(**count_ticks(df["count_asked"].min(), df["count_asked"].max()))
     fig.update_xaxes(title_text="count with the asked predicate", row=rows)
     fig.update_xaxes(tickformat="d")   # counts are whole numbers (pooled bins were labelled 41.5)
     return fig
 
-
-def _wilson(share, n) -> tuple[float, float]:
-    """95 % Wilson interval of a share (0–1) over ``n`` answered items (scipy's binomtest)."""
-    from scipy.stats import binomtest
-
-    n = int(n or 0)
-    if n <= 0 or share is None or share != share:
-        return (0.0, 0.0)
-    ci = binomtest(int(round(float(share) * n)), n).proportion_ci(confidence_level=0.95, method="wilson")
-    return (float(ci.low), float(ci.high))

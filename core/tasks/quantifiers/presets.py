@@ -7,15 +7,18 @@ from typing import Any
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # What the Quantifiers page opens with: small enough to run in a few minutes on the embedded model (issue 22:
-    # opening on the 18,360-prompt dataset with Run enabled invited a 5–10 hour run by accident).
-    "small": {
+    # The page's default: GQG's prompt and objects on a small grid (3 quantifiers × 4 objects × 2 asked predicates ×
+    # 6 counts drawn = 144 prompts), a few minutes with the embedded model.
+    "gqg-small": {
         "task": "quantifiers",
-        "seed": 0,
-        "quantifiers": ["at least half", "more than 10", "none", "between 2 and 10"],
-        "noun_groups": ["common", "made_up"],
+        "quantifiers": ["at least half", "more than 10", "none"],
+        "noun_groups": ["gqg"],
+        "nouns_per_group": 4,
+        "total": 50,
+        "predicates": [["large", "small"]],
+        "template": "gqg",
         "samples": 6,
-        "nouns_per_group": 5,
+        "seed": 0,
     },
     # The published GQG dataset, exactly (18,360 prompts).
     "gqg-vanilla": {
