@@ -18,6 +18,10 @@ if str(APP_DIR) not in sys.path:  # so pages can `from pages import _ui` and `im
 
 st.set_page_config(page_title="SetLexSem Studio", page_icon="∩", layout="wide")
 
+import core  # noqa: E402
+
+core.import_packages()   # one session thread at a time: tabs opened together must not deadlock Python's imports
+
 from pages._ui.nav import navigation  # noqa: E402  (after set_page_config and the path setup)
 
 navigation()

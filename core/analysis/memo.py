@@ -22,7 +22,7 @@ _LOCK = threading.Lock()
 
 def _key(con, name: str, args: tuple, kwargs: dict) -> str | None:
     from core.analysis import aggregated
-    from core.store import aggregates
+    import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
     from core.store.schema import database_file
 
     path = database_file(con)

@@ -197,7 +197,7 @@ def change_token(con, view: str = VIEW) -> str:
     """Fingerprint of the stored results (row counts); changes when rows are added, answered or deleted. On the
     store: the runs' aggregate versions (no scan of the rows)."""
     from core.analysis import aggregated
-    from core.store import aggregates
+    import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
 
     if aggregated.usable(con, view, None, ()):
         return "v" + ",".join(f"{r}:{v}" for r, v in aggregates.versions(con))

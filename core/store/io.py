@@ -36,7 +36,8 @@ import pandas as pd
 
 from core import store
 from core.errors import ImportFileError
-from core.store import aggregates, rescore
+import core.store.aggregates as aggregates
+from core.store import rescore
 from core.store.backfill import fill_strict as _fill_strict
 from core.store.digest import row_digest as _row_digest, stored_run_digest as _stored_run_digest
 from core.store.faults import fault

@@ -11,7 +11,7 @@ import pyarrow as pa
 from core.redaction import redact
 from core.store.cache import canonical_json
 from core.store.db import now_utc
-from core.store import aggregates
+import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
 from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
 
 # ------------------------------------------------------------------------------------------------------ row shaping

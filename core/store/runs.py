@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from core.errors import UserError
-from core.store import aggregates
+import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
 from core.store.db import connect, transaction
 from core.store.rows import refresh_run_counts
 

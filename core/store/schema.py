@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from core.store import aggregates
+import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
 from core.store.backfill import BACKFILLS
 from core.tasks import item_columns
 
