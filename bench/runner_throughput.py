@@ -93,16 +93,18 @@ def sdk_ceiling(c: int, lat: float, n: int, cfg: dict) -> list[str]:
                     while todo:
                         await one(todo.pop())
                 t0 = time.perf_counter()
+                cpu0 = time.process_time()
                 await asyncio.gather(*[worker() for _ in range(c)])
-                el = time.perf_counter() - t0
+                el, cpu = time.perf_counter() - t0, time.process_time() - cpu0
                 await close()
-                return el
+                return el, cpu
 
-            el = asyncio.run(go())
+            el, cpu = asyncio.run(go())
         finally:
             server.kill()
             server.wait()
-        out.append(f"{label}: {n} calls in {el:.2f} s = {n / el:.1f} calls/s = {n / el / (c / lat):.2f} of C/L")
+        out.append(f"{label}: {n} calls in {el:.2f} s = {n / el:.1f} calls/s = {n / el / (c / lat):.2f} of C/L, "
+                   f"CPU {1000 * cpu / n:.3f} ms per call")
     return out
 
 
@@ -142,12 +144,20 @@ def main(argv=None) -> int:
         importlib.import_module("core.tasks.setops")   # process start-up (YAML, templates), not part of a run
         print(f"task module imported before timing: {time.perf_counter() - t_imp:.2f} s (once per process)")
 
+        import resource
+
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         p = runner.run(cfg, "openai-compatible/loop", **kw)
         wall = time.perf_counter() - t0
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         sent = endpoint_requests(base_url)
         report("first run (openai-compatible: OpenAI HTTP API over aiohttp)", p, wall, c, lat)
-        import resource
+        cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+        # CPU per call hardly depends on what else the machine runs, unlike the throughput: the figure to compare
+        # between versions of the runner on a busy machine (one core is 1,000 ms per second)
+        print(f"  CPU of this process: {cpu:.2f} s = {1000 * cpu / max(1, p.calls):.3f} ms per call "
+              f"(user {cpu1.ru_utime - cpu0.ru_utime:.2f} s, system {cpu1.ru_stime - cpu0.ru_stime:.2f} s)")
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"  endpoint saw {sent} requests; peak memory of this process so far {peak:,.0f} MiB")

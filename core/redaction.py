@@ -58,10 +58,25 @@ def _env_secrets() -> frozenset[str]:
     return env
 
 
-def _env_fingerprint(data) -> int:
-    """A cheap fingerprint of the raw environment's *_API_KEY entries (bytes keys and values, not decoded)."""
-    suffix = b"_API_KEY" if data and isinstance(next(iter(data)), bytes) else "_API_KEY"
-    return hash(tuple((k, v) for k, v in data.items() if k.upper().endswith(suffix)))
+def _env_fingerprint(data) -> tuple:
+    """A cheap fingerprint of the raw environment's *_API_KEY entries (bytes keys and values, not decoded): the
+    hash of all its names (a name added or removed changes it; computed in C, and the names' hashes are cached),
+    and the values of the names that end in _API_KEY (looked up, not searched for, while the names stay the same)."""
+    names = hash(tuple(data))
+    cached = _FINGERPRINT_NAMES
+    if cached is None or cached[0] != names:
+        suffix = b"_API_KEY" if data and isinstance(next(iter(data)), bytes) else "_API_KEY"
+        cached = _set_fingerprint_names(names, tuple(k for k in data if k.upper().endswith(suffix)))
+    return names, tuple(data.get(k) for k in cached[1])
+
+
+_FINGERPRINT_NAMES: tuple | None = None   # (hash of the environment's names, the names ending in _API_KEY)
+
+
+def _set_fingerprint_names(names: int, keys: tuple) -> tuple:
+    global _FINGERPRINT_NAMES
+    _FINGERPRINT_NAMES = (names, keys)
+    return _FINGERPRINT_NAMES
 
 
 _ENV_CACHE: tuple | None = None

@@ -490,11 +490,12 @@ class _Executor:
                 self.limiter.settle(est_tokens, tokens_real)
                 call = {
                     "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
-                    "params_json": store.canonical_json(params.to_dict()), "prompt_sha": store.sha256(prompt),
+                    "params_json": self.plan.params_json(params), "prompt_sha": store.sha256(prompt),
                     "draw": self.draw, "response": text, "latency_ms": completion.latency_ms,
                     "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
                     "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
-                    "dropped_params": store.canonical_json(list(completion.dropped_params or ())),
+                    "dropped_params": (store.canonical_json(list(completion.dropped_params))
+                                       if completion.dropped_params else "[]"),
                     "error": None, "attempts": attempt, "at": store.now_utc(),
                 }
                 results = self._result_rows(items, key, text, attempt, False)

@@ -88,13 +88,30 @@ class _Plan:
         p = self.params
         if not p.answer_cap:
             return p
+        idx = item.get("idx")
+        memo = self.__dict__.setdefault("_item_params", {})   # once per item: the cache key and the call both ask
+        got = memo.get(idx)
+        if got is not None and got[0] is p:
+            return got[1]
         cap = self.task.reply_cap(self.cfg, item)
         if cap is None or cap >= p.max_tokens:
-            return p
-        capped = self.__dict__.setdefault("_capped", {})   # one SamplingParams per cap, not one per item
-        if cap not in capped:
-            capped[cap] = p.replace(max_tokens=int(cap))
-        return capped[cap]
+            out = p
+        else:
+            capped = self.__dict__.setdefault("_capped", {})   # one SamplingParams per cap, not one per item
+            if cap not in capped:
+                capped[cap] = p.replace(max_tokens=int(cap))
+            out = capped[cap]
+        if idx is not None:
+            memo[idx] = (p, out)
+        return out
+
+    def params_json(self, params: SamplingParams) -> str:
+        """``canonical_json(params.to_dict())``, written once per distinct parameters (a call record holds it)."""
+        memo = self.__dict__.setdefault("_params_json", {})
+        got = memo.get(id(params))
+        if got is None or got[0] is not params:
+            got = memo[id(params)] = (params, store.canonical_json(params.to_dict()))
+        return got[1]
 
     def shape_for(self, item: dict):
         """The answer's form for a constrained call (None for answer format "free")."""
