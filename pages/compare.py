@@ -23,7 +23,7 @@ st.caption("Each series is one run (an uploaded file becomes a run of its own; t
 uploads = st.file_uploader("Upload result files (CSV / Parquet / JSONL — our export or the SetLexSem reference "
                            "layout)", type=["csv", "parquet", "jsonl", "ndjson"], accept_multiple_files=True,
                            key="cmp_upload")
-imported: dict = st.session_state.setdefault("cmp_imported", {})  # sha256 -> (run_id | None, message)
+imported: dict = st.session_state.setdefault("cmp_imported", {})  # sha256 -> (run_id | None, message, check)
 uploaded_ids: list[str] = []
 for f in uploads or []:
     data = f.getvalue()
@@ -40,14 +40,19 @@ for f in uploads or []:
             else:   # the same results, maybe in another format: one run, not two
                 message = (f"{f.name}: the same results as run “{name}” (id {run_id})"
                            " — already imported, not stored twice")
-            imported[digest] = (run_id, message)
+            from core.store.rescore import import_check
+
+            # re-scored from its responses: what they say beside what the file claims (issue 22)
+            imported[digest] = (run_id, message, import_check(_ui.db_path(), run_id))
         except UserError as exc:
-            imported[digest] = (None, str(exc))
-        except Exception as exc:  # never a traceback for a bad file
-            imported[digest] = (None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})")
-    run_id, message = imported[digest]
+            imported[digest] = (None, str(exc), None)
+        except Exception as exc:  # noqa: BLE001 - never a traceback for a bad file
+            imported[digest] = (None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})", None)
+    run_id, message, check = imported[digest]
     if run_id:
         st.success(_ui.md(message))
+        if check:
+            (st.warning if check["disagreements"] else st.caption)(_ui.md(check["text"]))
         uploaded_ids.append(run_id)
     else:
         st.error(_ui.md(message if message.startswith(f.name) else f"{f.name}: {message}"))
