@@ -76,13 +76,21 @@ if len(cmp_tasks) > 1:
     st.warning("These runs are of different tasks (" + ", ".join(cmp_tasks) + "): their accuracies measure "
                "different things. Compare runs of one task.")
 
-factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in analysis.RUN_FACTORS]
+sizes_same = bool(_ui.cached_analysis("sizes_always_equal", run_ids))   # then |A| = |B| is one factor
+
+
+def flabel(f: str) -> str:
+    return analysis.factor_label(f, sizes_same)
+
+
+factors = analysis.merge_sizes([f for f in _ui.cached_analysis("factor_columns", run_ids)
+                                if f not in analysis.RUN_FACTORS], sizes_same)
 scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 x_opts = factors or ["operation"]
 x_q = _ui.qp_get("x")
 x = c1.selectbox("Split by", x_opts, index=x_opts.index(x_q) if x_q in x_opts else
-                 (x_opts.index("operation") if "operation" in x_opts else 0), format_func=analysis.label,
+                 (x_opts.index("operation") if "operation" in x_opts else 0), format_func=flabel,
                  key="cmp_x")
 align = c2.toggle("Align on shared factors", value=True, key="cmp_align",
                   help="Keep only the factor combinations that every series has.")
@@ -106,14 +114,15 @@ def _compare(db, token, series_key, x, align, filters_key, scoring):
 points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]),
                           x, align, json.dumps(filters, default=str), scoring)
 if shared:
-    st.caption("Aligned on: " + ", ".join(analysis.label(f) for f in shared))
+    st.caption("Aligned on: " + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)))
 empty_message = "No answered items for this selection yet"
 if points.empty and align and len(series) > 1 and not _compare(
         _ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, False,
         json.dumps(filters, default=str), scoring)[0].empty:
     empty_message = "No combination of the shared factors is in every series"
-    st.info("No combination of the shared factors (" + ", ".join(analysis.label(f) for f in shared) + ") is in "
-            "every series. Turn off “Align on shared factors” to see each series over its own configurations.")
+    st.info("No combination of the shared factors ("
+            + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)) + ") is in every series. "
+            "Turn off “Align on shared factors” to see each series over its own configurations.")
 else:
     missing = analysis.series_without_points(points, series)
     if missing and not points.empty:
@@ -123,7 +132,7 @@ ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
 st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
                                analysis.group_summary(points, [x]) if len(series) == 1 else None,
                                reference=ref_df, reference_name=ref_titles.get(ref_id),
-                               empty_message=empty_message),
+                               empty_message=empty_message, x_title=flabel(x)),
                 width="stretch", key="cmp_violin")
 for warning in figures.violin_warnings(points, x, "series" if len(series) > 1 else None):
     st.warning(_ui.md(warning))
@@ -142,7 +151,7 @@ if not points.empty:
                        "reference's rule). Coloured: your series over the configurations shown above, "
                        f"{scoring} scoring — a different grid, so compare with care.")
     summ = analysis.group_summary(points, ["series", x]).rename(columns={
-        "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
+        "series": "Series", x: flabel(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})
     st.dataframe(analysis.for_display(summ), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("Mean %", "Std", "Min",
