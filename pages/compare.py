@@ -23,7 +23,7 @@ st.caption("Each series is one run (an uploaded file becomes a run of its own; t
 uploads = st.file_uploader("Upload result files (CSV / Parquet / JSONL — our export or the SetLexSem reference "
                            "layout)", type=["csv", "parquet", "jsonl", "ndjson"], accept_multiple_files=True,
                            key="cmp_upload")
-imported: dict = st.session_state.setdefault("cmp_imported", {})  # sha256 -> (run_id | None, message)
+imported: dict = st.session_state.setdefault("cmp_imported", {})  # sha256 -> (run_id | None, message, check)
 uploaded_ids: list[str] = []
 for f in uploads or []:
     data = f.getvalue()
@@ -40,14 +40,19 @@ for f in uploads or []:
             else:   # the same results, maybe in another format: one run, not two
                 message = (f"{f.name}: the same results as run “{name}” (id {run_id})"
                            " — already imported, not stored twice")
-            imported[digest] = (run_id, message)
+            from core.store.rescore import import_check
+
+            # re-scored from its responses: what they say beside what the file claims (issue 22)
+            imported[digest] = (run_id, message, import_check(_ui.db_path(), run_id))
         except UserError as exc:
-            imported[digest] = (None, str(exc))
-        except Exception as exc:  # never a traceback for a bad file
-            imported[digest] = (None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})")
-    run_id, message = imported[digest]
+            imported[digest] = (None, str(exc), None)
+        except Exception as exc:  # noqa: BLE001 - never a traceback for a bad file
+            imported[digest] = (None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})", None)
+    run_id, message, check = imported[digest]
     if run_id:
         st.success(_ui.md(message))
+        if check:
+            (st.warning if check["disagreements"] else st.caption)(_ui.md(check["text"]))
         uploaded_ids.append(run_id)
     else:
         st.error(_ui.md(message if message.startswith(f.name) else f"{f.name}: {message}"))
@@ -71,13 +76,21 @@ if len(cmp_tasks) > 1:
     st.warning("These runs are of different tasks (" + ", ".join(cmp_tasks) + "): their accuracies measure "
                "different things. Compare runs of one task.")
 
-factors = [f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in analysis.RUN_FACTORS]
+sizes_same = bool(_ui.cached_analysis("sizes_always_equal", run_ids))   # then |A| = |B| is one factor
+
+
+def flabel(f: str) -> str:
+    return analysis.factor_label(f, sizes_same)
+
+
+factors = analysis.merge_sizes([f for f in _ui.cached_analysis("factor_columns", run_ids)
+                                if f not in analysis.RUN_FACTORS], sizes_same)
 scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 x_opts = factors or ["operation"]
 x_q = _ui.qp_get("x")
 x = c1.selectbox("Split by", x_opts, index=x_opts.index(x_q) if x_q in x_opts else
-                 (x_opts.index("operation") if "operation" in x_opts else 0), format_func=analysis.label,
+                 (x_opts.index("operation") if "operation" in x_opts else 0), format_func=flabel,
                  key="cmp_x")
 align = c2.toggle("Align on shared factors", value=True, key="cmp_align",
                   help="Keep only the factor combinations that every series has.")
@@ -101,14 +114,15 @@ def _compare(db, token, series_key, x, align, filters_key, scoring):
 points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]),
                           x, align, json.dumps(filters, default=str), scoring)
 if shared:
-    st.caption("Aligned on: " + ", ".join(analysis.label(f) for f in shared))
+    st.caption("Aligned on: " + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)))
 empty_message = "No answered items for this selection yet"
 if points.empty and align and len(series) > 1 and not _compare(
         _ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, False,
         json.dumps(filters, default=str), scoring)[0].empty:
     empty_message = "No combination of the shared factors is in every series"
-    st.info("No combination of the shared factors (" + ", ".join(analysis.label(f) for f in shared) + ") is in "
-            "every series. Turn off “Align on shared factors” to see each series over its own configurations.")
+    st.info("No combination of the shared factors ("
+            + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)) + ") is in every series. "
+            "Turn off “Align on shared factors” to see each series over its own configurations.")
 else:
     missing = analysis.series_without_points(points, series)
     if missing and not points.empty:
@@ -118,7 +132,7 @@ ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
 st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
                                analysis.group_summary(points, [x]) if len(series) == 1 else None,
                                reference=ref_df, reference_name=ref_titles.get(ref_id),
-                               empty_message=empty_message),
+                               empty_message=empty_message, x_title=flabel(x)),
                 width="stretch", key="cmp_violin")
 for warning in figures.violin_warnings(points, x, "series" if len(series) > 1 else None):
     st.warning(_ui.md(warning))
@@ -137,7 +151,7 @@ if not points.empty:
                        "reference's rule). Coloured: your series over the configurations shown above, "
                        f"{scoring} scoring — a different grid, so compare with care.")
     summ = analysis.group_summary(points, ["series", x]).rename(columns={
-        "series": "Series", x: analysis.label(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
+        "series": "Series", x: flabel(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})
     st.dataframe(analysis.for_display(summ), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("Mean %", "Std", "Min",

@@ -12,7 +12,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.embeddings import figures, tables
+from core.embeddings import figures, results_store, tables
 from core.embeddings.criteria import DEFAULT_EPS, fmt
 from core.embeddings.encoders import LABELS, available_encoders
 from core.embeddings.measures import MEASURES
@@ -36,7 +36,8 @@ st.caption(
 @st.cache_data(show_spinner=False)
 def _demo():
     tuples = load_demo()
-    return tuples, build_samples(tuples)
+    samples = build_samples(tuples)
+    return tuples, samples, results_store.samples_sha(samples, tuples)
 
 
 openai_key, key_source = _ui.api_key_for(OPENAI_SPEC)
@@ -44,25 +45,39 @@ infos = {i.name: i for i in available_encoders(api_key=openai_key)}
 default = [n for n in ("minilm",) if infos[n].available]   # one encoder to start with: the quick, offline one
 CHIPS = {"minilm": "MiniLM", "local": "SmolLM2-135M", "openai": "OpenAI"}   # short: a chip shows them whole
 from_url = [n for n in _ui.qp_list("enc") if n in infos]
+# every setting is in the URL (a reload or a shared link shows the same view; computed results come back from the
+# store): enc=, src=, filter=1, and inside a result measure=, eps=, paper=0, angle=, op=
+SOURCES = {"demo": "Demo set", "upload": "Upload CSV", "paste": "Paste CSV", "fuse": "Fuse triples with a model"}
+SOURCE_Q = {v: k for k, v in SOURCES.items()}
+
+
+def _from_url(key: str, name: str, options, default, parse=lambda v: v) -> None:
+    """A fresh page (a reload, a shared link): the widget ``key`` starts at the URL's ``name``, if it is valid."""
+    if key not in st.session_state:
+        value = parse(_ui.qp_get(name)) if _ui.qp_get(name) is not None else default
+        st.session_state[key] = value if value in options else default
+
+
+_from_url("emb_source", "src", list(SOURCES.values()), "Demo set", SOURCES.get)
+_from_url("emb_filter", "filter", [True, False], False, lambda v: v == "1")
 
 left, right = st.columns([2, 3])
 with left:
     chosen = st.multiselect("Encoders", list(infos), default=from_url or default, key="emb_encoders",
                             format_func=lambda n: CHIPS.get(n, n) + ("" if infos[n].available else " (unavailable)"),
                             help="; ".join(f"{CHIPS.get(n, n)} = {LABELS[n]}" for n in infos))
-    for n in infos:
-        if not infos[n].available:
-            st.caption(f"{LABELS[n]}: {infos[n].reason}")
+    for n, info in infos.items():
+        if not info.available:
+            st.caption(f"{LABELS[n]}: {info.reason}")
     if "openai" in chosen and not openai_key:
         st.text_input("OPENAI_API_KEY (kept in this browser session only, never stored)", type="password",
                       key="_key_OPENAI_API_KEY")
 with right:
-    source = st.radio("Data", ["Demo set", "Upload CSV", "Paste CSV", "Fuse triples with a model"], horizontal=True,
-                      key="emb_source")
+    source = st.radio("Data", list(SOURCES.values()), horizontal=True, key="emb_source")
     paper_filter = st.checkbox("Paper's filter: keep difference samples only when their source pair has cosine "
                                "< 0.25", key="emb_filter")
 
-_ui.qp_set(enc=chosen)
+_ui.qp_set(enc=chosen, src=SOURCE_Q[source] if source != "Demo set" else None, filter=1 if paper_filter else None)
 
 raw: bytes | None = None
 if source == "Upload CSV":
@@ -120,19 +135,19 @@ def _fusion_source() -> tuple[list, str, str]:
 
 
 try:
+    data_sha = None
     if source == "Fuse triples with a model":
-        tuples, data_key, data_label = _fusion_source()
+        tuples, _fused_key, data_label = _fusion_source()
         kind, samples = "tuples", build_samples(tuples)
     elif source == "Demo set":
-        tuples, samples = _demo()
-        kind, data_key, data_label = "tuples", "demo", f"demo set ({len(tuples)} tuples)"
+        tuples, samples, data_sha = _demo()
+        kind, data_label = "tuples", f"demo set ({len(tuples)} tuples)"
     elif raw is None:
         st.info("Upload or paste a CSV: sentence tuples with columns s_prev, s_curr, s_next, s1, s2 (id, topic "
                 "optional), or ready-made samples with columns operator, a, b, target.")
         st.stop()
     else:
         kind, samples, tuples = load_any(raw)
-        data_key = hashlib.sha256(raw).hexdigest()[:16]
         data_label = f"uploaded {kind} ({len(tuples) if tuples else len(samples)} rows)"
 except UserError as exc:
     st.error(_ui.md(exc))
@@ -143,11 +158,26 @@ st.write(f"**{data_label}** → {len(samples)} samples: {counts['overlap']} over
          f"difference, {counts['union']} union" + (" (nine per tuple: one overlap, six difference, two union)"
                                                    if tuples else ""))
 
+# a result is kept in the store under the digest of what decides it (encoder, the samples' content, the filter, the
+# ε grid and measures: core/embeddings/results_store.py); this session keeps what it has read or computed
 results: dict = st.session_state.setdefault(RESULTS, {})
+diff_max_cos = 0.25 if paper_filter and tuples else None
+data_sha = data_sha or results_store.samples_sha(samples, tuples)
+settings = {enc: results_store.settings_for(enc, samples, tuples, diff_max_cos=diff_max_cos, data_sha=data_sha)
+            for enc in chosen}
+keys = {enc: results_store.digest(s) for enc, s in settings.items()}
 
 
 def _key(enc: str) -> str:
-    return f"{data_key}|{enc}|{int(paper_filter)}"
+    return keys[enc]
+
+
+missing = [k for k in keys.values() if k not in results]
+if missing:
+    try:
+        results.update(results_store.load_many(missing, _ui.db_path()))
+    except UserError as exc:     # a busy or damaged store: the page still computes, it only cannot show old results
+        st.warning(f"Stored results could not be read: {_ui.md(exc)}")
 
 
 if st.button("Compute", type="primary", disabled=not chosen, key="emb_compute"):
@@ -172,12 +202,21 @@ if st.button("Compute", type="primary", disabled=not chosen, key="emb_compute"):
             continue
         bar.progress(1.0, text=f"{LABELS[enc]}: done ({res.report['embedding']['embedded']} embedded, "
                                f"{res.report['embedding']['cached']} from cache)")
-        results[_key(enc)] = {"report": res.report, "rows": res.rows}
+        results[_key(enc)] = {"report": res.report, "rows": res.rows, "data_label": data_label}
+        try:
+            results_store.save(settings[enc], res.report, res.rows, data_label=data_label, db_path=_ui.db_path())
+        except UserError as exc:
+            st.warning(f"{LABELS[enc]}: computed, but not stored ({_ui.md(exc)}); it is shown until this tab closes.")
 
 done = {LABELS[e]: results[_key(e)] for e in chosen if _key(e) in results}
 if not done:
     st.info("Pick one or more encoders and press **Compute**. Embeddings are cached, so a second run is instant.")
     st.stop()
+stored = [f"{label} ({pd.Timestamp(v['created_at']).strftime('%Y-%m-%d %H:%M')} UTC)" for label, v in done.items()
+          if v.get("created_at") is not None]
+if stored:
+    st.caption("Stored results of these settings: " + _ui.md(", ".join(stored)) + ". Press **Compute** to compute "
+               "them again.")
 reports = {k: v["report"] for k, v in done.items()}
 rows_by_enc = {k: v["rows"] for k, v in done.items()}
 
@@ -201,11 +240,17 @@ with tab_crit:
                "LLM encoders C1 ≈ 24–25 · C3 ≈ 14–20 · C4 ≈ 49–62. ‘grid’ averages the share over a 132-value grid "
                "of margins ε spanning the observed range, as the paper did; ‘ε=0’ is the plain share.")
     c1, c2, c3 = st.columns(3)
+    EPS_OPTIONS = ["grid"] + [fmt(e) for e in DEFAULT_EPS]
+    _from_url("emb_measure", "measure", list(MEASURES), "cosine")
+    _from_url("emb_eps", "eps", EPS_OPTIONS, "grid")
+    _from_url("emb_paper", "paper", [True, False], True, lambda v: v != "0")
     measure = c1.selectbox("Measure", list(MEASURES), key="emb_measure",
                            format_func=lambda m: MEASURES[m].label)
-    eps_choice = c2.selectbox("Margin ε", ["grid"] + [fmt(e) for e in DEFAULT_EPS], key="emb_eps",
+    eps_choice = c2.selectbox("Margin ε", EPS_OPTIONS, key="emb_eps",
                               format_func=lambda e: "average over the ε grid (paper)" if e == "grid" else f"ε = {e}")
-    with_paper = c3.checkbox("Show the paper's 16 encoders", value=True, key="emb_paper")
+    with_paper = c3.checkbox("Show the paper's 16 encoders", key="emb_paper")
+    _ui.qp_set(measure=measure if measure != "cosine" else None, eps=eps_choice if eps_choice != "grid" else None,
+               paper=0 if not with_paper else None)
     note = " (distances: inequalities flipped)" if MEASURES[measure].is_distance else ""
     st.markdown(f"**C1 — TextOverlap** ({{A,B}}, O): CO1 = S(A,O) − S(A,B) ≥ ε, CO2 = S(B,O) − S(A,B) ≥ ε{note}. "
                 "Share of samples (%) per outcome.")
@@ -222,8 +267,10 @@ with tab_proj:
                 "C2: overlap targets lie *between* A and B; C5: difference targets lie near A; C6: union targets lie "
                 "between A and B when the norms are comparable, near the longer input otherwise.")
     st.dataframe(_df(tables.geometry_table(reports)), hide_index=True, width="stretch")
+    _from_url("emb_angle", "angle", ["angle_b", "angle_a"], "angle_b")
     which = st.radio("Angle", ["angle_b", "angle_a"], horizontal=True, key="emb_angle",
                      format_func=lambda v: figures.VALUE_LABELS[v])
+    _ui.qp_set(angle=which if which != "angle_b" else None)
     st.plotly_chart(figures.histogram_grid(rows_by_enc, which), key="emb_fig_angle")
 
 with tab_norm:
@@ -233,7 +280,10 @@ with tab_norm:
 with tab_samples:
     c1, c2 = st.columns([1, 1])
     enc_label = c1.selectbox("Encoder", list(rows_by_enc), key="emb_drill_enc")
-    op = c2.selectbox("Operator", ["all", "overlap", "difference", "union"], key="emb_drill_op")
+    OPS = ["all", "overlap", "difference", "union"]
+    _from_url("emb_drill_op", "op", OPS, "all")
+    op = c2.selectbox("Operator", OPS, key="emb_drill_op")
+    _ui.qp_set(op=op if op != "all" else None)
     rows = [r for r in rows_by_enc[enc_label] if op == "all" or r["operator"] == op]
     view = pd.DataFrame(rows)
     cols = ["sample_id", "operator", "variant", "cos_ab", "cos_at", "cos_bt", "angle_b", "norm_ratio", "a", "b",

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core import analysis, urlstate
 from core.analysis import figures
+from core.analysis.views import id_columns_hidden
 from pages import _ui
 
 st.title("Results")
@@ -301,7 +302,7 @@ if view == "drilldown":
         items = items.dropna(axis=1, how="all")
         sel = st.dataframe(analysis.for_display(analysis.readable_items(items, labels)), hide_index=True,
                            width="stretch", height=360, on_select="rerun", selection_mode="single-row",
-                           key="res_items")
+                           key="res_items", column_config=id_columns_hidden(items.columns))
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core import analysis, store
+from core.analysis.views import id_columns_hidden
 from core.config import run_spec, run_yaml
 from core.errors import UserError
 from core.files import parse_yaml_mapping
@@ -67,7 +68,7 @@ sel = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 *
                                   "accuracy": st.column_config.NumberColumn(
                                       "accuracy %", format="%.1f",
                                       help="Correct answers over answered items (failed calls left out)"),
-                                  "label": "run", "run_id": "run id", "n_items": "items", "n_done": "done",
+                                  "label": "run", "run_id": None, "n_items": "items", "n_done": "done",
                                   "n_failed": "failed", "n_cached": "cached"})
 ids = table["run_id"].tolist()
 rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
@@ -95,7 +96,7 @@ c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.
 ov = _ui.cached_analysis("run_overview", [run_id], scoring=scoring)
 acc = ov["accuracy"].iloc[0] if not ov.empty else None
 acc_text = f"{acc:.1f} % ({int(ov['n_correct'].iloc[0])} of {int(ov['answered'].iloc[0])})" \
-    if acc is not None and acc == acc else "–"
+    if acc is not None and pd.notna(acc) else "–"
 c2.markdown(f"**Items** {row.get('n_items')} · **done** {row.get('n_done')} · **failed** {row.get('n_failed')} · "
             f"**cached** {row.get('n_cached')}  \n**Accuracy ({scoring})** {acc_text}  \n"
             f"**Source** {_ui.md(row.get('source'))}")
@@ -269,4 +270,5 @@ with a3.container(border=True):
 with st.expander("Items of this run (first 200)"):
     items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
     st.dataframe(analysis.for_display(analysis.readable_items(items.dropna(axis=1, how="all"), {run_id: run_name}))
-                 if isinstance(items, pd.DataFrame) else items, hide_index=True, width="stretch")
+                 if isinstance(items, pd.DataFrame) else items, hide_index=True, width="stretch",
+                 column_config=id_columns_hidden(items.columns) if isinstance(items, pd.DataFrame) else None)

@@ -218,6 +218,13 @@ READABLE_LEVELS = {"operation": {"symmetric_difference": "symmetric difference"}
 LAST_COLUMNS = ("run_id", "config_id", "cache_key")
 
 
+def id_columns_hidden(columns: Iterable[str]) -> dict[str, None]:
+    """The column configuration (Streamlit's ``column_config``: None hides a column) that keeps the hashes
+    (run_id, config_id, cache_key) of a table in its data — downloads, selections — but off the screen, where the
+    run's name is shown instead (issue 22)."""
+    return {c: None for c in columns if c in LAST_COLUMNS}
+
+
 def readable_items(items: pd.DataFrame, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Item rows (a drill-down) for a person: the run's name first (column ``run``), the factors' levels as the
     plots write them ("symmetric difference", "not swapped"), and the hashes (run_id, config_id) last."""

@@ -128,3 +128,54 @@ def run_summary(run_json) -> str | None:
         return None
     tally = Tally(**{k: int(v) for k, v in counts.items() if k in Tally.__dataclass_fields__})
     return f"re-scored {tally.rescored} of {tally.rows} rows from their responses: {tally.summary()}"
+
+
+def disagreements(run_json) -> int:
+    """How many rows of an imported run the file judged otherwise than its responses (or gave a wrong truth for);
+    0 for a run that was not imported or that agrees."""
+    import json
+
+    try:
+        doc = json.loads(run_json) if isinstance(run_json, str) else (run_json or {})
+    except ValueError:
+        return 0
+    counts = (doc.get("meta") or {}).get("rescored") if isinstance(doc, dict) else None
+    if not isinstance(counts, dict):
+        return 0
+    return sum(int(counts.get(k) or 0) for k in ("claims_right_but_wrong", "claims_wrong_but_right", "truth_differs"))
+
+
+def import_check(db_path, run_id: str) -> dict | None:
+    """What an upload's page says right after the import: its accuracy from the responses (both scorings) beside the
+    accuracy its own verdict columns claim, and the re-scoring line. None for a run that was not imported.
+
+        {"rows", "accuracy", "accuracy_strict", "claimed", "claimed_strict", "summary", "disagreements", "text"}
+    """
+    from core import store
+
+    with store.connect(db_path) as con:
+        rec = con.execute("SELECT run_json FROM runs WHERE run_id = ? AND coalesce(source, '') LIKE 'import%'",
+                          [run_id]).fetchall()
+        if not rec:
+            return None
+        n, ok, ok_strict, claimed, claimed_strict = con.execute(
+            "SELECT count(*), avg(CAST(correct AS INT)), avg(CAST(correct_strict AS INT)), "
+            "avg(CAST(claimed_correct AS INT)), avg(CAST(claimed_correct_strict AS INT)) FROM v_results "
+            "WHERE run_id = ? AND error IS NULL AND (response IS NOT NULL OR correct IS NOT NULL)",
+            [run_id]).fetchall()[0]
+
+    def pct(x) -> float | None:
+        return None if x is None else round(100.0 * float(x), 1)
+
+    out = {"rows": int(n), "accuracy": pct(ok), "accuracy_strict": pct(ok_strict), "claimed": pct(claimed),
+           "claimed_strict": pct(claimed_strict), "summary": run_summary(rec[0][0]),
+           "disagreements": disagreements(rec[0][0])}
+
+    def show(x) -> str:
+        return "–" if x is None else f"{x:.1f} %"
+
+    claims = out["claimed_strict"] if out["claimed_strict"] is not None else out["claimed"]
+    text = (f"Accuracy from its responses: {show(out['accuracy_strict'])} strict, {show(out['accuracy'])} lenient"
+            + (f"; the file's own verdicts claim {show(claims)}" if claims is not None else ""))
+    out["text"] = text + (f". {out['summary'][0].upper()}{out['summary'][1:]}." if out["summary"] else ".")
+    return out

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import shutil
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
+# a submodule import: never waits on a core.store another thread is initialising
+import core.store.aggregates as aggregates  # noqa: PLR0402
 from core.store.backfill import BACKFILLS
 from core.tasks import item_columns
 
@@ -114,6 +115,12 @@ BATCH_REQUEST_COLUMNS = [
 # answer is merged into DuckDB; it lapses when its owner process is gone or after ``lease_s`` seconds.
 CLAIM_COLUMNS = [("cache_key", S), ("owner", S), ("run_id", S), ("claimed_at", TS), ("lease_s", F)]
 
+# Computed Embeddings results (schema version 7): one row per (encoder, samples, settings) digest, the REPORT dict and
+# the per-sample rows as JSON text (core/embeddings/results_store.py), so the page shows them again after a reload.
+EMBEDDING_RESULT_COLUMNS = [("digest", S), ("encoder", S), ("encoder_label", S), ("data_label", S),
+                            ("settings_json", S), ("n_samples", I), ("report_json", S), ("rows_json", S),
+                            ("created_at", TS)]
+
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, [
         f"CREATE TABLE IF NOT EXISTS runs (\n  {_cols(RUN_COLUMNS)},\n  PRIMARY KEY (run_id))",
@@ -130,8 +137,8 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
          STRICT_RESULT_COLUMNS]),
     (3, [   # issue 10: provider batches (new tables only: safe on any earlier file)
         f"CREATE TABLE IF NOT EXISTS batches (\n  {_cols(BATCH_COLUMNS)},\n  PRIMARY KEY (batch_id))",
-        f"CREATE TABLE IF NOT EXISTS batch_requests (\n  {_cols(BATCH_REQUEST_COLUMNS)},\n  "
-        "PRIMARY KEY (batch_id, run_id, idx))",
+        (f"CREATE TABLE IF NOT EXISTS batch_requests (\n  {_cols(BATCH_REQUEST_COLUMNS)},\n  "
+         "PRIMARY KEY (batch_id, run_id, idx))"),
     ]),
     (4, [   # issue 13: claims of calls in flight (a new table only: safe on any earlier file)
         f"CREATE TABLE IF NOT EXISTS claims (\n  {_cols(CLAIM_COLUMNS)},\n  PRIMARY KEY (cache_key))",
@@ -142,6 +149,10 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # 6 (issue 20): counts per (run, configuration) kept by the writers (core/store/aggregates.py); built from the
     # rows already stored by backfill.BACKFILLS[6]
     (6, aggregates.ddl([(name, _SQL_TYPE[typ]) for name, typ, _ in FACTOR_SPECS])),
+    (7, [   # issue 22: computed Embeddings results, shown again after a reload (core/embeddings/results_store.py)
+        (f"CREATE TABLE IF NOT EXISTS embedding_results (\n  {_cols(EMBEDDING_RESULT_COLUMNS)},\n  "
+         "PRIMARY KEY (digest))"),
+    ]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:
@@ -274,7 +285,7 @@ def backup_before_migration(con, to_version: int) -> Path | None:
     db_file = database_file(con)
     if db_file is None:
         return None
-    when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    when = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = backups_dir(db_file) / f"before-v{to_version}-{when}"
     partial = target.with_name(target.name + ".partial")
     try:

@@ -92,3 +92,99 @@ def test_fuse_triples_with_the_embedded_model(app):
     assert list(fused.columns[:2]) == ["id", "S1"] and fused["S1 words / budget"][0].endswith("/5")
     if fused["S1"][0] and fused["S2"][0]:
         assert "9 samples: 1 overlap, 6 difference, 2 union" in _text(app)
+
+
+# ------------------------------------------------------------------------ results kept in the store (issue 22)
+def _open(query: dict | None = None):
+    """A fresh browser session (no session state) opening the Embeddings page at a URL."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+    at.run()
+    at.switch_page("pages/embeddings.py")
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _store_demo_result(db, encoder: str = "minilm", diff_max_cos=None) -> dict:
+    """A result of the demo set computed earlier (by core, with a transparent stand-in encoder whose numbers are
+    not MiniLM's: whatever the page shows of it can only have come from the store)."""
+    from core.embeddings import results_store
+    from core.embeddings.pipeline import score
+    from core.embeddings.samples import build_samples, load_demo
+    from tests.embeddings.test_embeddings_pipeline import BagOfWords
+
+    tuples = load_demo()
+    samples = build_samples(tuples)
+    res = score(samples, BagOfWords([t for s in samples for t in (s.a, s.b, s.target)]), tuples=tuples,
+                source="demo", use_cache=False, diff_max_cos=diff_max_cos, db_path=db)
+    settings = results_store.settings_for(encoder, samples, tuples, diff_max_cos=diff_max_cos)
+    results_store.save(settings, res.report, res.rows, data_label="demo set", db_path=db)
+    return res.report
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    import streamlit as st
+
+    path = tmp_path / "studio.duckdb"
+    monkeypatch.setenv("STUDIO_DB", str(path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    st.cache_data.clear()
+    yield path
+    st.cache_data.clear()
+
+
+def test_a_stored_result_comes_back_in_a_fresh_session_with_the_urls_settings(db):
+    report = _store_demo_result(db)
+    url = {"enc": "minilm", "measure": "ned", "eps": "0.05", "op": "difference", "angle": "angle_a"}
+    at = _open(url)
+    assert not at.error
+    assert "press **Compute**" not in _text(at)            # shown without computing
+    assert any("Stored results of these settings" in c.value for c in at.caption)
+    assert at.selectbox(key="emb_measure").value == "ned" and at.selectbox(key="emb_eps").value == "0.05"
+    assert at.selectbox(key="emb_drill_op").value == "difference" and at.radio(key="emb_angle").value == "angle_a"
+    head = at.dataframe[0].value
+    assert list(head["encoder"]) == ["SBERT-mini (all-MiniLM-L6-v2)"]
+    assert head["C1 both (ε=0)"].iloc[0] == round(report["C1_both_cosine_eps0"], 2)
+    c1 = at.dataframe[1].value
+    ours = c1[c1["source"] == "this run"].iloc[0]
+    assert float(ours["TT"]) == round(report["C1_TT_ned_eps0.05"], 2)      # the URL's measure and ε, stored numbers
+    drill = next(d.value for d in at.dataframe if "sample_id" in d.value.columns)
+    assert set(drill["operator"]) == {"difference"}                       # the URL's operator in Samples
+    for k, v in url.items():                                 # the URL the page writes keeps them
+        assert at.query_params[k] == v
+
+
+def test_other_settings_are_another_result(db):
+    _store_demo_result(db)
+    at = _open({"enc": "minilm", "filter": "1"})             # the paper's filter: another result, none stored
+    assert at.checkbox(key="emb_filter").value is True
+    assert "press **Compute**" in _text(at) and not at.dataframe
+    at.checkbox(key="emb_filter").uncheck().run()            # back to the stored settings: shown again
+    assert not at.exception and "press **Compute**" not in _text(at) and at.dataframe
+    assert "filter" not in at.query_params
+
+
+@pytest.mark.slow
+def test_computed_on_the_page_then_shown_again_after_a_reload(db):
+    """The page's own Compute stores the result: a fresh session choosing the same data and encoder shows it
+    without computing (the Compute button is not pressed the second time)."""
+    pytest.importorskip("sentence_transformers")
+    text = _three_demo_tuples()
+    at = _open({"enc": "minilm"})
+    at.radio(key="emb_source").set_value("Paste CSV").run()
+    at.text_area(key="emb_paste").input(text).run()
+    at.button(key="emb_compute").click().run()
+    assert not at.exception and not at.error
+    first = at.dataframe[0].value
+    assert at.query_params["src"] == "paste"
+    again = _open({k: v for k, v in at.query_params.items()})
+    assert again.radio(key="emb_source").value == "Paste CSV"
+    again.text_area(key="emb_paste").input(text).run()       # a paste is not in the URL: the same text again
+    assert not again.exception and "press **Compute**" not in _text(again)
+    assert again.dataframe[0].value.equals(first)

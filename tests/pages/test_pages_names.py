@@ -72,3 +72,57 @@ def test_pickers_and_headings_name_runs(db, open_page, monkeypatch):
         pick.options
     assert "smollm2-24.csv" in names and "smollm2-24.yaml" in names, names
     assert not any(HASH.search(str(n)) for n in names), names
+
+
+IDS = re.compile(r"\b(?:setops|quantifiers|import)-[0-9a-f]{6,}")
+
+
+def _shown(frame) -> list[str]:
+    """What a table shows a person: its visible columns' names and cells (a column the page hides with
+    column_config None stays in the data — selections, downloads — but not on screen)."""
+    import json
+
+    hidden = {c for c, cfg in json.loads(frame.proto.columns or "{}").items() if (cfg or {}).get("hidden")}
+    df = frame.value
+    cols = [c for c in df.columns if c not in hidden]
+    return [str(c) for c in cols] + [str(v) for c in cols for v in df[c].tolist()]
+
+
+def test_tables_show_names_and_keep_the_ids_off_screen(db, open_page, tmp_path):
+    """Seen in Chromium screenshots of a store of named runs (issue 22): the Runs table had a 'run id' column and
+    the drill-down tables ended in run_id, config_id and cache_key hashes; Compare listed |A| and |B| as two
+    factors of grids where they are always equal."""
+    import pandas as pd
+
+    from core.store.exports import export_run
+    from core.store.io import import_results
+
+    a = runner.run(CFG, "reference/solver", db_path=db, name="smollm2 24").run_id
+    out = tmp_path / "e.csv"
+    export_run(db, a, out)
+    df = pd.read_csv(out)
+    df.loc[0, "response"] = "<answer>{}</answer>"
+    df["name"] = "uploaded copy"
+    df.to_csv(out, index=False)
+    imp = import_results(db, out.read_bytes(), "e.csv")[0]
+    assert imp.startswith("import-")
+
+    runs = open_page("pages/runs.py", {"run": imp})
+    assert runs.subheader[0].value == "Run uploaded copy"
+    table = runs.dataframe[0]
+    assert "run_id" in table.value.columns                  # kept for the selection …
+    assert not [c for d in runs.dataframe for c in _shown(d) if IDS.search(c)]   # … not shown, nor in the items
+
+    res = open_page("pages/results.py", {"runs": f"{a},{imp}", "view": "drilldown"})
+    items = next(d for d in res.dataframe if "prompt" in d.value.columns)
+    assert {"run_id", "config_id"} <= set(items.value.columns) and "run" in _shown(items)
+    assert set(items.value["run"]) == {"smollm2 24", "uploaded copy"}
+    assert not [c for d in res.dataframe for c in _shown(d) if IDS.search(c)]
+
+    cmp_ = open_page("pages/compare.py", {"runs": f"{a},{imp}"})
+    assert not [t for t in _texts(cmp_) if IDS.search(t)], [t for t in _texts(cmp_) if IDS.search(t)]
+    assert not [c for d in cmp_.dataframe for c in _shown(d) if IDS.search(c)]
+    split = cmp_.selectbox(key="cmp_x")
+    assert "|A| = |B|" in split.options and "|B|" not in split.options, split.options
+    aligned = next(c.value for c in cmp_.caption if c.value.startswith("Aligned on"))
+    assert "|A| = |B|" in aligned and not re.search(r"(: |, )\|B\|", aligned), aligned
