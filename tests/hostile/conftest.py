@@ -30,7 +30,13 @@ def run_limited(args: list[str], *, env: dict | None = None, timeout: float = 18
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    # RLIMIT_AS counts address space reserved, not memory used: glibc reserves 64 MB per thread that allocates (15
+    # threads in a run: ~900 MB) and Arrow's mimalloc pool reserves 1 GB up front — a plain 6-item run peaks at
+    # 2.4 GB of address space with ~130 MB resident, and under the limit it failed now and then inside DuckDB
+    # (CI: "failed to allocate", exit 2). Two arenas and Arrow's system pool keep the limit a limit on what a
+    # hostile input makes the tool hold.
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), "MALLOC_ARENA_MAX": "2",
+                "ARROW_DEFAULT_MEMORY_POOL": "system", **(env or {})}
     proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=full_env, preexec_fn=limit, capture_output=True,
                           text=True, timeout=timeout)
     return Done(proc.returncode, proc.stdout, proc.stderr)
