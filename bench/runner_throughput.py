@@ -83,9 +83,10 @@ def sdk_ceiling(c: int, lat: float, n: int, cfg: dict) -> list[str]:
                     import openai
 
                     client = openai.AsyncOpenAI(api_key="no-key", base_url=base_url, max_retries=0)
-                    one = (lambda p: client.chat.completions.create(
-                        model="loop", messages=[{"role": "user", "content": p}], temperature=params.temperature,
-                        top_p=params.top_p, max_tokens=params.max_tokens, extra_body={"top_k": params.top_k}))
+                    def one(p):
+                        return (client.chat.completions.create(
+                                            model="loop", messages=[{"role": "user", "content": p}], temperature=params.temperature,
+                                            top_p=params.top_p, max_tokens=params.max_tokens, extra_body={"top_k": params.top_k}))
                     close = client.close
                 todo = list(prompts)
 

@@ -306,13 +306,14 @@ if view == "drilldown":
         rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])
-            l, r = st.columns(2)
-            l.markdown(f"**Prompt** (run {_ui.md(labels.get(it['run_id'], it['run_id']))}, item {_ui.md(it['idx'])})",
-                       help=f"Run id: {it['run_id']}")
-            l.code(it["prompt"], language=None, wrap_lines=True)
-            r.markdown("**Raw response**")
-            r.code(it["response"], language=None, wrap_lines=True)
-            r.markdown(f"**Parsed (lenient)**: {_ui.md_code(it['parsed'])} · **Correct**: {_ui.md(it['correct'])}  \n"
-                       + (f"**Parsed (strict)**: {_ui.md_code(it['parsed_strict'])} · **Correct**: "
-                          f"{_ui.md(it['correct_strict'])}  \n" if "correct_strict" in it else "")
-                       + f"**Truth**: {_ui.md_code(it['truth'])}")
+            left, right = st.columns(2)
+            run_label = _ui.md(labels.get(it["run_id"], it["run_id"]))
+            left.markdown(f"**Prompt** (run {run_label}, item {_ui.md(it['idx'])})", help=f"Run id: {it['run_id']}")
+            left.code(it["prompt"], language=None, wrap_lines=True)
+            right.markdown("**Raw response**")
+            right.code(it["response"], language=None, wrap_lines=True)
+            right.markdown(f"**Parsed (lenient)**: {_ui.md_code(it['parsed'])} · **Correct**: "
+                           f"{_ui.md(it['correct'])}  \n"
+                           + (f"**Parsed (strict)**: {_ui.md_code(it['parsed_strict'])} · **Correct**: "
+                              f"{_ui.md(it['correct_strict'])}  \n" if "correct_strict" in it else "")
+                           + f"**Truth**: {_ui.md_code(it['truth'])}")

@@ -18,7 +18,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
-import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
+import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
 from core.store.schema import FACTOR_COLUMNS, RUN_PARAM_FACTORS
 
 VIEW = "v_results"   # the store's results view (core.analysis.queries.VIEW): the only relation with aggregates

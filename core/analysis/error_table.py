@@ -279,7 +279,7 @@ def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str]) -> pd.DataF
     by = [c for c in dict.fromkeys(by) if c]
     if table.empty:
         return pd.DataFrame()
-    from core.analysis.views import readable_level   # levels as the plots write them ("symmetric difference")
+    from core.analysis.views import readable_level  # levels as the plots write them ("symmetric difference")
 
     names = [" · ".join(readable_level(f, v) for f, v in zip(by, row)) for row in table[by].itertuples(index=False)] \
         if by else ["all"] * len(table)

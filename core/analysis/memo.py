@@ -21,8 +21,8 @@ _LOCK = threading.Lock()
 
 
 def _key(con, name: str, args: tuple, kwargs: dict) -> str | None:
+    import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
     from core.analysis import aggregated
-    import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
     from core.store.schema import database_file
 
     path = database_file(con)

@@ -62,7 +62,7 @@ def condition_stats(con, run_id: str, scoring: str = "strict", upto: Sequence[in
 
 def replayable_runs(con) -> pd.DataFrame:
     """Stored runs with deceptive items (any source: live, provider batch, imported file, another machine's)."""
-    import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
+    import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
 
     if aggregates.present(con):   # from the per-configuration counts, not a join over every result
         return con.execute(

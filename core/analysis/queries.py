@@ -196,8 +196,8 @@ def _where(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence[An
 def change_token(con, view: str = VIEW) -> str:
     """Fingerprint of the stored results (row counts); changes when rows are added, answered or deleted. On the
     store: the runs' aggregate versions (no scan of the rows)."""
+    import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
     from core.analysis import aggregated
-    import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
 
     if aggregated.usable(con, view, None, ()):
         return "v" + ",".join(f"{r}:{v}" for r, v in aggregates.versions(con))

@@ -29,7 +29,6 @@ COMMANDS = {
     "serve-local": "core.cli.commands.serve_local",
     "embeddings": "core.cli.commands.embeddings",
     "build-hyponyms": "core.cli.commands.build_hyponyms",
-    "report": "core.cli.commands.report",
     "backup": "core.cli.commands.backup",
     "restore": "core.cli.commands.restore",
 }

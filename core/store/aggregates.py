@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-
 SCORINGS = ("lenient", "strict")
 
 # the counts of agg_counts, in order, with their SQL over one (run, configuration)'s rows (``a`` = answered under

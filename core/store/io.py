@@ -34,9 +34,9 @@ from typing import Any
 
 import pandas as pd
 
+import core.store.aggregates as aggregates
 from core import store
 from core.errors import ImportFileError
-import core.store.aggregates as aggregates
 from core.store import rescore
 from core.store.backfill import fill_strict as _fill_strict
 from core.store.digest import row_digest as _row_digest, stored_run_digest as _stored_run_digest

@@ -45,7 +45,7 @@ def clean_once(con, db_file: Path) -> None:
 
 
 def clean(con, db_file: Path) -> dict:
-    import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
+    import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
     from core.store.liveness import pid_alive
 
     folder = db_file.parent

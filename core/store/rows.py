@@ -8,10 +8,10 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
+import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
 from core.redaction import redact
 from core.store.cache import canonical_json
 from core.store.db import now_utc
-import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
 from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
 
 # ------------------------------------------------------------------------------------------------------ row shaping

@@ -7,8 +7,8 @@ import json
 
 import pandas as pd
 
+import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
 from core.errors import UserError
-import core.store.aggregates as aggregates   # a submodule import: never waits on a core.store another thread is initialising
 from core.store.db import connect, transaction
 from core.store.rows import refresh_run_counts
 

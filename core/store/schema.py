@@ -31,7 +31,7 @@ import core.store.aggregates as aggregates  # noqa: PLR0402
 from core.store.backfill import BACKFILLS
 from core.tasks import item_columns
 
-S, I, F, B, TS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.timestamp("us")
+S, I, F, B, TS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.timestamp("us")  # noqa: E741
 
 RUN_COLUMNS = [
     ("run_id", S), ("run_key", S), ("draw", I), ("created_at", TS), ("updated_at", TS), ("finished_at", TS),

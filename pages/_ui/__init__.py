@@ -29,13 +29,18 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
   st.info / st.caption / st.toast — they all render Markdown.
 """
 
-from pages._ui.db import (cached_analysis, db_path, db_token, df_download, run_batches, run_label,  # noqa: F401
-                          runs_df, user_errors)
+from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_batches, run_label, runs_df, user_errors  # noqa: F401
 from pages._ui.model_picker import (  # noqa: F401
-    MODEL_CHOICES, ModelChoice, api_key_for, batch_toggle, found_servers, key_env_for, model_picker)
+                          MODEL_CHOICES,
+                          ModelChoice,
+                          api_key_for,
+                          batch_toggle,
+                          found_servers,
+                          key_env_for,
+                          model_picker,
+)
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
-from pages._ui.pickers import (current_scoring, run_picker, scoring_switch, select_runs,  # noqa: F401
-                               slice_filters, warn_unknown_runs)
+from pages._ui.pickers import current_scoring, run_picker, scoring_switch, select_runs, slice_filters, warn_unknown_runs  # noqa: F401
 from pages._ui.progress import report_download, run_is_live, run_progress, start_run, with_live_status  # noqa: F401
 from pages._ui.text import md, md_code  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401

@@ -64,7 +64,8 @@ def test_score_report_and_rows(demo, tmp_path):
     assert {"operator", "a", "b", "target", "cos_ab", "cos_at", "cos_bt"} <= set(row)
     v = res.vectors
     s = samples[0]
-    cos = lambda x, y: float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
+    def cos(x, y):
+        return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
     assert row["cos_ab"] == pytest.approx(cos(v[s.a], v[s.b]), abs=1e-6)
     assert row["cos_bt"] == pytest.approx(cos(v[s.b], v[s.target]), abs=1e-6)
     write_report(r, tmp_path / "out" / "REPORT.json")

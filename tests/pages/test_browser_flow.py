@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 from core.tasks import setops
-
 from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, free_port, wait_http, wait_rendered
 from tests.support import ROOT
 

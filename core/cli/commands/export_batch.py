@@ -42,9 +42,8 @@ def _spec(args):
 
 
 def export_main(args: argparse.Namespace) -> int:
-    from core.runner.batch_files import export_batch
-
     from core.errors import UserError
+    from core.runner.batch_files import export_batch
 
     if args.shards < 1 or args.shards > 10_000:
         raise UserError(f"--shards must be between 1 and 10000 (got {args.shards})")
