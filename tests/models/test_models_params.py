@@ -89,7 +89,10 @@ def test_model_objects_describe_themselves_without_network():
     info = {p.provider: p for p in PROVIDERS.values()}
     assert info["openai-compatible"].needs_base_url
     assert {p.provider: p.default_concurrency for p in PROVIDERS.values()} == {
-        "local": 1, "reference": 64, "openai": 16, "anthropic": 8, "openai-compatible": 8}
+        "local": 1, "reference": 64, "openai": 16, "anthropic": 8, "openai-compatible": 8, "vllm": 1}
+    assert [p.provider for p in PROVIDERS.values() if not p.live] == ["vllm"]
+    with pytest.raises(ModelError, match="--engine ray"):
+        get_model("vllm/Qwen/Qwen2.5-0.5B-Instruct")
 
 
 def test_retry_after_parsing():
