@@ -73,6 +73,9 @@ def export_batch(config: dict, model: str, out_path, *, params=None, limit=None,
     ``vllm run-batch`` or Ray task each). Returns counts: items, cached (already answered), requests, and files."""
     out = check_output_path(out_path, (".jsonl",), flag="--out")
     plan, body, _ = _prepare(config, model, params, limit)
+    if plan.params.answer_format != "free":   # a request line carries no grammar: the run would claim one it lacks
+        raise UserError(f"batch files (and --engine ray) send free-form requests; answer format "
+                        f"{plan.params.answer_format!r} is for live runs")
     items = _items(plan)
     params_dict = plan.params.to_dict()
     with store.connect(db_path) as con:

@@ -184,3 +184,14 @@ def test_prompts_the_cache_answers_are_scored_into_the_run(tmp_path, cli):
     assert runs == [("done", 96, 8)] and correct == 96
     again = cli("import-batch", full_res, *common)                 # a second import changes nothing
     assert again.returncode == 0 and "from the cache" not in again.stdout
+
+
+def test_a_constrained_answer_format_is_not_exported_as_free_requests(tmp_path):
+    from core.errors import UserError
+    from core.runner.batch_files import export_batch
+
+    cfg = run_spec({"task": "setops", "samples": 1, "sizes": [2], "members": ["numbers"]}).config_dict()
+    with pytest.raises(UserError, match="free-form"):
+        export_batch(cfg, MODEL, tmp_path / "r.jsonl", params={"answer_format": "constrained"},
+                     db_path=tmp_path / "s.duckdb")
+    assert not (tmp_path / "r.jsonl").exists()
