@@ -9,9 +9,10 @@ flight and the same command continues from the cache. One pipeline (``run_pipeli
   + ``build_processor``) on the cluster's GPUs, replicas × tensor-parallel size, the finish reason derived from the
   token counts and the cap (``ray_mapping``).
 
-A local Ray starts by itself when no address is given (or ``local``); ``auto``, ``ray://host:10001`` or a GCS
-``host:port`` join a cluster. The worker code (``ray_workers``, ``ray_mapping``) is shipped to the workers by value,
-so they need Ray and httpx or vLLM, not this project. ``start_ray_run`` runs the HTTP path on a background thread
+A local Ray starts by itself when no address is given (or ``local``); ``auto`` or a cluster's GCS ``host:port``
+join a cluster as a driver (Ray Data 2.60 does not run through Ray Client, ``ray://``: refused with the way round).
+The worker code (``ray_workers``, ``ray_mapping``) is shipped to the workers by value, so they need Ray and httpx or
+vLLM, not this project. ``start_ray_run`` runs the HTTP path on a background thread
 behind a ``RunHandle`` (the dashboard's "Run on a Ray cluster").
 """
 
@@ -31,15 +32,16 @@ __all__ = ["HttpCaller", "check_ray_address", "run_pipeline", "run_ray", "run_vl
            "vllm_config_kwargs"]
 
 _HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
-_ADDRESS = re.compile(rf"(?:ray://)?({_HOST}):([0-9]{{1,5}})", re.IGNORECASE)
+_ADDRESS = re.compile(rf"(?:ray://)?({_HOST}):([0-9]{{1,5}})", re.IGNORECASE)   # ray:// to refuse it
 _RAY_LOCK = threading.Lock()
 _CONNECTED: dict[str, str | None] = {"address": None}   # what this process's Ray was started with / joined
 
 
 def check_ray_address(address) -> str | None:
     """The Ray address normalised — ``local`` (start a Ray in this process), ``auto`` (the cluster this machine is
-    part of), ``ray://host:port`` (Ray Client) or ``host:port`` (a cluster's GCS address) — None for empty;
-    UserError naming the accepted forms otherwise."""
+    part of) or ``host:port`` (a cluster's GCS address: this process joins it as a driver) — None for empty;
+    UserError naming the accepted forms otherwise. A Ray Client address (``ray://host:10001``) is refused with the
+    way round: Ray Data 2.60 does not run through Ray Client (its executor needs a driver's core worker)."""
     if address is None:
         return None
     text = address.strip() if isinstance(address, str) else None
@@ -49,9 +51,13 @@ def check_ray_address(address) -> str | None:
         return text.lower()
     m = _ADDRESS.fullmatch(text or "")
     if m is None or not 0 < int(m.group(2)) < 65536:
-        raise UserError(f"the Ray address must be local, auto, ray://host:10001 (Ray Client) or host:6379 (a "
-                        f"cluster's GCS address); got {address!r}")
-    return ("ray://" if text.lower().startswith("ray://") else "") + f"{m.group(1)}:{int(m.group(2))}"
+        raise UserError(f"the Ray address must be local, auto or host:6379 (a cluster's GCS address); got "
+                        f"{address!r}")
+    if text.lower().startswith("ray://"):
+        raise UserError(f"Ray Data does not run through Ray Client ({text}): give the cluster's GCS address "
+                        f"{m.group(1)}:6379 (this machine joins as a driver and must be reachable from the cluster), "
+                        "or run the command on a cluster node with auto (ray job submit … -- python -m core run …)")
+    return f"{m.group(1)}:{int(m.group(2))}"
 
 
 def ship_worker_code() -> None:
@@ -84,10 +90,12 @@ def start_ray(address: str | None = None) -> str:
                          logging_level="ERROR", _temp_dir=tempfile.mkdtemp(prefix="studio-ray-"))
             else:
                 ray.init(address=want, log_to_driver=False, logging_level="ERROR")
-        except Exception as exc:  # noqa: BLE001  (ConnectionError, RuntimeError, a Ray Client timeout …)
+        except Exception as exc:  # noqa: BLE001  (ConnectionError, RuntimeError, an authentication error …)
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-            raise UserError(f"cannot {'start a local Ray' if want == 'local' else f'join the Ray at {want}'}: "
-                            f"{first}") from None
+            if want == "local":
+                raise UserError(f"cannot start a local Ray: {first}") from None
+            raise UserError(f"cannot join the Ray at {want}: {first} (is it up? a cluster with token authentication "
+                            "needs RAY_AUTH_MODE=token and its token in RAY_AUTH_TOKEN or ~/.ray/auth_token)") from None
         _CONNECTED["address"] = want
         return want
 
@@ -239,7 +247,7 @@ def _check_gpus(tp: int) -> None:
     gpus = float(ray.cluster_resources().get("GPU", 0))
     if gpus < tp:
         raise UserError(f"the Ray cluster has {gpus:g} GPU(s) and a vllm/ replica needs {tp} (--vllm-tp); join a "
-                        "GPU cluster with --ray-address auto or ray://head:10001 (its GPU nodes must be up when the "
+                        "GPU cluster with --ray-address auto or head:6379 (its GPU nodes must be up when the "
                         "run starts)")
 
 

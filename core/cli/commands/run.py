@@ -70,8 +70,9 @@ def register(subparsers) -> None:
     r.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="ray: send the uncached requests through Ray Data — an HTTP actor pool for "
                         "openai-compatible/ models, the vLLM processor for vllm/ models (default: local)")
-    r.add_argument("--ray-address", default=None, help="Ray cluster: auto, ray://host:10001 or a GCS host:6379 "
-                   "(default, or local: a Ray started in this process)")
+    r.add_argument("--ray-address", default=None, help="Ray cluster: auto (this machine is a node of it) or its GCS "
+                   "address host:6379 (default, or local: a Ray started in this process; Ray Client ray:// cannot "
+                   "run Ray Data)")
     r.add_argument("--ray-actors", type=int, default=2, help="HTTP actors in the pool (default 2)")
     r.add_argument("--ray-block-size", type=int, default=64,
                    help="requests per Ray block: the unit imported as it completes (default 64)")
@@ -160,7 +161,7 @@ def _check_engine(args, model: str, provider: str, base_url) -> None:
     if provider == "vllm":
         if args.engine != "ray":
             raise UserError(f"{model} runs on the GPUs of a Ray cluster through Ray Data's vLLM processor: add "
-                            f"--engine ray [--ray-address auto|ray://head:10001] (a vLLM server is "
+                            f"--engine ray [--ray-address auto|head:6379] (a vLLM server is "
                             f"openai-compatible/{model.split('/', 1)[1]} with --base-url)")
         if base_url:
             raise UserError(f"--base-url does not apply to {model} (the engines run on the Ray cluster); a vLLM "
