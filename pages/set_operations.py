@@ -242,6 +242,7 @@ if cfg is not None and started not in (CUSTOM,):
 st.subheader("Model")
 choice = _ui.model_picker("so_m")
 _ui.batch_toggle(choice, "so_m")
+_ui.ray_cluster_field(choice, "so_m")
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=300)

@@ -18,7 +18,8 @@ from pages._ui.text import md
 
 def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fresh: bool = False,
               limit: int | None = None):
-    """Start a background run (returns the RunHandle, or None after showing the error)."""
+    """Start a background run (returns the RunHandle, or None after showing the error): live calls, provider
+    batches (``choice.batch``) or Ray Data at ``choice.ray_address`` — each followed by the same progress display."""
     from core import runner
 
     if choice.missing_key:
@@ -26,9 +27,17 @@ def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fre
                  ".streamlit/secrets.toml, or type it above (kept for this session only).")
         return None
     try:
+        if choice.ray_address:
+            if fresh:
+                st.error("Fresh samples are for runs from this app; a Ray run continues the run and its cache "
+                         "(turn one of them off).")
+                return None
+            return runner.start_ray_run(config, choice.spec, choice.base_url, address=choice.ray_address,
+                                        params=choice.params, api_key=choice.api_key, db_path=db_path(), name=name,
+                                        limit=limit)
         return runner.start_run(config, choice.spec, params=choice.params, base_url=choice.base_url,
                                 api_key=choice.api_key, db_path=db_path(), fresh=fresh, name=name,
-                                limit=limit, source="app")
+                                limit=limit, source="app", batch=choice.batch)
     except UserError as exc:
         st.error(md(exc))
     except Exception as exc:  # model errors (bad spec…) carry a readable reason
