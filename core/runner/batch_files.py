@@ -94,7 +94,8 @@ def export_batch(config: dict, model: str, out_path, *, params=None, limit=None,
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                fh.writelines(dumps(request_line(key, name, prompt, body)) for key, prompt in todo[i * per:(i + 1) * per])
+                fh.writelines(dumps(request_line(key, name, prompt, body))
+                              for key, prompt in todo[i * per:(i + 1) * per])
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
@@ -128,59 +129,82 @@ def import_batch(paths, config: dict, model: str, *, params=None, limit=None, db
     if not paths:
         raise UserError("no results file given")
     label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
-    plan, _, dropped = _prepare(config, model, params, limit, name, f"import-batch:{label}"[:300])
-    items = _items(plan)
-    params_dict = plan.params.to_dict()
-    with store.connect(db_path) as con:
-        run_id, draw, exists = _find_run(con, plan, False)
-    by_key: dict[str, list[dict]] = {}
-    for it in items:
-        by_key.setdefault(store.cache_key(plan.model_spec, None, params_dict, it["prompt"], draw), []).append(it)
-    run_json = _run_json(plan, limit, draw, [p.name for p in paths])
-    # first pass: the whole file is read and checked before anything is written (a bad line changes nothing)
-    counts = {"run_id": run_id, "matched": 0, "answered": 0, "failed": 0, "unmatched": 0, "lines": 0}
-    for path in paths:
-        for out in parse_lines(_lines(path), path.name):
-            counts["lines"] += 1
-            its = by_key.get(out.custom_id)
-            if its is None:
-                counts["unmatched"] += 1
-                continue
-            counts["matched"] += 1
-            counts["answered" if out.kind == "succeeded" else "failed"] += len(its)
-    if counts["matched"] == 0:
-        raise ImportFileError(
-            f"{label}: none of its {counts['lines']} line(s) matches an item of this config and model (custom_id is "
-            "the cache key export-batch wrote: use the same --config, --model, sampling flags and --limit)")
+    return BatchImporter(config, model, params=params, limit=limit, db_path=db_path, name=name,
+                         source=f"import-batch:{label}").import_files(paths)
 
-    w = _Writer(db_path, plan, run_id, draw, exists, items, run_json)
-    batch_price = plan.model_spec.startswith("openai/")   # OpenAI's own output files: the batch price
 
-    at = store.now_utc()
-    seen: set[str] = set()
-    for path in paths:
-        for out in parse_lines(_lines(path), path.name):
-            its = by_key.get(out.custom_id)
-            if its is None:
-                continue
-            if out.kind == "succeeded":
-                if out.custom_id not in seen:
-                    seen.add(out.custom_id)
-                    w.calls.append({
-                        "cache_key": out.custom_id, "model": plan.model_spec, "base_url": None,
-                        "params_json": store.canonical_json(params_dict), "prompt_sha": store.sha256(its[0]["prompt"]),
-                        "draw": draw, "response": out.text, "latency_ms": None, "tokens_in": out.tokens_in,
-                        "tokens_out": out.tokens_out,
-                        "cost_usd": estimate_cost(plan.model_spec, out.tokens_in, out.tokens_out, batch=batch_price),
-                        "finish_reason": out.finish_reason, "dropped_params": store.canonical_json(dropped),
-                        "error": None, "attempts": 1, "at": at})
-                w.results.extend(result_rows(plan.task, run_id, its, out.custom_id, out.text, 1, False))
-            else:
-                w.results.extend(failure_rows(run_id, its, f"batch file: {out.kind}: {out.error or ''}".strip(), 1))
-            if len(w.results) >= CHUNK:
-                w.flush()
-    w.flush(final=True)
-    return counts
+class BatchImporter:
+    """``import_batch`` with its preparation — the run's plan, items, cache keys and run id — done once, then any
+    number of results files imported into the run: the Ray engine imports each block through one, so a block costs
+    its own lines, not the whole run again (the items go in with the first rows only)."""
+
+    def __init__(self, config: dict, model: str, *, params=None, limit=None, db_path=None, name=None,
+                 source: str = "import-batch"):
+        self.plan, _, self.dropped = _prepare(config, model, params, limit, name, source[:300])
+        self.items = _items(self.plan)
+        self.limit, self.db_path = limit, db_path
+        self.params_dict = self.plan.params.to_dict()
+        with store.connect(db_path) as con:
+            self.run_id, self.draw, exists = _find_run(con, self.plan, False)
+        self.by_key: dict[str, list[dict]] = {}
+        for it in self.items:
+            self.by_key.setdefault(store.cache_key(self.plan.model_spec, None, self.params_dict, it["prompt"],
+                                                   self.draw), []).append(it)
+        self.writer = _Writer(db_path, self.plan, self.run_id, self.draw, exists, self.items, "")
+
+    def import_files(self, paths) -> dict:
+        """One import (see ``import_batch``) of ``paths`` into the run."""
+        paths = [Path(p).expanduser() for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+        label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
+        plan, run_id, draw, by_key, params_dict = self.plan, self.run_id, self.draw, self.by_key, self.params_dict
+        dropped = self.dropped
+        # first pass: the whole file is read and checked before anything is written (a bad line changes nothing)
+        counts = {"run_id": run_id, "matched": 0, "answered": 0, "failed": 0, "unmatched": 0, "lines": 0}
+        for path in paths:
+            for out in parse_lines(_lines(path), path.name):
+                counts["lines"] += 1
+                its = by_key.get(out.custom_id)
+                if its is None:
+                    counts["unmatched"] += 1
+                    continue
+                counts["matched"] += 1
+                counts["answered" if out.kind == "succeeded" else "failed"] += len(its)
+        if counts["matched"] == 0:
+            raise ImportFileError(
+                f"{label}: none of its {counts['lines']} line(s) matches an item of this config and model (custom_id "
+                "is the cache key export-batch wrote: use the same --config, --model, sampling flags and --limit)")
+
+        w = self.writer
+        w.run_json = _run_json(plan, self.limit, draw, [p.name for p in paths])
+        batch_price = plan.model_spec.startswith("openai/")   # OpenAI's own output files: the batch price
+
+        at = store.now_utc()
+        seen: set[str] = set()
+        for path in paths:
+            for out in parse_lines(_lines(path), path.name):
+                its = by_key.get(out.custom_id)
+                if its is None:
+                    continue
+                if out.kind == "succeeded":
+                    if out.custom_id not in seen:
+                        seen.add(out.custom_id)
+                        w.calls.append({
+                            "cache_key": out.custom_id, "model": plan.model_spec, "base_url": None,
+                            "params_json": store.canonical_json(params_dict),
+                            "prompt_sha": store.sha256(its[0]["prompt"]), "draw": draw, "response": out.text,
+                            "latency_ms": None, "tokens_in": out.tokens_in, "tokens_out": out.tokens_out,
+                            "cost_usd": estimate_cost(plan.model_spec, out.tokens_in, out.tokens_out,
+                                                      batch=batch_price),
+                            "finish_reason": out.finish_reason, "dropped_params": store.canonical_json(dropped),
+                            "error": None, "attempts": 1, "at": at})
+                    w.results.extend(result_rows(plan.task, run_id, its, out.custom_id, out.text, 1, False))
+                else:
+                    reason = f"batch file: {out.kind}: {out.error or ''}".strip()
+                    w.results.extend(failure_rows(run_id, its, reason, 1))
+                if len(w.results) >= CHUNK:
+                    w.flush()
+        w.flush(final=True)
+        return counts
 
 
 def import_cached(config: dict, model: str, *, params=None, limit=None, db_path=None, name=None) -> int:

@@ -111,7 +111,7 @@ def run_pipeline(config: dict, model: str, stage, *, params=None, limit=None, db
     after each block; ``stop()`` true ends the run between blocks (what is imported stays). Items whose prompt the
     cache answers (another run's call) are scored from it first. Returns totals: run_id, items, cached (prompts),
     requests (sent), blocks, lines, answered and failed (items), stopped."""
-    from core.runner.batch_files import export_batch, import_batch, import_cached
+    from core.runner.batch_files import BatchImporter, export_batch, import_cached
 
     check_ray_address(address)
     block_size = max(1, int(block_size))
@@ -137,12 +137,14 @@ def run_pipeline(config: dict, model: str, stage, *, params=None, limit=None, db
         ship_worker_code()
         logging.getLogger("ray.data").setLevel(logging.WARNING)
         ray.data.DataContext.get_current().enable_progress_bars = False
+        importer = BatchImporter(config, model, params=params, limit=limit, db_path=db_path, name=name,
+                                 source="import-batch:ray")
         ds = ray.data.from_items([{REQUEST: ln} for ln in lines],
                                  override_num_blocks=max(shards, -(-len(lines) // block_size)))
         for n, batch in enumerate(stage(ds).iter_batches(batch_size=block_size, batch_format="numpy")):
             out = work / f"block-{n:06d}.jsonl"
             out.write_text("".join(f"{ln}\n" for ln in batch[LINE]), encoding="utf-8")
-            c = import_batch(out, config, model, params=params, limit=limit, db_path=db_path, name=name)
+            c = importer.import_files([out])
             out.unlink(missing_ok=True)
             totals["blocks"] += 1
             totals["lines"] += c["matched"]
