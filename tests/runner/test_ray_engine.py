@@ -234,3 +234,44 @@ def test_a_background_ray_run_behind_a_handle(local_ray, tmp_path):
     from core import store
 
     assert store.get_run(db, h.run_id)["name"] == "on ray"
+
+
+@pytest.mark.slow
+def test_the_workers_need_no_checkout_of_the_project(tmp_path):
+    """A driver whose Ray workers cannot import ``core`` (its own local Ray, started outside the checkout and without
+    PYTHONPATH) still runs: the worker code goes with the job, pickled by value."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support import ROOT
+
+    script = tmp_path / "driver.py"
+    script.write_text(f"""
+import sys, tempfile
+sys.path.insert(0, {str(ROOT)!r})
+import ray
+from core.runner.ray_engine import run_ray, start_ray
+from tests.support.loopback import LoopbackServer
+start_ray(None)
+
+@ray.remote
+def worker_imports_core():
+    try:
+        import core  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+print("WORKER-IMPORTS-CORE", ray.get(worker_imports_core.remote()))
+srv = LoopbackServer(0.01).start()
+cfg = {CONFIG!r}
+c = run_ray(cfg, "openai-compatible/loop", srv.base_url, db_path=tempfile.mkdtemp() + "/s.duckdb", actors=1)
+print("ANSWERED", c["answered"], "OF", c["requests"], "FAILED", c["failed"])
+""")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "WORKER-IMPORTS-CORE False" in r.stdout
+    assert "ANSWERED 8 OF 8 FAILED 0" in r.stdout
