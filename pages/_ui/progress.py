@@ -40,7 +40,7 @@ def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fre
                                 limit=limit, source="app", batch=choice.batch)
     except UserError as exc:
         st.error(md(exc))
-    except Exception as exc:  # model errors (bad spec…) carry a readable reason
+    except Exception as exc:  # noqa: BLE001  (model errors, a bad spec …, carry a readable reason)
         st.error(f"could not start the run: {md(getattr(exc, 'reason', None) or exc)}")
     return None
 
@@ -84,8 +84,12 @@ def _overview_accuracy(ov) -> tuple[int, int, float | None]:
     if ov.empty:
         return 0, 0, None
     answered, n, acc = ov["answered"].iloc[0], ov["n_correct"].iloc[0], ov["accuracy"].iloc[0]
-    return (int(answered) if answered == answered else 0), (int(n) if n == n else 0), \
-        (float(acc) if acc == acc else None)
+
+    def known(v) -> bool:   # NaN (nothing answered yet) is the one value unequal to itself
+        return v == v  # noqa: PLR0124
+
+    return (int(answered) if known(answered) else 0), (int(n) if known(n) else 0), \
+        (float(acc) if known(acc) else None)
 
 
 def _db_batches(run_id: str) -> tuple[int | None, dict]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
@@ -102,7 +102,7 @@ def test_retry_after_parsing():
     assert parse_retry_after({"retry-after": "soon"}) is None
     assert parse_retry_after({"retry-after": "-4"}) is None
     assert parse_retry_after({}) is None and parse_retry_after(None) is None
-    when = datetime.now(timezone.utc) + timedelta(seconds=30)
+    when = datetime.now(UTC) + timedelta(seconds=30)
     got = parse_retry_after({"retry-after": format_datetime(when, usegmt=True)})
     assert 25 <= got <= 31
 
