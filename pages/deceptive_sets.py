@@ -258,6 +258,7 @@ for col, cond in zip(cols, ("not_swapped", "swapped", "random")):
 _model_note()
 choice = _ui.model_picker("dec_m", show_params=True)
 _ui.batch_toggle(choice, "dec_m")
+_ui.ray_cluster_field(choice, "dec_m")
 o2.metric("Items", n_items)
 limit = int(o2.number_input("Only N of them, spread over the conditions (0 = all)", 0, 10_000, step=1,
                             key="dec_limit")) or None

@@ -172,6 +172,7 @@ def _estimate(config_json: str, spec: str, params_json: str, base_url: str | Non
 def run_panel(config: dict) -> None:
     choice = _ui.model_picker(KEY + "m", show_params=True)
     _ui.batch_toggle(choice, KEY + "m")
+    _ui.ray_cluster_field(choice, KEY + "m")
     c1, c2 = st.columns(2)
     limit = c1.number_input("Only N prompts, spread over the scenario (0 = all)", 0, 10_000_000, key=KEY + "limit",
                             help="N prompts spread over the quantifiers, nouns and predicates (every one of them "

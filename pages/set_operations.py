@@ -225,7 +225,7 @@ try:
 except UserError as exc:
     st.error(f"Configuration: {_ui.md(exc)}")
     n_items, warns = 0, []
-except Exception as exc:  # a sampler that cannot be built (e.g. missing data file) — say what
+except Exception as exc:  # noqa: BLE001  (a sampler that cannot be built, e.g. a missing data file: say what)
     st.error(f"Configuration cannot be expanded: {_ui.md(exc)}")
     cfg, n_items, warns = None, 0, []
 
@@ -242,6 +242,7 @@ if cfg is not None and started not in (CUSTOM,):
 st.subheader("Model")
 choice = _ui.model_picker("so_m")
 _ui.batch_toggle(choice, "so_m")
+_ui.ray_cluster_field(choice, "so_m")
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=300)
@@ -292,15 +293,14 @@ for w in warns:
     st.warning(w)
 
 if cfg is not None and n_items:
-    with st.expander("Preview: a few generated prompts with their truths", expanded=False):
-        with _ui.user_errors():
-            for it in setops.preview(cfg, 3):
-                st.markdown(f"**item {it['idx']}** · {it['operation'].replace('_', ' ')} · |A|={it['size_a']}, "
-                            f"|B|={it['size_b']} · {it['members']} · {it['phrasing']} · {it['approach']} · "
-                            f"k={it['shots']}")
-                st.code(it["prompt"], language=None, wrap_lines=True)
-                truth = it["truth"]
-                st.markdown(f"Truth: `{{{', '.join(map(str, truth))}}}`" if truth else "Truth: `∅` (empty set)")
+    with st.expander("Preview: a few generated prompts with their truths", expanded=False), _ui.user_errors():
+        for it in setops.preview(cfg, 3):
+            st.markdown(f"**item {it['idx']}** · {it['operation'].replace('_', ' ')} · |A|={it['size_a']}, "
+                        f"|B|={it['size_b']} · {it['members']} · {it['phrasing']} · {it['approach']} · "
+                        f"k={it['shots']}")
+            st.code(it["prompt"], language=None, wrap_lines=True)
+            truth = it["truth"]
+            st.markdown(f"Truth: `{{{', '.join(map(str, truth))}}}`" if truth else "Truth: `∅` (empty set)")
 
 st.subheader("Run")
 r1, r3 = st.columns([3, 1])

@@ -5,6 +5,7 @@
     openai/<model>                OpenAI (OPENAI_API_KEY)                                 concurrency 16
     anthropic/<model>             Anthropic (ANTHROPIC_API_KEY)                           concurrency 8
     openai-compatible/<model>     any OpenAI-compatible server at --base-url              concurrency 8
+    vllm/<hf-model-or-path>       Ray Data's vLLM processor on GPU nodes: run --engine ray only (no model object)
 
 Default concurrencies: llama.cpp runs one context per process, so local calls are serialised; the solver is pure
 CPU-cheap Python; cloud defaults stay well inside the lowest paid rate-limit tiers (the runner's RPM/TPM limits and
@@ -61,6 +62,10 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
     spec = f"{provider}/{name}"
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ModelError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if not PROVIDERS[provider].live:
+        raise ModelError(f"{spec} runs inside Ray Data's vLLM processor on the GPU nodes of a Ray cluster, not as a "
+                         f"live model: python -m core run … --model {spec} --engine ray [--ray-address …] (a vLLM "
+                         f"server is openai-compatible/{name} with --base-url)")
     if base_url:
         if provider in ("local", "reference"):
             raise ModelError(f"a base URL does not apply to {spec} (it runs in this process); it is for "

@@ -10,6 +10,9 @@ Public API::
     resume_run(run_id, *, api_key=None, db_path=None) -> RunHandle  # continue a stored run exactly (Runs page)
     estimate(config, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None) -> Estimate
     get_handle(run_id) -> RunHandle | None ; active_runs() -> list[RunHandle]   # survive Streamlit reruns
+    start_ray_run(config, model, base_url, *, address=None, params=None, api_key=None, db_path=None, name=None,
+                  limit=None, ...) -> RunHandle          # openai-compatible/ through Ray Data, on a thread
+    check_ray_address(text) -> str | None               # local | auto | host:port (GCS), else UserError
 
 A *run* is (task config, model spec, sampling params, base_url[, limit]); its ``run_key`` is a stable hash of those.
 Running the same thing again resumes the newest run with that key (finished items are skipped, failed ones retried)
@@ -46,11 +49,14 @@ calls — kill-safe: every batch is in the store before the provider creates it,
 Modules: ``plan`` (run key, items, estimate, progress record) · ``handle`` (start/resume/run, the handle registry) ·
 ``executor`` (calls, retries, journal, merges) · ``ratelimit`` (requests and tokens per minute) · ``batch``
 (provider batch runs) · ``batch_collect`` (collecting a batch; list, refresh, cancel) · ``batch_files``
-(export-batch / import-batch: the OpenAI batch file format for vLLM).
+(export-batch / import-batch: the OpenAI batch file format for vLLM) · ``ray_engine`` (``run --engine ray``: those
+files through a Ray Data stage — an HTTP actor pool, or the vLLM processor for ``vllm/`` models — imported per
+block) with ``ray_workers`` (what runs on Ray's workers) and ``ray_mapping`` (pure line ↔ row mappings).
 """
 
 from core.runner.handle import RunHandle, active_runs, get_handle, resume_run, run, start_run
 from core.runner.plan import Estimate, Progress, estimate
+from core.runner.ray_engine import check_ray_address, start_ray_run
 
-__all__ = ["Estimate", "Progress", "RunHandle", "active_runs", "estimate", "get_handle", "resume_run", "run",
-           "start_run"]
+__all__ = ["Estimate", "Progress", "RunHandle", "active_runs", "check_ray_address", "estimate", "get_handle",
+           "resume_run", "run", "start_ray_run", "start_run"]

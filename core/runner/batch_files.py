@@ -6,8 +6,8 @@ Data shards the same file across nodes; an ``openai/`` export can be uploaded to
 ``custom_id`` is the prompt's cache key under (model spec, no base URL, sampling parameters, draw), so the results
 map back to their items exactly, a results file for another config, model or parameters matches nothing (and is
 refused), and importing the same file twice changes nothing. Sampling parameters go into every request body —
-``top_k`` included for ``openai-compatible/`` (vLLM honours it); an ``openai/`` export takes OpenAI's rules (no
-``top_k``; ``max_completion_tokens``).
+``top_k`` and the run's stop sequences included for ``openai-compatible/`` and ``vllm/`` (vLLM honours them); an
+``openai/`` export takes OpenAI's rules (no ``top_k``; ``max_completion_tokens``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from core.models.pricing import estimate_cost
 from core.runner.plan import _find_run, _items, _plan, failure_rows, register_run, result_rows
 from core.store.journal import owner_tag
 
-FILE_PROVIDERS = ("openai-compatible", "openai")
+FILE_PROVIDERS = ("openai-compatible", "openai", "vllm")
 CHUNK = 5000            # result rows per transaction while importing
 
 
@@ -34,13 +34,15 @@ def _body(spec: str, params) -> tuple[dict, list[str]]:
 
     provider, _ = parse_spec(spec)
     if provider not in FILE_PROVIDERS:
-        raise UserError(f"batch files are in the OpenAI batch format, for openai-compatible/<model> (vLLM) or "
-                        f"openai/<model>; not {spec} (anthropic/ models: run --batch)")
+        raise UserError(f"batch files are in the OpenAI batch format, for openai-compatible/<model> or vllm/<model> "
+                        f"(vLLM) or openai/<model>; not {spec} (anthropic/ models: run --batch)")
     if provider == "openai":
         return get_model(spec).request_body(params)
     body = {k: v for k, v in (("temperature", params.temperature), ("top_p", params.top_p),
                               ("top_k", params.top_k), ("max_tokens", params.max_tokens), ("seed", params.seed))
             if v is not None}
+    if params.stop:     # the run's stop sequences (vLLM honours them as the live server does)
+        body["stop"] = list(params.stop)
     return body, []
 
 
@@ -48,6 +50,13 @@ def _prepare(config: dict, model: str, params, limit, name=None, source="export-
     plan = _plan(config, model, params, None, limit, name, source)
     body, dropped = _body(plan.model_spec, plan.params)
     return plan, body, dropped
+
+
+def batch_run_id(config: dict, model: str, *, params=None, limit=None, db_path=None) -> str:
+    """The run id ``export_batch`` and ``import_batch`` use for (config, model, params, limit); raises for bad input."""
+    plan, _, _ = _prepare(config, model, params, limit)
+    with store.connect(db_path) as con:
+        return _find_run(con, plan, False)[0]
 
 
 def shard_paths(out: Path, shards: int) -> list[Path]:
@@ -64,14 +73,14 @@ def export_batch(config: dict, model: str, out_path, *, params=None, limit=None,
     ``vllm run-batch`` or Ray task each). Returns counts: items, cached (already answered), requests, and files."""
     out = check_output_path(out_path, (".jsonl",), flag="--out")
     plan, body, _ = _prepare(config, model, params, limit)
+    if plan.params.answer_format != "free":   # a request line carries no grammar: the run would claim one it lacks
+        raise UserError(f"batch files (and --engine ray) send free-form requests; answer format "
+                        f"{plan.params.answer_format!r} is for live runs")
     items = _items(plan)
     params_dict = plan.params.to_dict()
     with store.connect(db_path) as con:
         run_id, draw, exists = _find_run(con, plan, False)
-        done = set()
-        if exists:
-            done = {r[0] for r in con.execute("SELECT idx FROM results WHERE run_id = ? AND error IS NULL",
-                                              [run_id]).fetchall()}
+        done = _answered(con, run_id) if exists else set()
         keys: dict[str, str] = {}
         for it in items:
             if it["idx"] not in done:
@@ -85,8 +94,8 @@ def export_batch(config: dict, model: str, out_path, *, params=None, limit=None,
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                for key, prompt in todo[i * per:(i + 1) * per]:
-                    fh.write(dumps(request_line(key, name, prompt, body)))
+                fh.writelines(dumps(request_line(key, name, prompt, body))
+                              for key, prompt in todo[i * per:(i + 1) * per])
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
@@ -120,78 +129,151 @@ def import_batch(paths, config: dict, model: str, *, params=None, limit=None, db
     if not paths:
         raise UserError("no results file given")
     label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
-    plan, _, dropped = _prepare(config, model, params, limit, name, f"import-batch:{label}"[:300])
+    return BatchImporter(config, model, params=params, limit=limit, db_path=db_path, name=name,
+                         source=f"import-batch:{label}").import_files(paths)
+
+
+class BatchImporter:
+    """``import_batch`` with its preparation — the run's plan, items, cache keys and run id — done once, then any
+    number of results files imported into the run: the Ray engine imports each block through one, so a block costs
+    its own lines, not the whole run again (the items go in with the first rows only)."""
+
+    def __init__(self, config: dict, model: str, *, params=None, limit=None, db_path=None, name=None,
+                 source: str = "import-batch"):
+        self.plan, _, self.dropped = _prepare(config, model, params, limit, name, source[:300])
+        self.items = _items(self.plan)
+        self.limit, self.db_path = limit, db_path
+        self.params_dict = self.plan.params.to_dict()
+        with store.connect(db_path) as con:
+            self.run_id, self.draw, exists = _find_run(con, self.plan, False)
+        self.by_key: dict[str, list[dict]] = {}
+        for it in self.items:
+            self.by_key.setdefault(store.cache_key(self.plan.model_spec, None, self.params_dict, it["prompt"],
+                                                   self.draw), []).append(it)
+        self.writer = _Writer(db_path, self.plan, self.run_id, self.draw, exists, self.items, "")
+
+    def import_files(self, paths) -> dict:
+        """One import (see ``import_batch``) of ``paths`` into the run."""
+        paths = [Path(p).expanduser() for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+        label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
+        plan, run_id, draw, by_key, params_dict = self.plan, self.run_id, self.draw, self.by_key, self.params_dict
+        dropped = self.dropped
+        # first pass: the whole file is read and checked before anything is written (a bad line changes nothing)
+        counts = {"run_id": run_id, "matched": 0, "answered": 0, "failed": 0, "unmatched": 0, "lines": 0}
+        for path in paths:
+            for out in parse_lines(_lines(path), path.name):
+                counts["lines"] += 1
+                its = by_key.get(out.custom_id)
+                if its is None:
+                    counts["unmatched"] += 1
+                    continue
+                counts["matched"] += 1
+                counts["answered" if out.kind == "succeeded" else "failed"] += len(its)
+        if counts["matched"] == 0:
+            raise ImportFileError(
+                f"{label}: none of its {counts['lines']} line(s) matches an item of this config and model (custom_id "
+                "is the cache key export-batch wrote: use the same --config, --model, sampling flags and --limit)")
+
+        w = self.writer
+        w.run_json = _run_json(plan, self.limit, draw, [p.name for p in paths])
+        batch_price = plan.model_spec.startswith("openai/")   # OpenAI's own output files: the batch price
+
+        at = store.now_utc()
+        seen: set[str] = set()
+        for path in paths:
+            for out in parse_lines(_lines(path), path.name):
+                its = by_key.get(out.custom_id)
+                if its is None:
+                    continue
+                if out.kind == "succeeded":
+                    if out.custom_id not in seen:
+                        seen.add(out.custom_id)
+                        w.calls.append({
+                            "cache_key": out.custom_id, "model": plan.model_spec, "base_url": None,
+                            "params_json": store.canonical_json(params_dict),
+                            "prompt_sha": store.sha256(its[0]["prompt"]), "draw": draw, "response": out.text,
+                            "latency_ms": None, "tokens_in": out.tokens_in, "tokens_out": out.tokens_out,
+                            "cost_usd": estimate_cost(plan.model_spec, out.tokens_in, out.tokens_out,
+                                                      batch=batch_price),
+                            "finish_reason": out.finish_reason, "dropped_params": store.canonical_json(dropped),
+                            "error": None, "attempts": 1, "at": at})
+                    w.results.extend(result_rows(plan.task, run_id, its, out.custom_id, out.text, 1, False))
+                else:
+                    reason = f"batch file: {out.kind}: {out.error or ''}".strip()
+                    w.results.extend(failure_rows(run_id, its, reason, 1))
+                if len(w.results) >= CHUNK:
+                    w.flush()
+        w.flush(final=True)
+        return counts
+
+
+def import_cached(config: dict, model: str, *, params=None, limit=None, db_path=None, name=None) -> int:
+    """Score into the run of (config, model, params) its unanswered items whose prompt the cache answers already (a
+    call of another run: a limited one, another config with the same prompts). ``export_batch`` leaves those
+    prompts out of the requests, so without this they would never be answered in the run. Returns the number of
+    items scored (0: nothing written)."""
+    plan, _, _ = _prepare(config, model, params, limit, name, "import-batch:cache")
     items = _items(plan)
     params_dict = plan.params.to_dict()
     with store.connect(db_path) as con:
         run_id, draw, exists = _find_run(con, plan, False)
-    by_key: dict[str, list[dict]] = {}
-    for it in items:
-        by_key.setdefault(store.cache_key(plan.model_spec, None, params_dict, it["prompt"], draw), []).append(it)
-    run_json = store.canonical_json({"config": plan.config_dict, "model": plan.model_spec, "base_url": None,
-                                     "params": params_dict, "limit": limit, "draw": draw, "owner": owner_tag(),
-                                     "batch_file": [p.name for p in paths]})
-    # first pass: the whole file is read and checked before anything is written (a bad line changes nothing)
-    counts = {"run_id": run_id, "matched": 0, "answered": 0, "failed": 0, "unmatched": 0, "lines": 0}
-    for path in paths:
-        for out in parse_lines(_lines(path), path.name):
-            counts["lines"] += 1
-            its = by_key.get(out.custom_id)
-            if its is None:
-                counts["unmatched"] += 1
-                continue
-            counts["matched"] += 1
-            counts["answered" if out.kind == "succeeded" else "failed"] += len(its)
-    if counts["matched"] == 0:
-        raise ImportFileError(
-            f"{label}: none of its {counts['lines']} line(s) matches an item of this config and model (custom_id is "
-            "the cache key export-batch wrote: use the same --config, --model, sampling flags and --limit)")
+        done = _answered(con, run_id) if exists else set()
+        by_key: dict[str, list[dict]] = {}
+        for it in items:
+            if it["idx"] not in done:
+                by_key.setdefault(store.cache_key(plan.model_spec, None, params_dict, it["prompt"], draw),
+                                  []).append(it)
+        cached = store.lookup_calls(con, by_key)
+    if not cached:
+        return 0
+    w = _Writer(db_path, plan, run_id, draw, exists, items, _run_json(plan, limit, draw, []))
+    for key, call in cached.items():
+        w.results.extend(result_rows(plan.task, run_id, by_key[key], key, call["response"], 0, True))
+        if len(w.results) >= CHUNK:
+            w.flush()
+    w.flush(final=True)
+    return w.written
 
-    calls: list[dict] = []
-    results: list[dict] = []
-    registered, items_in = [exists], [False]
-    batch_price = plan.model_spec.startswith("openai/")   # OpenAI's own output files: the batch price
 
-    def flush(final: bool = False) -> None:
-        with store.connect(db_path) as con, store.transaction(con):
-            if not registered[0]:
-                register_run(con, plan, run_id, draw, False, run_json, status="incomplete")
-                registered[0] = True
-            if not items_in[0]:   # the items first (with the first rows): the view never shows results alone
-                store.insert_items(con, run_id, items)
-                items_in[0] = True
-            store.write_calls_results(con, calls, results)
+class _Writer:
+    """The rows of one import into a run, written in chunks of short transactions: the run registered and its items
+    inserted with the first chunk (a view never shows results alone), its counts and status refreshed with the
+    last."""
+
+    def __init__(self, db_path, plan, run_id: str, draw: int, exists: bool, items: list[dict], run_json: str):
+        self.db_path, self.plan, self.run_id, self.draw, self.items, self.run_json = (db_path, plan, run_id, draw,
+                                                                                      items, run_json)
+        self.registered, self.items_in = exists, False
+        self.calls: list[dict] = []
+        self.results: list[dict] = []
+        self.written = 0
+
+    def flush(self, final: bool = False) -> None:
+        with store.connect(self.db_path) as con, store.transaction(con):
+            if not self.registered:
+                register_run(con, self.plan, self.run_id, self.draw, False, self.run_json, status="incomplete")
+                self.registered = True
+            if not self.items_in:   # the items first (with the first rows): the view never shows results alone
+                store.insert_items(con, self.run_id, self.items)
+                self.items_in = True
+            store.write_calls_results(con, self.calls, self.results)
             if final:
                 con.execute("UPDATE runs SET n_items = ?, run_json = ?, updated_at = ? WHERE run_id = ?",
-                            [len(items), run_json, store.now_utc(), run_id])
-                c = store.refresh_run_counts(con, run_id)
-                store.refresh_run_counts(con, run_id, status="done" if c["n_done"] >= len(items) else "incomplete",
-                                         finished=True)
-        calls.clear()
-        results.clear()
+                            [len(self.items), self.run_json, store.now_utc(), self.run_id])
+                c = store.refresh_run_counts(con, self.run_id)
+                store.refresh_run_counts(con, self.run_id, finished=True,
+                                         status="done" if c["n_done"] >= len(self.items) else "incomplete")
+        self.written += len(self.results)
+        self.calls.clear()
+        self.results.clear()
 
-    at = store.now_utc()
-    seen: set[str] = set()
-    for path in paths:
-        for out in parse_lines(_lines(path), path.name):
-            its = by_key.get(out.custom_id)
-            if its is None:
-                continue
-            if out.kind == "succeeded":
-                if out.custom_id not in seen:
-                    seen.add(out.custom_id)
-                    calls.append({
-                        "cache_key": out.custom_id, "model": plan.model_spec, "base_url": None,
-                        "params_json": store.canonical_json(params_dict), "prompt_sha": store.sha256(its[0]["prompt"]),
-                        "draw": draw, "response": out.text, "latency_ms": None, "tokens_in": out.tokens_in,
-                        "tokens_out": out.tokens_out,
-                        "cost_usd": estimate_cost(plan.model_spec, out.tokens_in, out.tokens_out, batch=batch_price),
-                        "finish_reason": out.finish_reason, "dropped_params": store.canonical_json(dropped),
-                        "error": None, "attempts": 1, "at": at})
-                results.extend(result_rows(plan.task, run_id, its, out.custom_id, out.text, 1, False))
-            else:
-                results.extend(failure_rows(run_id, its, f"batch file: {out.kind}: {out.error or ''}".strip(), 1))
-            if len(results) >= CHUNK:
-                flush()
-    flush(final=True)
-    return counts
+
+def _answered(con, run_id: str) -> set:
+    return {r[0] for r in con.execute("SELECT idx FROM results WHERE run_id = ? AND error IS NULL",
+                                      [run_id]).fetchall()}
+
+
+def _run_json(plan, limit, draw: int, files: list[str]) -> str:
+    return store.canonical_json({"config": plan.config_dict, "model": plan.model_spec, "base_url": None,
+                                 "params": plan.params.to_dict(), "limit": limit, "draw": draw, "owner": owner_tag(),
+                                 "batch_file": files})

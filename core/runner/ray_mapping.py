@@ -3,22 +3,33 @@ the row Ray Data's vLLM processor takes, and an engine's or an HTTP endpoint's a
 line (what ``import_batch`` reads). No Ray import here: these run and are tested on any CPU machine.
 
 The finish reason of a vLLM engine row is derived from its token counts and the request's cap — ``length`` when the
-generated tokens reached ``max_tokens``, else ``stop`` — never hard-coded, so a truncated reply is stored as one.
+generated tokens reached ``max_tokens``, else ``stop`` — never hard-coded, so a truncated reply is stored as one. The
+cap travels in its own column (``reply_cap``): Ray 2.60's vLLM stage pops ``sampling_params`` off the row before the
+postprocess sees it. The engine's output columns (``vLLMOutputData`` in ray/llm/_internal/batch/stages/
+vllm_engine_stage.py) are ``generated_text``, ``generated_tokens``, ``num_generated_tokens``, ``prompt``,
+``prompt_token_ids``, ``num_input_tokens`` …; a row the engine failed on (``should_continue_on_error``) carries its
+message in ``__inference_error__`` and becomes an error line.
 """
 
 from __future__ import annotations
 
-SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop")
+ERROR_COLUMN = "__inference_error__"     # Ray's column for a row the engine failed on (should_continue_on_error)
 
 
 def engine_row(request: dict) -> dict:
-    """The vLLM processor row for one OpenAI batch request line: custom_id, chat messages, sampling params."""
+    """The vLLM processor row for one OpenAI batch request line: custom_id, chat messages, sampling params, and the
+    reply cap again as ``reply_cap`` (the engine consumes ``sampling_params``; the finish reason needs the cap)."""
     body = request.get("body") or {}
     sampling = {k: body[k] for k in SAMPLING_KEYS if body.get(k) is not None}
     if "max_completion_tokens" in body and "max_tokens" not in sampling:
         sampling["max_tokens"] = body["max_completion_tokens"]
+    if "stop" in sampling:
+        sampling["stop"] = [sampling["stop"]] if isinstance(sampling["stop"], str) else list(sampling["stop"])
+        if not sampling["stop"]:
+            del sampling["stop"]
     return {"custom_id": request["custom_id"], "messages": list(body.get("messages") or []),
-            "sampling_params": sampling}
+            "sampling_params": sampling, "reply_cap": sampling.get("max_tokens")}
 
 
 def finish_reason(n_generated, cap) -> str | None:
@@ -31,14 +42,15 @@ def finish_reason(n_generated, cap) -> str | None:
 
 
 def _count(value):
-    if value is None:
+    """A token count from a count or a sequence of token ids (lists, numpy arrays out of Ray blocks)."""
+    if value is None or isinstance(value, (str, bytes)):
         return None
     try:
-        return len(value) if isinstance(value, (list, tuple)) else int(value)
-    except (TypeError, ValueError):
-        try:                                     # numpy arrays from Ray blocks
-            return len(value)
-        except TypeError:
+        return len(value)
+    except TypeError:                            # a number (int, numpy scalar)
+        try:
+            return int(value)
+        except (TypeError, ValueError):
             return None
 
 
@@ -60,8 +72,11 @@ def error_line(custom_id: str, message: str, status: int | None = None) -> dict:
 
 def engine_output_line(row: dict) -> dict:
     """The OpenAI batch output line for one row out of the vLLM processor (``generated_text``, token ids or counts,
-    and the ``sampling_params`` the row went in with, whose ``max_tokens`` is the cap)."""
+    and ``reply_cap`` — else the ``sampling_params`` the row went in with, when still there — as the cap)."""
     cid = row["custom_id"]
+    failed = row.get(ERROR_COLUMN)
+    if failed:
+        return error_line(cid, f"vLLM engine: {failed}")
     text = row.get("generated_text")
     if not isinstance(text, str):
         return error_line(cid, "engine returned no text")
@@ -71,7 +86,9 @@ def engine_output_line(row: dict) -> dict:
     n_in = _count(row.get("num_input_tokens"))
     if n_in is None:
         n_in = _count(row.get("prompt_token_ids"))
-    cap = (row.get("sampling_params") or {}).get("max_tokens")
+    cap = row.get("reply_cap")
+    if cap is None:
+        cap = (row.get("sampling_params") or {}).get("max_tokens")
     return success_line(cid, text, n_in, n_out, finish_reason(n_out, cap))
 
 

@@ -16,6 +16,8 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 * **Provider batches**: ``batch_toggle(choice, key)`` shows "Submit as batch (½ price, results within 24 h)" for
   openai/ and anthropic/ models and sets ``choice.batch`` (``start_run`` then submits batches); ``run_batches(run_id)``
   is a run's batches as the Runs page lists them.
+* **Ray**: ``ray_cluster_field(choice, key)`` is the optional "Run on a Ray cluster" address for openai-compatible/
+  models (sets ``choice.ray_address``; ``start_run`` then runs through ``core.runner.start_ray_run``).
 * **Runs**: ``start_run(...)`` wraps ``core.runner.start_run`` (errors → ``st.error``); ``run_progress(run_id)``
   is a self-refreshing fragment (progress bar, done/cached/failed, running accuracy, cost, cancel) that finds a
   run again after a page switch or a closed tab (the runner's registry lives in the server process).
@@ -31,13 +33,14 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 
 from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_batches, run_label, runs_df, user_errors  # noqa: F401
 from pages._ui.model_picker import (  # noqa: F401
-                          MODEL_CHOICES,
-                          ModelChoice,
-                          api_key_for,
-                          batch_toggle,
-                          found_servers,
-                          key_env_for,
-                          model_picker,
+    MODEL_CHOICES,
+    ModelChoice,
+    api_key_for,
+    batch_toggle,
+    found_servers,
+    key_env_for,
+    model_picker,
+    ray_cluster_field,
 )
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
 from pages._ui.pickers import current_scoring, run_picker, scoring_switch, select_runs, slice_filters, warn_unknown_runs  # noqa: F401

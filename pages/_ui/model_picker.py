@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.models import PROVIDERS, key_env_for  # noqa: F401  (key_env_for re-exported for the pages)
+from core.models import PROVIDERS, key_env_for  # key_env_for: re-exported for the pages
 from pages._ui.url import qp_get, qp_set
 
 # ------------------------------------------------------------------------------------------------------ models
@@ -26,12 +26,13 @@ class ModelChoice:
     params: dict = field(default_factory=dict)
     missing_key: str | None = None  # env var name when a cloud model has no key yet
     batch: bool = False             # submit through the provider's batch interface (see batch_toggle)
+    ray_address: str | None = None  # send the run through Ray Data at this address (see ray_cluster_field)
 
 
 def _secret(name: str) -> str | None:
     try:
         v = st.secrets.get(name)  # raises when there is no secrets file
-    except Exception:
+    except Exception:  # noqa: BLE001
         return None
     return str(v) if v else None
 
@@ -181,3 +182,36 @@ def batch_toggle(choice: ModelChoice, key: str) -> bool:
                  "Batches) at half the list price. The batches are stored the moment they are created: closing "
                  "the app loses nothing — the run then waits on them, and the Runs page collects them.")
     return choice.batch
+
+
+def ray_cluster_field(choice: ModelChoice, key: str) -> str | None:
+    """The optional "Run on a Ray cluster" address for openai-compatible/ models (an expander; empty: the run goes
+    from this app as always); sets and returns ``choice.ray_address``. A malformed address is said at once, in
+    core's words, and starting the run refuses it with the same line."""
+    from core.errors import UserError
+    from core.runner import check_ray_address
+    from pages._ui.text import md
+
+    choice.ray_address = None
+    if not choice.spec.startswith("openai-compatible/"):
+        return None
+    with st.expander("Run on a Ray cluster"):
+        text = st.text_input(
+            "Ray cluster address (optional)", key=f"{key}_ray",
+            placeholder="empty: run here · local · auto · head:6379",
+            help="Empty: the run goes from this app, as always. local: a Ray started in the app's process. auto: "
+                 "the Ray cluster this machine is a node of. head:6379: a cluster's GCS address (the app joins it "
+                 "as a driver; the cluster must reach this machine). The run's uncached requests then go through a "
+                 "Ray Data actor pool to the base URL above — which the cluster must reach too — and each block of "
+                 "answers is stored as it completes: progress counts the items stored.")
+        choice.ray_address = text.strip() or None
+        if choice.ray_address:
+            try:
+                check_ray_address(choice.ray_address)
+            except UserError as exc:
+                st.error(md(exc))
+            else:
+                st.caption(f"Runs through Ray at {md(choice.ray_address)}: 2 HTTP actors, 32 requests in flight, "
+                           "blocks of 64 (the CLI sets them: `--engine ray --ray-actors --concurrency "
+                           "--ray-block-size`).")
+    return choice.ray_address

@@ -18,7 +18,8 @@ from pages._ui.text import md
 
 def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fresh: bool = False,
               limit: int | None = None):
-    """Start a background run (returns the RunHandle, or None after showing the error)."""
+    """Start a background run (returns the RunHandle, or None after showing the error): live calls, provider
+    batches (``choice.batch``) or Ray Data at ``choice.ray_address`` — each followed by the same progress display."""
     from core import runner
 
     if choice.missing_key:
@@ -26,12 +27,20 @@ def start_run(config: dict, choice: ModelChoice, *, name: str | None = None, fre
                  ".streamlit/secrets.toml, or type it above (kept for this session only).")
         return None
     try:
+        if choice.ray_address:
+            if fresh:
+                st.error("Fresh samples are for runs from this app; a Ray run continues the run and its cache "
+                         "(turn one of them off).")
+                return None
+            return runner.start_ray_run(config, choice.spec, choice.base_url, address=choice.ray_address,
+                                        params=choice.params, api_key=choice.api_key, db_path=db_path(), name=name,
+                                        limit=limit)
         return runner.start_run(config, choice.spec, params=choice.params, base_url=choice.base_url,
                                 api_key=choice.api_key, db_path=db_path(), fresh=fresh, name=name,
-                                limit=limit, source="app")
+                                limit=limit, source="app", batch=choice.batch)
     except UserError as exc:
         st.error(md(exc))
-    except Exception as exc:  # model errors (bad spec…) carry a readable reason
+    except Exception as exc:  # noqa: BLE001  (model errors, a bad spec …, carry a readable reason)
         st.error(f"could not start the run: {md(getattr(exc, 'reason', None) or exc)}")
     return None
 
@@ -75,8 +84,12 @@ def _overview_accuracy(ov) -> tuple[int, int, float | None]:
     if ov.empty:
         return 0, 0, None
     answered, n, acc = ov["answered"].iloc[0], ov["n_correct"].iloc[0], ov["accuracy"].iloc[0]
-    return (int(answered) if answered == answered else 0), (int(n) if n == n else 0), \
-        (float(acc) if acc == acc else None)
+
+    def known(v) -> bool:   # NaN (nothing answered yet) is the one value unequal to itself
+        return v == v  # noqa: PLR0124
+
+    return (int(answered) if known(answered) else 0), (int(n) if known(n) else 0), \
+        (float(acc) if known(acc) else None)
 
 
 def _db_batches(run_id: str) -> tuple[int | None, dict]:

@@ -154,3 +154,44 @@ def test_export_in_shards_then_import_each(tmp_path, cli):
     again = cli("export-batch", *common, "--out", req, "--shards", "4")
     assert again.returncode == 0 and "wrote 0 request(s)" in again.stdout
     assert cli("export-batch", *common, "--out", req, "--shards", "0").returncode != 0
+
+
+def test_prompts_the_cache_answers_are_scored_into_the_run(tmp_path, cli):
+    """export-batch leaves out the prompts the cache answers (here: those of a limited run first); import-batch scores
+    them into the run from the cache, so the full run ends done (it stayed incomplete for good, with nothing left to
+    export). The run's stop sequence is in every request body."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(CFG_YAML)
+    db = tmp_path / "r.duckdb"
+    common = ("--config", cfg, "--model", MODEL, "--db", db)
+    solutions = _solutions()
+    small, small_res = tmp_path / "small.jsonl", tmp_path / "small-res.jsonl"
+    assert cli("export-batch", *common, "--limit", "8", "--out", small).returncode == 0
+    small_res.write_text(vllm_results(read_jsonl(small), solutions.__getitem__))
+    assert cli("import-batch", small_res, *common, "--limit", "8").returncode == 0
+    full, full_res = tmp_path / "full.jsonl", tmp_path / "full-res.jsonl"
+    assert cli("export-batch", *common, "--out", full).returncode == 0
+    rest = read_jsonl(full)
+    assert len(rest) == 96 - 8 and rest[0]["body"]["stop"] == ["</answer>"]
+    full_res.write_text(vllm_results(rest, solutions.__getitem__))
+    out = cli("import-batch", full_res, *common)
+    assert out.returncode == 0, out.stderr
+    assert "88 item(s) answered" in out.stdout and "8 item(s) answered from the cache" in out.stdout
+    with store.connect(db) as con:
+        runs = con.execute("SELECT status, n_done, n_cached FROM runs WHERE n_items = 96").fetchall()
+        correct = con.execute("SELECT count(*) FILTER (WHERE r.correct) FROM results r JOIN runs USING (run_id) "
+                              "WHERE runs.n_items = 96").fetchall()[0][0]
+    assert runs == [("done", 96, 8)] and correct == 96
+    again = cli("import-batch", full_res, *common)                 # a second import changes nothing
+    assert again.returncode == 0 and "from the cache" not in again.stdout
+
+
+def test_a_constrained_answer_format_is_not_exported_as_free_requests(tmp_path):
+    from core.errors import UserError
+    from core.runner.batch_files import export_batch
+
+    cfg = run_spec({"task": "setops", "samples": 1, "sizes": [2], "members": ["numbers"]}).config_dict()
+    with pytest.raises(UserError, match="free-form"):
+        export_batch(cfg, MODEL, tmp_path / "r.jsonl", params={"answer_format": "constrained"},
+                     db_path=tmp_path / "s.duckdb")
+    assert not (tmp_path / "r.jsonl").exists()

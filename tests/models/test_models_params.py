@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
@@ -89,7 +89,10 @@ def test_model_objects_describe_themselves_without_network():
     info = {p.provider: p for p in PROVIDERS.values()}
     assert info["openai-compatible"].needs_base_url
     assert {p.provider: p.default_concurrency for p in PROVIDERS.values()} == {
-        "local": 1, "reference": 64, "openai": 16, "anthropic": 8, "openai-compatible": 8}
+        "local": 1, "reference": 64, "openai": 16, "anthropic": 8, "openai-compatible": 8, "vllm": 1}
+    assert [p.provider for p in PROVIDERS.values() if not p.live] == ["vllm"]
+    with pytest.raises(ModelError, match="--engine ray"):
+        get_model("vllm/Qwen/Qwen2.5-0.5B-Instruct")
 
 
 def test_retry_after_parsing():
@@ -99,7 +102,7 @@ def test_retry_after_parsing():
     assert parse_retry_after({"retry-after": "soon"}) is None
     assert parse_retry_after({"retry-after": "-4"}) is None
     assert parse_retry_after({}) is None and parse_retry_after(None) is None
-    when = datetime.now(timezone.utc) + timedelta(seconds=30)
+    when = datetime.now(UTC) + timedelta(seconds=30)
     got = parse_retry_after({"retry-after": format_datetime(when, usegmt=True)})
     assert 25 <= got <= 31
 

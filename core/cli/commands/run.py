@@ -23,12 +23,13 @@ def register(subparsers) -> None:
     p.add_argument("--config", required=True, help="task config YAML (setops or quantifiers), or a SetLexSem reference "
                    "experiment YAML (configs/experiments/*.yaml) as it is")
     p.add_argument("--model", default=None, help="model spec, e.g. local/smollm2 (default), reference/solver, "
-                   "openai/gpt-4o-mini, anthropic/claude-haiku-4-5, openai-compatible/NAME")
+                   "openai/gpt-4o-mini, anthropic/claude-haiku-4-5, openai-compatible/NAME; vllm/HF-MODEL-OR-PATH "
+                   "with --engine ray (Ray Data's vLLM processor on the cluster's GPUs)")
     p.add_argument("--base-url", default=None, help="endpoint of an openai-compatible server, e.g. "
                    "http://host:8000/v1; for openai/ and anthropic/ a proxy, gateway or compatible endpoint (live and "
                    "batch calls alike)")
     p.add_argument("--concurrency", type=int, default=None, help="calls in flight (default per provider: " + ", ".join(
-        f"{p.provider} {p.default_concurrency}" for p in PROVIDERS.values()) + ")")
+        f"{p.provider} {p.default_concurrency}" for p in PROVIDERS.values() if p.live) + ")")
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
     p.add_argument("--fresh", action="store_true", help="new draws: ignore the cache and start a new run")
     p.add_argument("--limit", type=int, default=None, help="only N items (N >= 1), spread over the grid: every level of "
@@ -65,13 +66,26 @@ def register(subparsers) -> None:
     b.add_argument("--batch-max-bytes", type=int, default=None,
                    help="bytes per batch (default: the provider's limit, OpenAI 200 MB, Anthropic 256 MB)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    r = p.add_argument_group("Ray Data (openai-compatible/ models; the same cache and run record)")
+    r = p.add_argument_group("Ray Data (openai-compatible/ and vllm/ models; the same cache and run record)")
     r.add_argument("--engine", choices=["local", "ray"], default="local",
-                   help="ray: send the uncached requests through a Ray Data actor pool (default: local)")
-    r.add_argument("--ray-address", default=None, help="Ray cluster: auto or ray://host:10001 (default: a local Ray)")
+                   help="ray: send the uncached requests through Ray Data — an HTTP actor pool for "
+                        "openai-compatible/ models, the vLLM processor for vllm/ models (default: local)")
+    r.add_argument("--ray-address", default=None, help="Ray cluster: auto (this machine is a node of it) or its GCS "
+                   "address host:6379 (default, or local: a Ray started in this process; Ray Client ray:// cannot "
+                   "run Ray Data)")
     r.add_argument("--ray-actors", type=int, default=2, help="HTTP actors in the pool (default 2)")
     r.add_argument("--ray-block-size", type=int, default=64,
                    help="requests per Ray block: the unit imported as it completes (default 64)")
+    r.add_argument("--vllm-replicas", type=int, default=None, help="vllm/: vLLM engine replicas (data parallel; "
+                   "default 1)")
+    r.add_argument("--vllm-tp", type=int, default=None, help="vllm/: GPUs per replica (tensor-parallel size; "
+                   "default 1)")
+    r.add_argument("--vllm-batch-size", type=int, default=None,
+                   help="vllm/: rows per batch sent to an engine (default 64)")
+    r.add_argument("--vllm-max-model-len", type=int, default=None,
+                   help="vllm/: context length the engine reserves (default: the model's)")
+    r.add_argument("--vllm-accelerator", default=None, help="vllm/: GPU type the engines need, e.g. A100, H100 "
+                   "(default: any)")
     p.set_defaults(func=main)
 
 
@@ -136,25 +150,65 @@ def _accuracy_text(db_path, progress) -> str:
     return f"{ov['accuracy'].iloc[0] / 100:.3f} strict (lenient {lenient})"
 
 
-def _run_ray(args, config, model, params, base_url, provider) -> int:
-    from core.runner.ray_engine import run_ray
+VLLM_FLAGS = ("vllm_replicas", "vllm_tp", "vllm_batch_size", "vllm_max_model_len", "vllm_accelerator")
 
-    if provider != "openai-compatible" or not base_url:
-        raise UserError("--engine ray runs openai-compatible/<model> with --base-url (the endpoint every Ray actor "
-                        f"calls); not {model}")
+
+def _check_engine(args, model: str, provider: str, base_url) -> None:
+    """Engine, model and Ray flags that do not go together: one line each, before anything runs."""
+    from core.runner.ray_engine import check_ray_address
+
+    given = [f"--{f.replace('_', '-')}" for f in VLLM_FLAGS if getattr(args, f) is not None]
+    if provider == "vllm":
+        if args.engine != "ray":
+            raise UserError(f"{model} runs on the GPUs of a Ray cluster through Ray Data's vLLM processor: add "
+                            f"--engine ray [--ray-address auto|head:6379] (a vLLM server is "
+                            f"openai-compatible/{model.split('/', 1)[1]} with --base-url)")
+        if base_url:
+            raise UserError(f"--base-url does not apply to {model} (the engines run on the Ray cluster); a vLLM "
+                            "server is openai-compatible/<model> with --base-url")
+    elif given:
+        raise UserError(f"{', '.join(given)} go with --engine ray and a vllm/<model>")
+    if args.engine != "ray":
+        if args.ray_address is not None:
+            raise UserError("--ray-address goes with --engine ray")
+        return
+    check_ray_address(args.ray_address)
     if args.batch:
         raise UserError("--engine ray and --batch do not go together")
+    if args.fresh:
+        raise UserError("--engine ray continues the run and its cache; --fresh (new draws) is for the live runner")
+    if provider not in ("openai-compatible", "vllm") or (provider == "openai-compatible" and not base_url):
+        raise UserError("--engine ray runs openai-compatible/<model> with --base-url (the endpoint every Ray actor "
+                        f"calls) or vllm/<model> on the cluster's GPUs; not {model}"
+                        + ("" if provider != "openai-compatible" else " without --base-url"))
+
+
+def _run_ray(args, config, model, params, base_url, provider, name) -> int:
+    from core.runner.ray_engine import run_ray, run_vllm
 
     def shown(t):
-        if not args.no_progress:
+        if args.no_progress:
+            return
+        if t["blocks"] == 0:
+            print(f"ray: {t['requests']} request(s) to send ({t['items']} item(s), {t['cached']} prompt(s) cached)",
+                  file=sys.stderr)
+        else:
             print(f"ray: {t['blocks']} block(s) imported, {t['answered']} answered, {t['failed']} failed",
                   file=sys.stderr)
 
-    c = run_ray(config, model, base_url, params=params, limit=args.limit, db_path=args.db, address=args.ray_address,
-                concurrency=args.concurrency or 32, actors=args.ray_actors, block_size=max(1, args.ray_block_size),
-                timeout=args.timeout,
-                max_attempts=args.max_attempts, on_block=shown)
-    print(f"{c['run_id']}: {c['requests']} request(s) sent through Ray in {c['blocks']} block(s): "
+    common = {"params": params, "limit": args.limit, "db_path": args.db, "address": args.ray_address,
+              "block_size": max(1, args.ray_block_size), "on_block": shown, "name": name}
+    if provider == "vllm":
+        c = run_vllm(config, model, replicas=1 if args.vllm_replicas is None else args.vllm_replicas,
+                     tp=1 if args.vllm_tp is None else args.vllm_tp,
+                     batch_size=64 if args.vllm_batch_size is None else args.vllm_batch_size,
+                     max_model_len=args.vllm_max_model_len, accelerator_type=args.vllm_accelerator, **common)
+        how = "Ray Data's vLLM processor"
+    else:
+        c = run_ray(config, model, base_url, concurrency=args.concurrency or 32, actors=args.ray_actors,
+                    timeout=args.timeout, max_attempts=args.max_attempts, **common)
+        how = "Ray"
+    print(f"{c['run_id']}: {c['requests']} request(s) sent through {how} in {c['blocks']} block(s): "
           f"{c['answered']} item(s) answered, {c['failed']} failed")
     return 0 if c["failed"] == 0 else 1
 
@@ -176,6 +230,7 @@ def main(args: argparse.Namespace) -> int:
     model = spec.model or DEFAULT_MODEL
     base_url = spec.base_url
     provider = parse_spec(model)[0]
+    _check_engine(args, model, provider, base_url)
     if base_url and provider in ("local", "reference"):
         raise UserError(f"--base-url does not apply to {model} (it runs in this process); it is for "
                         "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
@@ -199,7 +254,7 @@ def main(args: argparse.Namespace) -> int:
         return 0
 
     if args.engine == "ray":
-        return _run_ray(args, config, model, params, base_url, provider)
+        return _run_ray(args, config, model, params, base_url, provider, args.name or spec.name)
 
     bar = None
 

@@ -7,6 +7,9 @@
     anthropic.py                 Anthropic (official SDK)
     openai_compatible.py         any OpenAI-compatible HTTP server (vLLM, Ollama, llama.cpp, LM Studio …)
     sdk_common.py                error mapping shared by the SDK-based providers
+
+``vllm/<hf-model-or-path>`` has no file here: it is not a live client but a model for Ray Data's vLLM processor on
+GPU nodes (``run --engine ray``, core/runner/ray_engine.py); ``get_model`` refuses it with that advice.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class ProviderInfo:
     note: str
     key_optional: bool = False   # a key is sent only when one is set (self-hosted servers)
     constrained: bool = False    # offers answer_format "constrained" (a grammar / guided decoding)
+    live: bool = True            # False: no live client; runs only through an engine (vllm/: run --engine ray)
 
 
 def providers() -> tuple[ProviderInfo, ...]:
@@ -51,6 +55,11 @@ def providers() -> tuple[ProviderInfo, ...]:
                      "OPENAI_COMPATIBLE_API_KEY", True, "vLLM, Ollama, llama.cpp server, LM Studio…; top_k sent in "
                      "the body; constrained answers where the server offers a grammar or guided decoding",
                      key_optional=True, constrained=True),
+        ProviderInfo("vllm", "vllm/Qwen/Qwen2.5-0.5B-Instruct", 1,
+                     ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop"), None, False,
+                     "Ray Data's vLLM engine on the GPU nodes of a Ray cluster (run --engine ray; "
+                     "--vllm-replicas, --vllm-tp); no live calls: a vLLM server is openai-compatible/<model>",
+                     live=False),
     )
 
 
