@@ -50,7 +50,7 @@ def _format_note(stats: pd.DataFrame) -> None:
     n = int(stats["n"].sum())
     if n:
         off = n - int(stats["followed"].sum())
-        st.caption(f"{n} answers; {off} did not follow the answer format. Bars: accuracy with its 95 % Wilson "
+        st.caption(f"{n} answer{'s' if n != 1 else ''}; {off} did not follow the answer format. Bars: accuracy with its 95 % Wilson "
                    "interval and N; grey: the paper's Claude Haiku mean (± std over its configurations).")
 
 
