@@ -102,7 +102,7 @@ def test_the_live_demo_and_a_replay_in_chromium(app):
 
             # the Deceptive sets page, following the new run: warming up, then the first answers as bars with N
             page.wait_for_url(re.compile(r"deceptive_sets.*run="), timeout=120_000)
-            expect(page.get_by_text(re.compile(r"warming up|answers?; \d+ did not follow"))).to_be_visible(
+            expect(page.get_by_text(re.compile(r"warming up|answers?; \d+ did not follow")).first).to_be_visible(
                 timeout=300_000)
             expect(page.get_by_text(re.compile(r"\d+ answers?; \d+ did not follow")).first).to_be_visible(
                 timeout=600_000)
