@@ -224,7 +224,19 @@ class _Executor:
             first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
             return done_rows, done, cached, first_claim, first_keys
 
-        done_rows, done, cached, first_claim, first_keys = await asyncio.to_thread(setup)
+        import duckdb
+
+        for attempt in range(5):
+            try:
+                done_rows, done, cached, first_claim, first_keys = await asyncio.to_thread(setup)
+                break
+            except duckdb.TransactionException:
+                # two transactions of this process touched the same rows (claims lapsing while another thread
+                # of this process releases them): nothing was committed; the whole transaction is done again
+                # (seen once in CI at a twin run's start: "Conflict on tuple deletion")
+                if attempt == 4:
+                    raise
+                await asyncio.sleep(0.1 * (attempt + 1))
         if self.preparing is not None:   # the model's one-off costs (started by start_run): before the first call
             await asyncio.to_thread(self.preparing.join)
         prog = dict(total=len(items), done=len(done_rows), correct=sum(1 for r in done_rows if r[1]),
