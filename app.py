@@ -20,7 +20,9 @@ st.set_page_config(page_title="SetLexSem Studio", page_icon="∩", layout="wide"
 
 import core  # noqa: E402
 
-core.import_packages()   # one session thread at a time: tabs opened together must not deadlock Python's imports
+# one session thread at a time: tabs opened together must not deadlock Python's imports (core's packages and the
+# pages' shared helpers, which every page imports)
+core.import_packages("pages._ui")
 
 from pages._ui.nav import navigation  # noqa: E402  (after set_page_config and the path setup)
 

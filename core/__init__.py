@@ -10,11 +10,15 @@ import threading as _threading
 _IMPORT_LOCK = _threading.Lock()
 
 
-def import_packages() -> None:
-    """Import core's packages, one thread at a time. Python's per-module import locks deadlock when threads import
-    a package and its submodules in different orders at the same moment (``_DeadlockError``, then "cannot import
-    name … from partially initialized module"): several browser tabs opened on a fresh server start their scripts
-    together. The dashboard calls this first, so the packages are whole before any page imports them."""
+def import_packages(*more: str) -> None:
+    """Import core's packages (and the modules named in ``more``), one thread at a time. Python's per-module import
+    locks deadlock when threads import a package and its submodules in different orders at the same moment
+    (``_DeadlockError``, then "cannot import name … from partially initialized module"): a thread importing a
+    submodule does not wait for a parent package another thread is still initialising. Several browser tabs opened
+    on a fresh server start their scripts together; the dashboard calls this first (with its own ``pages._ui``), so
+    the packages are whole before any page imports them."""
+    import importlib
+
     with _IMPORT_LOCK:
         import core.analysis  # noqa: F401
         import core.config  # noqa: F401
@@ -22,6 +26,9 @@ def import_packages() -> None:
         import core.runner  # noqa: F401
         import core.store  # noqa: F401
         import core.tasks  # noqa: F401
+
+        for name in more:
+            importlib.import_module(name)
 
 
 # Under the dashboard, the first `import core` of any session thread imports the packages while it holds core's own
