@@ -5,16 +5,11 @@ after a quantifier run its results are the ones shown."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
 
 from core.tasks import setops
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, free_port, wait_http, wait_rendered
-from tests.support import ROOT
+from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
 
 DECEPTIVE = {"task": "setops", "seed": 0, "samples": 2, "operations": ["intersection", "union"], "sizes": [4],
              "members": ["deceptive"], "conditions": ["not_swapped", "swapped", "random"], "phrasings": ["formal"],
@@ -40,21 +35,8 @@ def app(tmp_path):
     df.to_csv(out, index=False)
     other = import_results(db, out.read_bytes(), "other.csv")[0]
     older_q = runner.run(QUANT, "reference/solver", db_path=db).run_id
-    port = free_port()
-    env = dict(os.environ, STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
-        yield f"http://127.0.0.1:{port}", {"solver": solver, "other": other, "older_q": older_q}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with served(db) as base:
+        yield base, {"solver": solver, "other": other, "older_q": older_q}
 
 
 def metric(page, label: str) -> str:

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, free_port, wait_http, wait_rendered
+from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
 from tests.support import ROOT
 
 CFG = {"task": "setops", "seed": 4, "samples": 5, "operations": ["union", "intersection"], "sizes": [2],
@@ -90,21 +87,8 @@ def app(tmp_path):
     _need_browser()
     files, wrong = forged_files(tmp_path)
     db = tmp_path / "studio.duckdb"
-    port = free_port()
-    env = dict(os.environ, STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
-        yield f"http://127.0.0.1:{port}", files, wrong
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with served(db) as base:
+        yield base, files, wrong
 
 
 def _open(page, url: str) -> None:

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, free_port, wait_http, wait_rendered
+from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
 from tests.support import ROOT
 
 DEMO_GRID = ROOT / "data" / "configs" / "deceptive_demo.yaml"
@@ -30,21 +28,8 @@ def app(tmp_path):
     db = tmp_path / "studio.duckdb"
     cfg = run_spec(read_yaml_file(DEMO_GRID)).config_dict()
     runner.run(cfg, "reference/solver", db_path=db, name="earlier solver run", limit=12)   # something to replay
-    port = free_port()
-    env = dict(os.environ, STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with served(db) as base:
+        yield base
 
 
 def _shot(page, name: str) -> None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 
 import pytest
 
@@ -55,6 +56,28 @@ def wait_http(url: str, timeout: float = 90) -> None:
         except OSError:
             time.sleep(0.3)
     raise TimeoutError(f"{url} did not answer within {timeout} s")
+
+
+
+@contextmanager
+def served(db):
+    """``streamlit run app.py`` on the store ``db`` (a free loopback port, no file watcher): yields its base URL and
+    stops the server afterwards."""
+    port = free_port()
+    env = dict(os.environ, STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def wait_rendered(page, timeout_ms: int = 120_000) -> None:

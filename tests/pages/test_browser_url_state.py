@@ -4,15 +4,10 @@ and the URL opened in a fresh browser context (no cookies, no session) shows the
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from tests.pages.test_browser_flow import fill, metric, selected
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, free_port, wait_http, wait_rendered
-from tests.support import ROOT
+from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
 
 CFG = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
        "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
@@ -25,21 +20,8 @@ def app(tmp_path):
 
     db = tmp_path / "studio.duckdb"
     run_id = runner.run(CFG, "reference/solver", db_path=db, name="solver grid").run_id
-    port = free_port()
-    env = dict(os.environ, STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
-        yield f"http://127.0.0.1:{port}", run_id
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with served(db) as base:
+        yield base, run_id
 
 
 def _open(page, url: str) -> None:
