@@ -1,6 +1,6 @@
 """The calls a run still has to make, handed to its workers one at a time — and shared with identical runs.
 
-Keys are claimed in blocks ahead of the workers (core/store/claims.py; about two per concurrency slot, the next
+Keys are claimed in blocks ahead of the workers (core/store/claims.py; four per concurrency slot, the next
 block fetched while the current one is still being sent). A key another live run has claimed is put aside: that run
 is paying for the call, so this one waits and, once the answer is merged into DuckDB, scores it from the cache like
 any cached answer. A key whose claim lapses (its owner died or gave up) is claimed and sent here. So two identical
@@ -29,7 +29,8 @@ class SharedWork:
         self.ex = ex                              # the run's core.runner.executor._Executor
         self.groups = groups                      # key -> its items (still to answer)
         self.block = block
-        self.todo = deque(k for k in groups if k not in set(first_keys))   # not yet claimed
+        claimed = set(first_keys)
+        self.todo = deque(k for k in groups if k not in claimed)   # not yet claimed
         self.ready: deque[str] = deque()          # claimed by this run: to send
         self.waiting: set[str] = set()            # claimed by another run: its answer will come from the cache
         self.ready_to_write = ready_to_write      # the run's items are in the DB (results may be written)

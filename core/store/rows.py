@@ -23,7 +23,24 @@ def _to_json(value: Any) -> str | None:
     return canonical_json(value)
 
 
+_NONE = type(None)
+# the Python types a column's values may have for Arrow to convert them exactly as ``_column``'s rules would (NaN in
+# a float column becomes NULL through ``from_pandas``); anything else takes the rules value by value
+_NATIVE = ((pa.types.is_string, {str, _NONE}), (pa.types.is_floating, {float, _NONE}),
+           (pa.types.is_integer, {int, _NONE}), (pa.types.is_boolean, {bool, _NONE}))
+
+
 def _column(values: list, typ: pa.DataType) -> pa.Array:
+    """``values`` as an Arrow array of ``typ``, leniently: JSON text for structures in a string column, numbers
+    from text, NaN as NULL, a value that cannot be converted as NULL. Values that all have the column's own Python
+    type (what the runner writes) are handed to Arrow in one go (a merge of a thousand results took ~50 ms in the
+    rules below, ~1 ms this way)."""
+    kinds = set(map(type, values))
+    for is_kind, native in _NATIVE:
+        if is_kind(typ):
+            if kinds <= native:
+                return pa.array(values, type=typ, from_pandas=True)
+            break
     if pa.types.is_string(typ):
         return pa.array([None if v is None else (v if isinstance(v, str) else canonical_json(v)) for v in values],
                         type=typ)
