@@ -147,9 +147,12 @@ def main(argv=None) -> int:
 
         import resource
 
+        from core.runner.gc_pacing import Stats
+
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
-        p = runner.run(cfg, "openai-compatible/loop", **kw)
+        with Stats() as collected:
+            p = runner.run(cfg, "openai-compatible/loop", **kw)
         wall = time.perf_counter() - t0
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         sent = endpoint_requests(base_url)
@@ -160,6 +163,8 @@ def main(argv=None) -> int:
         print(f"  CPU of this process: {cpu:.2f} s = {1000 * cpu / max(1, p.calls):.3f} ms per call "
               f"(user {cpu1.ru_utime - cpu0.ru_utime:.2f} s, system {cpu1.ru_stime - cpu0.ru_stime:.2f} s)")
 
+        print(f"  garbage collector (core/runner/gc_pacing.py): {collected.collections} collections, "
+              f"{1000 * collected.seconds:.0f} ms in all, longest {1000 * collected.longest:.1f} ms")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"  endpoint saw {sent} requests; peak memory of this process so far {peak:,.0f} MiB")
 

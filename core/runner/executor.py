@@ -11,6 +11,7 @@ import time
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
+from core.runner import gc_pacing
 from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
 from core.runner.plan import (
     _estimate_in_tokens,
@@ -126,7 +127,8 @@ class _Executor:
         loop = asyncio.new_event_loop()
         self.handle._loop = loop
         try:
-            loop.run_until_complete(self._main())
+            with gc_pacing.paced():
+                loop.run_until_complete(self._main())
         except BaseException as exc:  # noqa: BLE001 — reported on the handle, never a silent death
             msg = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc), self._secret)
             self.handle._update(status="error", error=msg)
@@ -281,6 +283,7 @@ class _Executor:
         items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         writer = _JournalWriter(journal, ready=items_ready, on_failure=lambda exc: self._cancel_tasks())
         work = self.work = SharedWork(self, groups, first_claim, first_keys, self.claim_block, items_ready)
+        gc_pacing.freeze_plan()   # the plan lives as long as the run: not traversed by every collection
         self._drained = work.drained
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
