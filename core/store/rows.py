@@ -127,19 +127,25 @@ def _dedupe(rows: list[dict], key) -> list[dict]:
 # ------------------------------------------------------------------------------------------------------ writes
 
 
+ITEMS_PER_INSERT = 4096   # items converted and inserted at a time: the copy in flight stays small beside the plan
+
+
 def insert_items(con, run_id: str, items: Iterable[dict]) -> int:
-    """Bulk-insert items (ignoring ones already stored for this run). Returns the number of rows offered."""
-    table = item_table(run_id, items)
-    if table.num_rows == 0:
+    """Bulk-insert items (ignoring ones already stored for this run), ``ITEMS_PER_INSERT`` at a time in the caller's
+    transaction (a 40,000-item run's items as one Arrow table were a 180 MB transient beside a 95 MB plan). Returns
+    the number of rows offered."""
+    items = items if isinstance(items, list) else list(items)
+    names = ", ".join(f'"{n}"' for n, _ in ITEM_COLUMNS)
+    for start in range(0, len(items), ITEMS_PER_INSERT):
+        con.register("_items_in", item_table(run_id, items[start:start + ITEMS_PER_INSERT]))
+        try:
+            con.execute(f"INSERT OR IGNORE INTO items ({names}) SELECT {names} FROM _items_in")
+        finally:
+            con.unregister("_items_in")
+    if not items:
         return 0
-    con.register("_items_in", table)
-    try:
-        names = ", ".join(f'"{n}"' for n, _ in ITEM_COLUMNS)
-        con.execute(f"INSERT OR IGNORE INTO items ({names}) SELECT {names} FROM _items_in")
-    finally:
-        con.unregister("_items_in")
     aggregates.after_items(con, run_id)
-    return table.num_rows
+    return len(items)
 
 
 def redact_rows(rows: list[dict]) -> list[dict]:
