@@ -1,6 +1,6 @@
 """Runner throughput against a loopback OpenAI-compatible endpoint of fixed latency, through the real provider path.
 
-    python bench/runner_throughput.py [--items 1000] [--concurrency 32] [--latency 0.25] [--direct]
+    python bench/runner_throughput.py [--items 1000] [--concurrency 32] [--latency 0.25] [--direct] [--cli]
 
 The physical limit of C calls in flight with latency L each is C/L calls per second. We print the achieved
 throughput as a fraction of it — end to end (item generation, DB setup, cache lookup, journal fsyncs, DuckDB merges
@@ -109,6 +109,32 @@ def sdk_ceiling(c: int, lat: float, n: int, cfg: dict) -> list[str]:
     return out
 
 
+def cli_process(cfg: dict, c: int, lat: float, n: int, tmp: Path) -> str:
+    """``python -m core run`` on a new store as a user types it: interpreter start, imports, the run, exit."""
+    import yaml
+
+    conf = tmp / "cli.yaml"
+    conf.write_text(yaml.safe_dump(cfg))
+    server = subprocess.Popen([sys.executable, "-m", "tests.support.loopback", "--port", "0", "--latency", str(lat)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        base_url = server.stdout.readline().strip().split(" ", 1)[1]
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "core", "run", "--config", str(conf), "--model",
+                               "openai-compatible/loop", "--base-url", base_url, "--concurrency", str(c),
+                               "--limit", str(n), "--db", str(tmp / "cli.duckdb"), "--no-progress"],
+                              cwd=ROOT, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        sent = endpoint_requests(base_url)
+    finally:
+        server.kill()
+        server.wait()
+    if done.returncode != 0:
+        return f"whole CLI process: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"
+    return (f"whole CLI process (python -m core run, start to exit): {sent} requests in {wall:.2f} s = "
+            f"{sent / wall:.1f} calls/s = {sent / wall / (c / lat):.2f} of C/L")
+
+
 def report(label: str, p, wall: float, c: int, lat: float) -> None:
     limit = c / lat
     phase = (p.started_at + p.elapsed - p.calls_started_at) if p.calls_started_at else None
@@ -126,6 +152,8 @@ def main(argv=None) -> int:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--latency", type=float, default=0.25)
     ap.add_argument("--direct", action="store_true", help="also measure an in-process model (no HTTP)")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time the whole CLI process (`python -m core run`, start to exit) on a new store")
     ap.add_argument("--sdk-ceiling", action="store_true",
                     help="also measure the bare provider and the bare OpenAI SDK (no runner, no DB) at the same C and L")
     args = ap.parse_args(argv)
@@ -189,6 +217,8 @@ def main(argv=None) -> int:
     if args.sdk_ceiling:
         for line in sdk_ceiling(c, lat, args.items, cfg):
             print(line)
+    if args.cli:
+        print(cli_process(cfg, c, lat, args.items, tmp))
     if args.direct:
         t0 = time.perf_counter()
         pd = runner.run(cfg, DirectModel(lat, c), db_path=tmp / "direct.duckdb", limit=args.items)
