@@ -34,6 +34,15 @@ PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final o
 FIRST_WAVE_HEAD_START = 0.02   # seconds the workers get to send the first calls before setup leftovers run
 
 
+CLAIMS_PER_SLOT = 4
+
+
+def claim_block(concurrency: int) -> int:
+    """Keys claimed per DB visit: four per concurrency slot (a visit costs ~40 ms of CPU, ~15 ms of it opening
+    DuckDB; at 256 in flight and ~1,000 calls/s that is one visit a second rather than two)."""
+    return max(8, CLAIMS_PER_SLOT * concurrency)
+
+
 class _JournalWriter:
     """Group commit: records queued by workers are written and fsynced together; ``commit`` returns when durable."""
 
@@ -102,9 +111,7 @@ class _Executor:
         # a claim outlives any call of this run: every attempt timing out and backing off, twice over, plus an
         # outage the breaker waits out
         self.lease_s = 2 * max_attempts * (call_timeout + MAX_BACKOFF) + outage_limit + 60
-        # keys claimed per DB visit: four per slot (a visit costs ~40 ms of CPU — opening DuckDB is ~15 ms of it —
-        # so at 256 in flight and ~1,000 calls/s, one visit a second rather than two)
-        self.claim_block = max(8, 4 * concurrency)
+        self.claim_block = claim_block(concurrency)
         # this run's threads that write claims and results take turns (DuckDB would abort one of two transactions
         # touching the same rows: a merge releasing claims while a claim of the next block runs)
         self.db_lock = threading.Lock()
