@@ -102,8 +102,8 @@ class _Executor:
         # outage the breaker waits out
         self.lease_s = 2 * max_attempts * (call_timeout + MAX_BACKOFF) + outage_limit + 60
         self.claim_block = max(8, 2 * concurrency)
-        # this run's threads that write claims and results take turns (DuckDB would abort one of two transactions
-        # touching the same rows: a merge releasing claims while a claim of the next block runs)
+        # this run's threads that write items, claims and results take turns (DuckDB would abort one of two
+        # transactions touching the same rows: a merge releasing claims while a claim of the next block runs)
         self.db_lock = threading.Lock()
         self.run_id, self.draw, self.db_path = run_id, draw, db_path
         self.concurrency, self.max_attempts, self.call_timeout = concurrency, max_attempts, call_timeout
@@ -170,7 +170,8 @@ class _Executor:
             except Exception:
                 pass   # a warm-up only saves time; the real scoring reports any real problem
             if self._items_missing is not None:
-                with store.connect(self.db_path) as con, store.transaction(con):
+                # in turn with the claim blocks (which may merge a dead twin's journal: this run's rows and counts)
+                with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
                     store.insert_items(con, self.run_id, self._items_missing)
                 self._items_missing = None
 
