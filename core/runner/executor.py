@@ -112,8 +112,8 @@ class _Executor:
         # outage the breaker waits out
         self.lease_s = 2 * max_attempts * (call_timeout + MAX_BACKOFF) + outage_limit + 60
         self.claim_block = claim_block(concurrency)
-        # this run's threads that write claims and results take turns (DuckDB would abort one of two transactions
-        # touching the same rows: a merge releasing claims while a claim of the next block runs)
+        # this run's threads that write items, claims and results take turns (DuckDB would abort one of two
+        # transactions touching the same rows: a merge releasing claims while a claim of the next block runs)
         self.db_lock = threading.Lock()
         self.run_id, self.draw, self.db_path = run_id, draw, db_path
         self.concurrency, self.max_attempts, self.call_timeout = concurrency, max_attempts, call_timeout
@@ -181,8 +181,21 @@ class _Executor:
             except Exception:
                 pass   # a warm-up only saves time; the real scoring reports any real problem
             if self._items_missing is not None:
-                with store.connect(self.db_path) as con, store.transaction(con):
-                    store.insert_items(con, self.run_id, self._items_missing)
+                import duckdb
+
+                for attempt in range(5):
+                    try:
+                        # in turn with the claim blocks (which may merge a dead twin's journal: this run's rows and
+                        # counts)
+                        with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
+                            store.insert_items(con, self.run_id, self._items_missing)
+                        break
+                    except duckdb.TransactionException:
+                        # another run or a page of this process merged journals of this run meanwhile (no lock of
+                        # this run keeps them out): nothing was committed, the insert is done again
+                        if attempt == 4:
+                            raise
+                        time.sleep(0.1 * (attempt + 1))
                 self._items_missing = None
 
         await asyncio.to_thread(do)
@@ -242,9 +255,10 @@ class _Executor:
                 done_rows, done, cached, first_claim, first_keys = await asyncio.to_thread(setup)
                 break
             except duckdb.TransactionException:
-                # two transactions of this process touched the same rows (claims lapsing while another thread
-                # of this process releases them): nothing was committed; the whole transaction is done again
-                # (seen once in CI at a twin run's start: "Conflict on tuple deletion")
+                # two transactions of this process touched the same rows (another run or a page of this process
+                # recovering journals meanwhile): nothing was committed; the whole transaction is done again. (The
+                # "Conflict on tuple deletion" CI once saw at a twin run's start was this run's own items insert
+                # meeting a claim block's journal merge; that insert now takes the run's db_lock.)
                 if attempt == 4:
                     raise
                 await asyncio.sleep(0.1 * (attempt + 1))

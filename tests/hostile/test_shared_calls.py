@@ -1,25 +1,34 @@
 """Issue 13, item 4: two identical runs started together share their calls (claims per cache key, schema version
 4) instead of both paying for every one: two runs of 300 items at concurrency 16 make at most 332 successful calls
 in total, counted at the loopback endpoint. A claim lapses with its owner: kill -9 one of the two and the other
-finishes every item."""
+finishes every item — also when the twin dies while the other is still inserting its items."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 
+import pandas as pd
+import pyarrow as pa
 import pytest
 
-from core import store
-from core.store import claims
-from core.store.journal import owner_tag
+from core import runner, store
+from core.models.base import Completion
+from core.runner import sharing
+from core.runner.executor import claim_block
+from core.store import aggregates, claims
+from core.store.journal import _default as journal_default, _safe as safe_name, owner_tag
+from core.tasks import setops
 from tests.support import ROOT
 from tests.support.loopback import LoopbackServer
 
@@ -119,3 +128,108 @@ def test_claims_mine_others_cached_and_lapsed(tmp_path):
         claims.release_run(con, me, "run-a")
         assert con.execute("SELECT count(*) FROM claims WHERE run_id = 'run-a'").fetchall()[0][0] == 0
         assert con.execute("SELECT count(*) FROM claims WHERE run_id = 'run-b'").fetchall()[0][0] == 1
+
+
+class _Solver:
+    """An in-process model answering every prompt with the reference solution after ``latency`` s."""
+
+    provider, supported_params, default_concurrency = "fake", (), 4
+
+    def __init__(self, latency: float = 0.02, on_first_call=None):
+        self.spec, self.latency, self.calls, self.on_first_call = "fake/solver", latency, 0, on_first_call
+
+    async def complete(self, request):
+        if self.on_first_call is not None:
+            self.on_first_call()
+            self.on_first_call = None
+        await asyncio.sleep(self.latency)
+        self.calls += 1
+        return Completion(setops.solve(request.item), 10, 4, self.latency * 1000, 0.0, "stop")
+
+
+def _journal_value(v):
+    """A DataFrame cell as a journal field (NaN/NaT → None, numpy scalars → Python)."""
+    if v is None or v is pd.NaT or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, pd.Timestamp):
+        return v.to_pydatetime()
+    return v.item() if hasattr(v, "item") else v
+
+
+def test_a_twin_dying_while_the_run_inserts_its_items_costs_nothing(tmp_path, monkeypatch):
+    """The killed-twin test's rare failure, made certain. The twin dies once this run has started; the run's next
+    claim block finds the twin's claims orphaned and merges its journal — results and counts of this very run —
+    while the run's own items are being inserted in another thread (the first wave of calls is at the model). Two
+    transactions of one process deleting the same aggregate rows: DuckDB aborts the later one ("Conflict on tuple
+    deletion"); when that was the items' insert the run ended with status error, 0 answered, within a second. The
+    run's writing transactions take turns (the executor's db_lock), so neither is aborted."""
+    db = tmp_path / "twin.duckdb"
+    cfg = {"task": "setops", "samples": 10, "sizes": [2, 4], "members": ["numbers"], "seed": 5}   # 80 items
+    first = runner.run(cfg, _Solver(), db_path=db, concurrency=4)
+    assert first.status == "done" and first.done == 80
+    run_id = first.run_id
+    with store.connect(db) as con:
+        keys = [k for (k,) in con.execute("SELECT cache_key FROM results WHERE run_id = ? ORDER BY idx",
+                                          [run_id]).fetchall()]
+        block = claim_block(4)
+        twin_keys = keys[block:block + 16]   # past this run's first claim block
+        con.register("_twin", pa.table({"k": pa.array(twin_keys, type=pa.string())}))
+        calls = con.execute("SELECT * FROM calls WHERE cache_key IN (SELECT k FROM _twin)").df()
+        results = con.execute("SELECT * FROM results WHERE run_id = ? AND cache_key IN (SELECT k FROM _twin)",
+                              [run_id]).df()
+        con.unregister("_twin")
+        # back to a run two processes have just started: nothing answered, half of the items not in yet
+        con.execute("DELETE FROM results WHERE run_id = ?", [run_id])
+        con.execute("DELETE FROM calls")
+        con.execute("DELETE FROM items WHERE run_id = ? AND idx >= 40", [run_id])
+        aggregates.refresh_runs(con, [run_id])
+
+    # the twin: a live process holding claims on the later keys, with answers in its journal not merged yet
+    twin = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        twin_tag = f"{socket.gethostname()}:{twin.pid}"
+        with store.connect(db) as con:
+            for key in keys[block:]:
+                con.execute("INSERT INTO claims VALUES (?, ?, ?, ?, 600)", [key, twin_tag, run_id, store.now_utc()])
+        lines = []
+        for key in twin_keys:
+            rec = {name: [{k: _journal_value(v) for k, v in row.items()}
+                          for row in frame[frame.cache_key == key].to_dict("records")]
+                   for name, frame in (("calls", calls), ("results", results))}
+            lines.append(json.dumps({**rec, "key": key}, default=journal_default) + "\n")
+        journal = store.journal_dir(db) / f"{safe_name(run_id)}.{twin.pid}.{time.time_ns()}.jsonl"
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        journal.write_text("".join(lines))
+
+        def kill_twin():                    # after the run's setup: its journal is not recovered there
+            twin.kill()
+            twin.wait(10)
+
+        inserting, merged = threading.Event(), threading.Event()
+        real_recover, real_insert = sharing.recover_into, store.insert_items
+
+        def recover_into(con, db_path=None):   # a claim block found the twin's claims orphaned
+            inserting.wait(2.0)
+            try:
+                return real_recover(con, db_path)
+            finally:
+                merged.set()
+
+        def insert_items(con, rid, items):
+            if rid == run_id:
+                inserting.set()
+                merged.wait(2.0)
+            return real_insert(con, rid, items)
+
+        monkeypatch.setattr(sharing, "recover_into", recover_into)
+        monkeypatch.setattr(store, "insert_items", insert_items)
+        model = _Solver(on_first_call=kill_twin)
+        again = runner.run(cfg, model, db_path=db, concurrency=4)
+    finally:
+        if twin.poll() is None:
+            twin.kill()
+            twin.wait(10)
+    assert (again.status, again.done, again.error) == ("done", 80, None), again
+    assert inserting.is_set() and merged.is_set()
+    assert model.calls == 80 - len(twin_keys)       # the twin's journalled answers were not paid for again
+    assert results_of(db) == ((80, 80), 0)
