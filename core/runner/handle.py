@@ -17,7 +17,7 @@ from core.redaction import remember
 from core.runner.batch import _BatchExecutor
 from core.runner.breaker import GIVE_UP_AFTER
 from core.runner.executor import _Executor
-from core.runner.plan import Progress, _find_run, _plan, register_run
+from core.runner.plan import Progress, _find_run, _plan, prefetch_items, register_run
 from core.store.journal import owner_tag
 
 # ----------------------------------------------------------------------------------------------------------- handle
@@ -146,6 +146,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         concurrency = int(getattr(model_obj, "default_concurrency", 1) or 1)
     RunOptions(concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts, call_timeout=call_timeout,
                limit=limit).checked()
+    prefetch_items(plan)   # generated while the run is registered below
 
     with store.connect(db_path) as con, store.transaction(con):
         if _run_id is not None:   # resume_run: exactly this run (its key and draw), whatever is newer

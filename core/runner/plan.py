@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,10 +164,34 @@ def _plan(config: dict, model_spec: str, params, base_url, limit, name, source, 
 
 
 def _items(plan: _Plan) -> list[dict]:
-    """The run's items: all of them, or ``limit`` of them spread over the grid (``core.tasks.select_items``)."""
+    """The run's items: all of them, or ``limit`` of them spread over the grid (``core.tasks.select_items``) — the
+    ones ``prefetch_items`` is generating, if it was called (generated once either way)."""
+    pending = plan.__dict__.pop("_items_pending", None)
+    if pending is not None:
+        return pending.result()
     from core.tasks import select_items
 
     return list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick))
+
+
+def prefetch_items(plan: _Plan) -> None:
+    """Start generating the run's items in a thread, so that registering the run in the DB (which waits on DuckDB
+    much of the time) overlaps it; the next ``_items(plan)`` takes them (at 20,000 items ~0.2 s before the first
+    call). A generation error is raised there, as without the prefetch."""
+    from concurrent.futures import Future
+
+    pending: Future = Future()
+
+    def generate():
+        from core.tasks import select_items
+
+        try:
+            pending.set_result(list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick)))
+        except BaseException as exc:  # noqa: BLE001 — handed to the caller of _items
+            pending.set_exception(exc)
+
+    plan.__dict__["_items_pending"] = pending
+    threading.Thread(target=generate, name="plan-items", daemon=True).start()
 
 
 def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
