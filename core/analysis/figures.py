@@ -113,8 +113,7 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         if sub.empty:
             continue
         if x:   # each level's text once, not once per point
-            texts = {v: level_text(x, v) for v in pd.unique(sub[x])}
-            xv = [texts[v] for v in sub[x]]
+            xv = level_texts(sub[x], x).tolist()
         else:
             xv = ["all"] * len(sub)
         yv = sub["accuracy"]
