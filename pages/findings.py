@@ -70,9 +70,11 @@ for fd in rep["findings"]:
         st.plotly_chart(findings_view.forest_figure(fd), key=f"find_forest_{fd['id']}",
                         config={"displaylogo": False, "toImageButtonOptions": {"format": "svg",
                                                                                "filename": fd["id"]}})
-    with st.expander("Violins, the reference's table and the paper's numbers"):
-        # drawn on request: an expander's content is built even while closed, and fifteen violins over hundreds of
-        # thousands of configurations would cost every visit seconds
+    more = _ui.lazy_expander("Violins, the reference's table and the paper's numbers", key=f"find_more_{fd['id']}")
+    if not more.open:   # built only while open: fifteen closed expanders of tables were drawn on every visit
+        continue
+    with more:
+        # the violins on request: fifteen of them over hundreds of thousands of configurations cost seconds
         if st.toggle("Draw the violins (accuracy per configuration)", key=f"find_show_{fd['id']}"):
             points = _ui.cached_analysis("finding_points", picked, finding_id=fd["id"], scoring=scoring)
             st.plotly_chart(findings_view.violin_of(points, fd["id"], scoring), key=f"find_violin_{fd['id']}",

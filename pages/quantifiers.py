@@ -154,10 +154,16 @@ def show_preview(cfg: Q.Config) -> None:
     st.dataframe([{k: r[k] for k in ("idx", "prompt", "label", "quantifier", "object", "noun_group", "predicate",
                                      "count_asked")} for r in rows],
                  hide_index=True, width="stretch")
-    with st.expander("Quantifier meanings (A = the objects, B = those with the asked predicate)"):
-        st.dataframe(catalogue_table(cfg.quantifiers, cfg.total), hide_index=True, width="stretch")
-    with st.expander("Config as YAML (for `python -m core run --config …`)"):
-        st.code(yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True), language="yaml")
+    # built only while open (a closed expander's table and highlighted YAML were drawn on every visit)
+    meanings = _ui.lazy_expander("Quantifier meanings (A = the objects, B = those with the asked predicate)",
+                                 key="q_meanings")
+    if meanings.open:
+        with meanings:
+            st.dataframe(catalogue_table(cfg.quantifiers, cfg.total), hide_index=True, width="stretch")
+    as_yaml = _ui.lazy_expander("Config as YAML (for `python -m core run --config …`)", key="q_yaml")
+    if as_yaml.open:
+        with as_yaml:
+            st.code(yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True), language="yaml")
 
 
 # ------------------------------------------------------------------------------------------------------ run
@@ -264,12 +270,14 @@ def results_panel() -> None:
                         key=KEY + "fig_q")
         c2.plotly_chart(QF.fig_frequency(m["noun_group"], color), width="stretch", key=KEY + "fig_f")
         st.plotly_chart(QF.fig_by_count(m["count"], color=color), width="stretch", key=KEY + "fig_c")
-        with st.expander("Tables by quantifier, noun group and predicate"):
-            for title, key in (("quantifier", "quantifier"), ("noun group", "noun_group"),
-                               ("predicate", "predicate")):
-                st.markdown(f"**By {title}**")
-                st.dataframe(m[key][[*by_color, key, *cols, "pred_true", "label_true"]], hide_index=True,
-                             width="stretch", column_config=fmt)
+        tables = _ui.lazy_expander("Tables by quantifier, noun group and predicate", key=KEY + "tables")
+        if tables.open:   # three tables, built only while open
+            with tables:
+                for title, key in (("quantifier", "quantifier"), ("noun group", "noun_group"),
+                                   ("predicate", "predicate")):
+                    st.markdown(f"**By {title}**")
+                    st.dataframe(m[key][[*by_color, key, *cols, "pred_true", "label_true"]], hide_index=True,
+                                 width="stretch", column_config=fmt)
         with st.expander("Published figures (GQG paper) for comparison"):
             pub = QM.GQG_PUBLISHED
             st.caption(f"Vanilla GQG: {pub['dataset']['prompts']:,} prompts, {pub['dataset']['true']:,} true "

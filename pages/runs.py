@@ -267,8 +267,11 @@ with a3.container(border=True):
         except UserError as exc:
             st.error(_ui.md(exc))
 
-with st.expander("Items of this run (first 200)"):
-    items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
-    st.dataframe(analysis.for_display(analysis.readable_items(items.dropna(axis=1, how="all"), {run_id: run_name}))
-                 if isinstance(items, pd.DataFrame) else items, hide_index=True, width="stretch",
-                 column_config=id_columns_hidden(items.columns) if isinstance(items, pd.DataFrame) else None)
+items_box = _ui.lazy_expander("Items of this run (first 200)", key="runs_items")
+if items_box.open:   # read and drawn only while open
+    with items_box:
+        items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
+        st.dataframe(analysis.for_display(analysis.readable_items(items.dropna(axis=1, how="all"),
+                                                                  {run_id: run_name}))
+                     if isinstance(items, pd.DataFrame) else items, hide_index=True, width="stretch",
+                     column_config=id_columns_hidden(items.columns) if isinstance(items, pd.DataFrame) else None)

@@ -1,0 +1,86 @@
+"""Expanders of heavy, optional content (pages/_ui/lazy.py) are built only while open: closed, their body is neither
+computed nor sent; opened, it shows what it always showed (Findings, Runs, Quantifiers, Set operations)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support import ROOT  # noqa: F401
+
+GRID = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
+        "members": ["numbers", "words"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+
+
+@pytest.fixture()
+def db(tmp_path, monkeypatch):
+    import streamlit as st
+
+    path = str(tmp_path / "studio.duckdb")
+    monkeypatch.setenv("STUDIO_DB", path)
+    st.cache_data.clear()
+    yield path
+    st.cache_data.clear()
+
+
+def _expander(at, start: str):
+    found = [e for e in at.expander if e.label.startswith(start)]
+    assert found, [e.label for e in at.expander]
+    return found
+
+
+def _open(at, key: str):
+    at.session_state[key] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_findings_tables_are_built_when_their_expander_opens(db, open_page):
+    from core import runner
+
+    run_id = runner.run(GRID, "reference/solver", db_path=db).run_id
+    at = open_page("pages/findings.py", {"runs": run_id})
+    closed = _expander(at, "Violins, the reference's table")
+    assert len(closed) >= 2 and all(len(e.children) == 0 for e in closed)
+    assert len(at.dataframe) == 0 and not [t for t in at.toggle if t.label.startswith("Draw the violins")]
+    n_charts = len(at.get("plotly_chart"))
+    assert n_charts >= 2                          # the forest plots stay on the page, closed expanders or not
+
+    _open(at, "find_more_operation_types")
+    opened = [e for e in _expander(at, "Violins, the reference's table") if len(e.children)]
+    assert len(opened) == 1                       # only the one opened
+    assert [t for t in at.toggle if t.label.startswith("Draw the violins")]
+    table = at.dataframe[0].value                 # the reference's get_stats table of this finding
+    assert {"operation", "members"} <= set(table.columns) and len(table) == 4
+    assert len(at.get("plotly_chart")) == n_charts
+
+
+def test_runs_items_are_read_when_their_expander_opens(db, open_page):
+    from core import runner
+
+    run_id = runner.run(GRID, "reference/solver", db_path=db).run_id
+    at = open_page("pages/runs.py", {"run": run_id})
+    (items,) = _expander(at, "Items of this run")
+    assert len(items.children) == 0
+    n_before = len(at.dataframe)
+    _open(at, "runs_items")
+    (items,) = _expander(at, "Items of this run")
+    assert len(at.dataframe) == n_before + 1
+    shown = at.dataframe[-1].value
+    assert len(shown) == 2 * 2 * 2 * 3 and "prompt" in " ".join(map(str, shown.columns)).lower()
+
+
+def test_quantifier_and_setops_extras_are_built_when_opened(db, open_page):
+    at = open_page("pages/quantifiers.py")
+    assert all(len(e.children) == 0 for e in _expander(at, "Config as YAML") + _expander(at, "Quantifier meanings"))
+    assert len(at.code) == 0
+    _open(at, "q_yaml")
+    assert len(at.code) == 1 and "quantifiers" in at.code[0].value
+    _open(at, "q_meanings")
+    assert len(_expander(at, "Quantifier meanings")[0].children) == 1
+
+    at = open_page("pages/set_operations.py")
+    (preview,) = _expander(at, "Preview: a few generated prompts")
+    assert len(preview.children) == 0 and len(at.code) == 0
+    _open(at, "so_preview")
+    assert len(at.code) == 3 and all(c.value.strip() for c in at.code)   # three prompts, with their truths
+    assert len([m for m in at.markdown if m.value.startswith("Truth: ")]) == 3
