@@ -69,6 +69,38 @@ def test_runs_items_are_read_when_their_expander_opens(db, open_page):
     assert len(shown) == 2 * 2 * 2 * 3 and "prompt" in " ".join(map(str, shown.columns)).lower()
 
 
+def test_runs_export_is_written_on_click_not_on_visit(db, open_page, monkeypatch):
+    """The export download's file is made when the button is clicked (a callable), never while the page loads;
+    the callable gives the run's export."""
+    import streamlit as st
+
+    from core import runner
+    from core.store import exports
+
+    run_id = runner.run(GRID, "reference/solver", db_path=db).run_id
+    calls: list = []
+    real = exports.export_run
+    monkeypatch.setattr(exports, "export_run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    given: dict = {}
+    real_button = st.download_button
+
+    def spy(label, data, *args, **kwargs):
+        given[kwargs.get("key")] = data
+        return real_button(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    at = open_page("pages/runs.py", {"run": run_id})
+    assert len(at.get("download_button")) == 2 and calls == []
+    data = given["runs_download"]
+    assert callable(data) and calls == []
+    import io
+
+    import pandas as pd
+
+    frame = pd.read_csv(io.BytesIO(data()))      # what a click downloads: the CSV of the run, every item
+    assert len(calls) == 1 and len(frame) == 2 * 2 * 2 * 3 and set(frame["run_id"]) == {run_id}
+
+
 def test_quantifier_and_setops_extras_are_built_when_opened(db, open_page):
     at = open_page("pages/quantifiers.py")
     assert all(len(e.children) == 0 for e in _expander(at, "Config as YAML") + _expander(at, "Quantifier meanings"))
