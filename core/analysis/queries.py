@@ -252,8 +252,7 @@ def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> li
     inside = aggregated.inside_columns(con, run_ids)
     parts = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM max({_quote(c)}), "
                       f"count(*) - count({_quote(c)})" for c in present)
-    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.relation(con, 'lenient')} {where}",
-                      params).fetchone()
+    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.configs(con)} {where}", params).fetchone()
     out = []
     for i, c in enumerate(present):
         n_non_null, differs, n_null = row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i]
@@ -277,8 +276,7 @@ def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) ->
 
     where, params = _where(con, run_ids, None, answered=False, view=view)
     cond = f"{where} AND" if where else "WHERE"
-    src = aggregated.relation(con, "lenient") if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) \
-        else _src(con, view)
+    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) else _src(con, view)
     row = con.execute(f"SELECT count(*), count(*) FILTER (WHERE size_a IS DISTINCT FROM size_b) FROM {src} "
                       f"{cond} size_a IS NOT NULL", params).fetchone()
     return bool(row[0]) and not row[1]
