@@ -270,14 +270,12 @@ def results_panel() -> None:
                         key=KEY + "fig_q")
         c2.plotly_chart(QF.fig_frequency(m["noun_group"], color), width="stretch", key=KEY + "fig_f")
         st.plotly_chart(QF.fig_by_count(m["count"], color=color), width="stretch", key=KEY + "fig_c")
-        tables = _ui.lazy_expander("Tables by quantifier, noun group and predicate", key=KEY + "tables")
-        if tables.open:   # three tables, built only while open
-            with tables:
-                for title, key in (("quantifier", "quantifier"), ("noun group", "noun_group"),
-                                   ("predicate", "predicate")):
-                    st.markdown(f"**By {title}**")
-                    st.dataframe(m[key][[*by_color, key, *cols, "pred_true", "label_true"]], hide_index=True,
-                                 width="stretch", column_config=fmt)
+        with st.expander("Tables by quantifier, noun group and predicate"):
+            for title, key in (("quantifier", "quantifier"), ("noun group", "noun_group"),
+                               ("predicate", "predicate")):
+                st.markdown(f"**By {title}**")
+                st.dataframe(m[key][[*by_color, key, *cols, "pred_true", "label_true"]], hide_index=True,
+                             width="stretch", column_config=fmt)
         with st.expander("Published figures (GQG paper) for comparison"):
             pub = QM.GQG_PUBLISHED
             st.caption(f"Vanilla GQG: {pub['dataset']['prompts']:,} prompts, {pub['dataset']['true']:,} true "
