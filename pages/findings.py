@@ -1,6 +1,7 @@
 """Findings: each hypothesis and figure of the SetLexSem paper as a tested verdict on the selected runs — one
 sentence per contrast (direction, size, interval, pairing, Holm-adjusted significance, the paper's number), the
-contrasts as a forest plot, the violins, the reference's table and the paper's numbers beside ours."""
+contrasts as a forest plot (static SVG; a row's numbers on hover), the violins on request, the reference's table
+and the paper's numbers beside ours."""
 
 from __future__ import annotations
 
@@ -66,13 +67,13 @@ for fd in rep["findings"]:
         (st.markdown if fd["applicable"] else st.info)(("- " if fd["applicable"] else "") + _ui.md(line))
     if not fd["applicable"]:
         continue
-    if fd["contrasts"]:
-        st.plotly_chart(findings_view.forest_figure(fd), key=f"find_forest_{fd['id']}",
-                        config={"displaylogo": False, "toImageButtonOptions": {"format": "svg",
-                                                                               "filename": fd["id"]}})
-    with st.expander("Violins, the reference's table and the paper's numbers"):
-        # drawn on request: an expander's content is built even while closed, and fifteen violins over hundreds of
-        # thousands of configurations would cost every visit seconds
+    if fd["contrasts"]:   # a static SVG (every text in it escaped): fifteen Plotly charts took a second to draw
+        st.markdown(findings_view.forest_svg(fd), unsafe_allow_html=True)
+    more = _ui.lazy_expander("Violins, the reference's table and the paper's numbers", key=f"find_more_{fd['id']}")
+    if not more.open:   # built only while open: fifteen closed expanders of tables were drawn on every visit
+        continue
+    with more:
+        # the violins on request: fifteen of them over hundreds of thousands of configurations cost seconds
         if st.toggle("Draw the violins (accuracy per configuration)", key=f"find_show_{fd['id']}"):
             points = _ui.cached_analysis("finding_points", picked, finding_id=fd["id"], scoring=scoring)
             st.plotly_chart(findings_view.violin_of(points, fd["id"], scoring), key=f"find_violin_{fd['id']}",

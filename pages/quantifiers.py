@@ -154,10 +154,16 @@ def show_preview(cfg: Q.Config) -> None:
     st.dataframe([{k: r[k] for k in ("idx", "prompt", "label", "quantifier", "object", "noun_group", "predicate",
                                      "count_asked")} for r in rows],
                  hide_index=True, width="stretch")
-    with st.expander("Quantifier meanings (A = the objects, B = those with the asked predicate)"):
-        st.dataframe(catalogue_table(cfg.quantifiers, cfg.total), hide_index=True, width="stretch")
-    with st.expander("Config as YAML (for `python -m core run --config …`)"):
-        st.code(yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True), language="yaml")
+    # built only while open (a closed expander's table and highlighted YAML were drawn on every visit)
+    meanings = _ui.lazy_expander("Quantifier meanings (A = the objects, B = those with the asked predicate)",
+                                 key="q_meanings")
+    if meanings.open:
+        with meanings:
+            st.dataframe(catalogue_table(cfg.quantifiers, cfg.total), hide_index=True, width="stretch")
+    as_yaml = _ui.lazy_expander("Config as YAML (for `python -m core run --config …`)", key="q_yaml")
+    if as_yaml.open:
+        with as_yaml:
+            st.code(yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True), language="yaml")
 
 
 # ------------------------------------------------------------------------------------------------------ run

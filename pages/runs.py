@@ -4,6 +4,7 @@ counts; refresh, collect now, cancel)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 
@@ -232,14 +233,13 @@ with a2.container(border=True):
             with open(out, "rb") as fh:
                 return fh.read()
 
-    try:
-        data = _export(_ui.db_path(), _ui.db_token(), run_id, fmt)
-        st.download_button(f"Download {fmt.upper()}", data, file_name=f"{analysis.file_stem(run_name, run_id)}.{fmt}",
-                           key="runs_download",
-                           mime={"csv": "text/csv", "parquet": "application/octet-stream",
-                                 "jsonl": "application/x-ndjson"}[fmt])
-    except UserError as exc:
-        st.error(_ui.md(exc))
+    # written when the button is clicked (Streamlit calls ``data`` then, on a thread of its own), not on every visit:
+    # a run of 5 million results took seconds to export before the page could show
+    st.download_button(f"Download {fmt.upper()}",
+                       functools.partial(_export, _ui.db_path(), _ui.db_token(), run_id, fmt),
+                       file_name=f"{analysis.file_stem(run_name, run_id)}.{fmt}", key="runs_download",
+                       mime={"csv": "text/csv", "parquet": "application/octet-stream",
+                             "jsonl": "application/x-ndjson"}[fmt])
 # config yaml + delete
 with a3.container(border=True):
     st.markdown("**Configuration**")
@@ -267,8 +267,11 @@ with a3.container(border=True):
         except UserError as exc:
             st.error(_ui.md(exc))
 
-with st.expander("Items of this run (first 200)"):
-    items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
-    st.dataframe(analysis.for_display(analysis.readable_items(items.dropna(axis=1, how="all"), {run_id: run_name}))
-                 if isinstance(items, pd.DataFrame) else items, hide_index=True, width="stretch",
-                 column_config=id_columns_hidden(items.columns) if isinstance(items, pd.DataFrame) else None)
+items_box = _ui.lazy_expander("Items of this run (first 200)", key="runs_items")
+if items_box.open:   # read and drawn only while open
+    with items_box:
+        items = _ui.cached_analysis("drilldown", [run_id], limit=200, scoring=scoring)
+        st.dataframe(analysis.for_display(analysis.readable_items(items.dropna(axis=1, how="all"),
+                                                                  {run_id: run_name}))
+                     if isinstance(items, pd.DataFrame) else items, hide_index=True, width="stretch",
+                     column_config=id_columns_hidden(items.columns) if isinstance(items, pd.DataFrame) else None)

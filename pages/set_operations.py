@@ -293,7 +293,9 @@ for w in warns:
     st.warning(w)
 
 if cfg is not None and n_items:
-    with st.expander("Preview: a few generated prompts with their truths", expanded=False), _ui.user_errors():
+    preview = _ui.lazy_expander("Preview: a few generated prompts with their truths", key="so_preview")
+if cfg is not None and n_items and preview.open:   # generated and drawn only while open
+    with preview, _ui.user_errors():
         for it in setops.preview(cfg, 3):
             st.markdown(f"**item {it['idx']}** · {it['operation'].replace('_', ' ')} · |A|={it['size_a']}, "
                         f"|B|={it['size_b']} · {it['members']} · {it['phrasing']} · {it['approach']} · "

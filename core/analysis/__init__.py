@@ -13,6 +13,7 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
 
     factor_columns(con, run_ids)                   factors that take ≥ 1 non-null value in these runs
     factor_levels(con, run_ids, column)            distinct values of a column
+    factor_levels_of(con, run_ids, columns)        {column: its distinct values} for several columns
     config_accuracy(con, run_ids, by, filters)     one row per (run, config): by-columns, n, n_correct, accuracy
     violin_data(con, run_ids, x, color, filters)   -> (points, summary) for the violin figure
     group_summary(points, by)                      mean / std / min / max / N of per-config accuracy per group
@@ -79,6 +80,7 @@ from core.analysis.queries import (
     drilldown,
     factor_columns,
     factor_levels,
+    factor_levels_of,
     filters_from_pairs,
     item_detail,
     label,
@@ -134,8 +136,8 @@ __all__ = [
     "SETOPS_FACTORS", "Series", "UNPARSED", "VIEW",
     "agreement_map", "answers_feed", "change_token", "compare_runs", "config_accuracy", "config_interval",
     "difference_of_means", "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels",
-    "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items", "reference_for",
-    "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
+    "factor_levels_of", "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items",
+    "reference_for", "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
     "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
     "run_labels", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",

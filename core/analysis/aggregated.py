@@ -89,6 +89,16 @@ def relation(con, scoring: str) -> str:
             f"AND k.scoring = '{scoring}') AS agg")
 
 
+def configs(con) -> str:
+    """One row per (run, configuration) of the store with its factor columns and no counts: the rows of
+    ``relation`` without the join to the counts, for questions about levels (which values a factor takes), not
+    numbers — a tenth of the time at 10 million results."""
+    factors = ", ".join(f'a."{c}"' for c in FACTOR_COLUMNS)
+    params = ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items())
+    return (f"(SELECT a.run_id, a.config_id, {factors}, a.n_items, ru.model, ru.task, ru.name, {params} "
+            "FROM agg_configs a JOIN runs ru ON ru.run_id = a.run_id) AS agg")
+
+
 def lengths(scoring: str) -> str:
     """agg_lengths of ``scoring`` (joined to ``relation`` on run_id, config_id for the group columns)."""
     return f"(SELECT * FROM agg_lengths WHERE scoring = '{scoring}') AS l"

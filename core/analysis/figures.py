@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -36,6 +37,14 @@ def level_text(column: str, value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def level_texts(values: pd.Series, column: str) -> pd.Series:
+    """``values.map(lambda v: level_text(column, v))``, computed once per distinct value (a violin's points are
+    hundreds of thousands of configurations, with a handful of levels)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    texts = np.array([level_text(column, v) for v in uniques], dtype=object)
+    return pd.Series(texts[codes], index=values.index, dtype=object)
 
 
 def _order(column: str, values: Sequence) -> list:
@@ -72,7 +81,6 @@ SKETCH = 1001
 
 def _quantile_sketch(xv: list, yv) -> tuple[list, list]:
     """Per x level, SKETCH evenly spaced quantiles of its values (all of them when fewer)."""
-    import numpy as np
 
     xs, ys = [], []
     xv = np.asarray(xv, dtype=object)
@@ -105,8 +113,7 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
         if sub.empty:
             continue
         if x:   # each level's text once, not once per point
-            texts = {v: level_text(x, v) for v in pd.unique(sub[x])}
-            xv = [texts[v] for v in sub[x]]
+            xv = level_texts(sub[x], x).tolist()
         else:
             xv = ["all"] * len(sub)
         yv = sub["accuracy"]
@@ -149,7 +156,7 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
                                                                    "b": 70},
         font={"size": 14})
     if color is None and x:   # the mean, dashed across each violin (its categories sit at 0, 1, 2 …)
-        means = points.groupby(points[x].map(lambda v: level_text(x, v)))["accuracy"].mean()
+        means = points.groupby(level_texts(points[x], x))["accuracy"].mean()
         for pos, cat in enumerate(cats):
             if cat in means.index:
                 fig.add_shape(type="line", xref="x", yref="y", x0=pos - 0.42, x1=pos + 0.42, y0=means[cat],
@@ -164,7 +171,7 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
 def _n_ticks(points: pd.DataFrame, x: str | None, cats: list[str], color: str | None, colors: list) -> list[str]:
     """Each x category's tick with the number of configurations of every violin above it: "Union<br>N=8", or
     "Union<br>N=8 · 4" for two colours side by side."""
-    xs = points[x].map(lambda v: level_text(x, v)) if x else pd.Series(["all"] * len(points), index=points.index)
+    xs = level_texts(points[x], x) if x else pd.Series(["all"] * len(points), index=points.index)
     out = []
     for cat in cats:
         here = points[xs == cat]
@@ -194,7 +201,7 @@ def violin_warnings(points: pd.DataFrame, x: str | None, color: str | None = Non
                        "distribution. Draw more samples per configuration for a smooth picture.")
     keys = [k for k in (x, color) if k]
     if keys:
-        sizes = points.groupby([points[k].map(lambda v, k=k: level_text(k, v)) for k in keys]).size()
+        sizes = points.groupby([level_texts(points[k], k) for k in keys]).size()
         small = sizes[sizes < min_configs]
         if len(small):
             names = [" · ".join(i) if isinstance(i, tuple) else str(i) for i in small.index[:6]]

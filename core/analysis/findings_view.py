@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from typing import Sequence
 
 import pandas as pd
@@ -80,6 +81,111 @@ def forest_figure(finding: dict, height: int | None = None) -> go.Figure:
     fig.update_xaxes(title_text="difference in accuracy (points)")
     fig.update_yaxes(autorange="reversed", type="category")
     return fig
+
+
+SIGNIFICANT, NOT_SIGNIFICANT, INTERVAL, PAPER = "#c0392b", "#7f8c8d", "#555", "#222"
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
+    """Round tick values covering [lo, hi] (a step of 1, 2 or 5 × 10^k, about ``n`` ticks)."""
+    span = hi - lo if hi > lo else 1.0
+    raw = span / max(n - 1, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+# XML's special characters and every one Markdown or Streamlit's directives (``:red[…]``, ``$…$``) could read, as
+# character references (one pass: a reference's own "&" and "#" are never escaped again)
+_SVG_ESCAPES = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'\\`*_~[]$:!#|"})
+
+
+def _svg_text(text) -> str:
+    """Text for the SVG (shown through st.markdown), every active character as a character reference."""
+    return str(text).translate(_SVG_ESCAPES)
+
+
+def forest_svg(finding: dict, width: int = 1000) -> str:
+    """The forest plot of ``forest_figure`` as one static SVG (no JavaScript: a page of fifteen findings drew
+    fifteen Plotly charts, a second of the browser's time): each contrast's estimate with its 95 % interval (red =
+    significant after Holm, grey = not), the paper's estimate as a black diamond, a dotted line at 0. Hovering a
+    row shows its numbers (estimate, interval, adjusted p, n). Every text is escaped (``_svg_text``); one line, so
+    Markdown passes it through as a raw HTML block."""
+    cs = [c for c in finding.get("contrasts", []) if c.get("estimate") is not None]
+    esc = _svg_text
+    if not cs:
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} 60" width="100%" role="img">'
+                '<text x="10" y="35" font-size="14" fill="#555">No contrast to draw</text></svg>')
+    labels = [_label(finding, c) for c in cs]
+    values = [0.0] + [float(v) for c in cs for v in (c["estimate"], c.get("ci_low"), c.get("ci_high"),
+                                                       c.get("paper_estimate")) if v is not None]
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.06 or 1.0
+    ticks = _nice_ticks(lo - pad, hi + pad)
+    lo, hi = min(lo - pad, ticks[0]), max(hi + pad, ticks[-1])
+    font = 13
+    label_w = min(int(width * 0.45), max(60, int(max(len(t) for t in labels) * font * 0.58) + 16))
+    left, right, top, row_h = label_w, width - 24, 44, 34
+    height = top + row_h * len(cs) + 56
+
+    def x_of(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * (right - left)
+
+    paper_any = any(c.get("paper_estimate") is not None for c in cs)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" role="img" '
+           f'font-family="sans-serif" font-size="{font}" aria-label="{esc(finding.get("title", ""))}: forest plot">',
+           f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>']
+    # legend
+    out.append(f'<circle cx="{left + 6}" cy="16" r="5" fill="{SIGNIFICANT}"/>'
+               f'<text x="{left + 16}" y="20" fill="#333">these runs (95 % interval; red = significant after Holm)'
+               '</text>')
+    if paper_any:
+        lx = left + 380
+        out.append(f'<path d="M{lx} 10 L{lx + 6} 16 L{lx} 22 L{lx - 6} 16 Z" fill="{PAPER}"/>'
+                   f'<text x="{lx + 12}" y="20" fill="#333">paper (Claude Haiku or seven LLMs pooled)</text>')
+    bottom = top + row_h * len(cs)
+    for t in ticks:   # grid and tick labels
+        x = x_of(t)
+        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" stroke="#eee"/>'
+                   f'<text x="{x:.1f}" y="{bottom + 18}" text-anchor="middle" fill="#444">{t:g}</text>')
+    out.append(f'<line x1="{x_of(0):.1f}" y1="{top - 4}" x2="{x_of(0):.1f}" y2="{bottom}" stroke="#999" '
+               'stroke-dasharray="2,3"/>')
+    out.append(f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#bbb"/>')
+    out.append(f'<text x="{(left + right) / 2:.1f}" y="{bottom + 42}" text-anchor="middle" fill="#333">'
+               'difference in accuracy (points)</text>')
+    for i, (lab, c) in enumerate(zip(labels, cs)):
+        y = top + row_h * i + row_h / 2
+        est, p = float(c["estimate"]), c.get("p_adjusted")
+        ci = (c.get("ci_low"), c.get("ci_high"))
+        tip = f"{lab}: {est:.1f} points"
+        if None not in ci:
+            tip += f", 95 % interval [{float(ci[0]):.1f}, {float(ci[1]):.1f}]"
+        if p is not None:
+            tip += f", adjusted p {float(p):.3g}"
+        if c.get("n_a") is not None:
+            tip += f", n {c.get('n_a')} / {c.get('n_b')}"
+        if c.get("paper_estimate") is not None:
+            tip += f"; paper {float(c['paper_estimate']):.1f}"
+        out.append(f"<g><title>{esc(tip)}</title>"
+                   f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#fff" '
+                   'fill-opacity="0"/>'
+                   f'<text x="{left - 10}" y="{y + 4.5:.1f}" text-anchor="end" fill="#222">{esc(lab)}</text>')
+        if None not in ci:
+            x0, x1 = x_of(float(ci[0])), x_of(float(ci[1]))
+            out.append(f'<line x1="{x0:.1f}" y1="{y:.1f}" x2="{x1:.1f}" y2="{y:.1f}" stroke="{INTERVAL}" '
+                       'stroke-width="1.5"/>'
+                       + "".join(f'<line x1="{x:.1f}" y1="{y - 5:.1f}" x2="{x:.1f}" y2="{y + 5:.1f}" '
+                                 f'stroke="{INTERVAL}" stroke-width="1.5"/>' for x in (x0, x1)))
+        colour = SIGNIFICANT if c.get("significant") else NOT_SIGNIFICANT
+        out.append(f'<circle cx="{x_of(est):.1f}" cy="{y:.1f}" r="5.5" fill="{colour}"/>')
+        if c.get("paper_estimate") is not None:
+            px = x_of(float(c["paper_estimate"]))
+            out.append(f'<path d="M{px:.1f} {y - 6:.1f} L{px + 6:.1f} {y:.1f} L{px:.1f} {y + 6:.1f} '
+                       f'L{px - 6:.1f} {y:.1f} Z" fill="{PAPER}"/>')
+        out.append("</g>")
+    out.append("</svg>")
+    return "".join(out)
 
 
 # ------------------------------------------------------------------------------------------------------- text

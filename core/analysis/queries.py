@@ -252,8 +252,7 @@ def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> li
     inside = aggregated.inside_columns(con, run_ids)
     parts = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM max({_quote(c)}), "
                       f"count(*) - count({_quote(c)})" for c in present)
-    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.relation(con, 'lenient')} {where}",
-                      params).fetchone()
+    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.configs(con)} {where}", params).fetchone()
     out = []
     for i, c in enumerate(present):
         n_non_null, differs, n_null = row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i]
@@ -277,26 +276,28 @@ def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) ->
 
     where, params = _where(con, run_ids, None, answered=False, view=view)
     cond = f"{where} AND" if where else "WHERE"
-    src = aggregated.relation(con, "lenient") if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) \
-        else _src(con, view)
+    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) else _src(con, view)
     row = con.execute(f"SELECT count(*), count(*) FILTER (WHERE size_a IS DISTINCT FROM size_b) FROM {src} "
                       f"{cond} size_a IS NOT NULL", params).fetchone()
     return bool(row[0]) and not row[1]
 
 
 def factor_levels(con, run_ids: Sequence[str] | None, column: str, view: str = VIEW) -> list:
+    """The distinct values of ``column`` in these runs (NULL last), items not yet answered included."""
     col = _check_column(con, column, view)
     from core.analysis import aggregated
 
-    if aggregated.usable(con, view, run_ids, [column]):
-        where, params = _where(con, run_ids, None, answered=False, view=view)
-        rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {aggregated.relation(con, 'lenient')} {where} "
-                           "ORDER BY lv NULLS LAST", params).fetchall()
-        return [r[0] for r in rows]
     where, params = _where(con, run_ids, None, answered=False, view=view)
-    rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {_src(con, view)} {where} ORDER BY lv NULLS LAST",
-                       params).fetchall()
+    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, [column]) else _src(con, view)
+    rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {src} {where} ORDER BY lv NULLS LAST", params).fetchall()
     return [r[0] for r in rows]
+
+
+def factor_levels_of(con, run_ids: Sequence[str] | None, columns: Sequence[str], view: str = VIEW
+                     ) -> dict[str, list]:
+    """{column: factor_levels(con, run_ids, column)} for several columns on one connection (a page's slice
+    filters: one cached call instead of one per factor)."""
+    return {c: factor_levels(con, run_ids, c, view=view) for c in columns}
 
 
 def _isnan(v) -> bool:

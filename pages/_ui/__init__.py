@@ -1,6 +1,7 @@
 """Shared UI helpers for every page (the only Streamlit-aware helpers; core never imports streamlit), one module per
 kind: ``nav`` (the page list), ``db`` (store handle, cached analysis, run list), ``url`` (query-string state),
-``pickers`` (run picker, slice filters), ``model_picker``, ``progress`` (start and follow runs).
+``pickers`` (run picker, slice filters), ``model_picker``, ``progress`` (start and follow runs), ``lazy`` (expanders
+built only when open).
 
 Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 
@@ -25,6 +26,8 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
   shared; ``qp_set`` only writes when values change.
 * **Scoring**: ``scoring_switch()`` is the one "Strict / Lenient" switch of a page that shows set-operation accuracy
   (kept in the URL as ``scoring``); pass its value as ``scoring=`` to the core.analysis calls.
+* **Heavy, optional content**: ``lazy_expander(label, key)`` is an expander whose body the page builds only while
+  it is open (``if exp.open: with exp: …``); a closed ``st.expander``'s elements are still sent and drawn.
 * **Errors**: ``user_errors()`` context manager shows ``UserError`` (and DuckDB busy) as one st.error line.
 * **User text in Markdown**: wrap anything a user or a file supplied (imported cells, model names, run names, URL
   parameters, error messages quoting them) in ``md(text)`` or ``md_code(text)`` before st.markdown / st.error /
@@ -32,6 +35,7 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 """
 
 from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_batches, run_label, runs_df, user_errors  # noqa: F401
+from pages._ui.lazy import lazy_expander  # noqa: F401
 from pages._ui.model_picker import (  # noqa: F401
     MODEL_CHOICES,
     ModelChoice,

@@ -66,12 +66,13 @@ def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (),
     factors = analysis.merge_sizes([f for f in cached_analysis("factor_columns", run_ids, varying=True)
                                     if f not in exclude and f not in ("run_id", "task", "name")], same)
     chosen: dict[str, list] = {}
+    all_levels = cached_analysis("factor_levels_of", run_ids, columns=factors) if factors else {}
     with st.expander("Slice (filter on any factor)", expanded=expanded or bool(initial)):
         if not factors:
             st.caption("No factor varies in these runs.")
         cols = st.columns(3)
         for i, f in enumerate(factors):
-            levels = cached_analysis("factor_levels", run_ids, column=f)
+            levels = all_levels[f]
             as_text = {("none" if v is None else str(v)): v for v in levels}
             default = [t for t in initial.get(f, []) if t in as_text]
             sel = cols[i % 3].multiselect(analysis.factor_label(f, same), list(as_text), default=default,

@@ -90,6 +90,10 @@ def _views_agree(con, run_ids, task="setops"):
     _same(lambda: A.factor_columns(con, run_ids))
     _same(lambda: A.factor_columns(con, run_ids, varying=True))
     _same(lambda: A.factor_columns(con, run_ids, per_sample=True))
+    # every factor's levels in one call (the slice filters), run-level ones (model, name, params) included
+    levels = _same(lambda: A.factor_levels_of(con, run_ids, facs))
+    assert levels == {c: A.factor_levels(con, run_ids, c) for c in facs}
+    _same(lambda: A.sizes_always_equal(con, run_ids))
     for scoring in A.SCORINGS:
         _same(lambda: A.run_overview(con, run_ids, scoring=scoring))
         for x in [c for c in facs if c not in ("run_id", "name")][:6]:

@@ -72,3 +72,50 @@ def test_findings_page_renders_verdicts(deceptive_run):
     assert not at.exception, [e.value for e in at.exception]
     text = " ".join(m.value for m in at.markdown)
     assert "paired over 8 samples" in text and "findings** can be answered" in text
+
+
+def test_forest_svg_draws_each_contrast_with_its_numbers_and_escapes_text():
+    import re
+    import xml.dom.minidom
+
+    from core.analysis import findings_view
+
+    fd = {"factor": "members", "title": "Numbers <vs> words",
+          "contrasts": [{"a": "numbers", "b": "words", "estimate": 12.5, "ci_low": 8.0, "ci_high": 17.0,
+                         "p_adjusted": 0.001, "significant": True, "n_a": 40, "n_b": 41, "paper_estimate": 20.0},
+                        {"a": "words", "b": "<img src=x onerror=alert(1)>", "estimate": -1.0, "ci_low": -6.0,
+                         "ci_high": 4.0, "p_adjusted": 0.8, "significant": False, "n_a": 5, "n_b": 5},
+                        {"a": "x", "b": "y", "estimate": None}]}   # no estimate: not drawn
+    svg = findings_view.forest_svg(fd)
+    doc = xml.dom.minidom.parseString(svg)                  # well-formed, every text escaped
+    assert "<img" not in svg and "&#60;img src=x" in svg and "Numbers &#60;vs&#62; words" in svg
+    assert "\n" not in svg and svg.startswith("<svg")       # one raw HTML block for st.markdown
+    for active in "`*_[]$:":                                   # nothing Markdown or a directive could read
+        texts = re.findall(r">([^<]*)<", svg)
+        assert not any(active in t for t in texts), active
+    odd = findings_view.forest_svg({"factor": "members", "contrasts": [
+        {"a": ":red[x]", "b": "$y$ *z* `w`", "estimate": 1.0, "ci_low": 0.0, "ci_high": 2.0}]})
+    assert ":red[" not in odd and "$y$" not in odd and "&#58;red&#91;x&#93;" in odd
+    quoted = findings_view.forest_svg({"factor": "members", "title": "it's \"q\" & <b>", "contrasts": [
+        {"a": "a'b", "b": "c", "estimate": 1.0, "ci_low": 0.0, "ci_high": 2.0}]})
+    node = xml.dom.minidom.parseString(quoted)              # references stay whole: the text reads as written
+    assert node.documentElement.getAttribute("aria-label") == "it's \"q\" & <b>: forest plot"
+    assert node.getElementsByTagName("title")[0].firstChild.data.startswith("a'b − c: 1.0 points")
+    tips = [t.firstChild.data for t in doc.getElementsByTagName("title")]
+    assert tips == ["numbers − words: 12.5 points, 95 % interval [8.0, 17.0], adjusted p 0.001, n 40 / 41; paper 20.0",
+                    "words − <img src=x onerror=alert(1)>: -1.0 points, 95 % interval [-6.0, 4.0], adjusted p 0.8, "
+                    "n 5 / 5"]
+    dots = [c.getAttribute("fill") for c in doc.getElementsByTagName("circle")][1:]   # the first is the legend's
+    assert dots == [findings_view.SIGNIFICANT, findings_view.NOT_SIGNIFICANT]
+    diamonds = [p for p in doc.getElementsByTagName("path") if p.getAttribute("fill") == findings_view.PAPER]
+    assert len(diamonds) == 2                               # the legend's and the paper's estimate of row 1
+    # positions on one linear axis: the estimate sits inside its interval, 0 (dotted) left of 12.5
+    xs = lambda v: float(v)  # noqa: E731
+    row = doc.getElementsByTagName("g")[0]
+    interval = [ln for ln in row.getElementsByTagName("line")][0]
+    dot = row.getElementsByTagName("circle")[0]
+    assert xs(interval.getAttribute("x1")) < xs(dot.getAttribute("cx")) < xs(interval.getAttribute("x2"))
+    zero = [ln for ln in doc.getElementsByTagName("line") if ln.getAttribute("stroke-dasharray")][0]
+    assert xs(zero.getAttribute("x1")) < xs(dot.getAttribute("cx"))
+    assert re.search(r">difference in accuracy \(points\)<", svg)
+    assert "No contrast to draw" in findings_view.forest_svg({"factor": "members", "contrasts": []})

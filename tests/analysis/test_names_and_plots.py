@@ -41,6 +41,19 @@ def test_violin_warnings_on_few_items_or_few_configurations():
     assert len(few_configs) == 1 and "Union: N=4" in few_configs[0]
 
 
+def test_level_texts_are_level_text_of_every_value():
+    """The per-distinct-value labels the violins group by equal level_text applied value by value (NULL and NaN
+    both "none", whole floats as integers, the index kept)."""
+    import numpy as np
+
+    cases = {"operation": pd.Series(["union", None, "symmetric_difference", "union"], index=[7, 3, 5, 1]),
+             "size_a": pd.Series([2.0, np.nan, 4.0, 2.0]), "members": pd.Series([None, np.nan, "words"], dtype=object),
+             "shots": pd.Series([], dtype=float)}
+    for column, values in cases.items():
+        got = figures.level_texts(values, column)
+        pd.testing.assert_series_equal(got, values.map(lambda v: figures.level_text(column, v)).astype(object))
+
+
 def test_quantifier_bars_have_wilson_intervals_and_n():
     m = pd.DataFrame({"quantifier": ["all", "none"], "answered": [1, 400], "unparsed": [0, 0],
                       "accuracy": [1.0, 0.5], "f1": [1.0, 0.5]})
