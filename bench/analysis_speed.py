@@ -56,7 +56,7 @@ def open_store(path: str, flat: bool):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--db", default=None)
+    ap.add_argument("--db", default=None, help="this store (filled on first use, reused after)")
     ap.add_argument("--flat", action="store_true", help="flat v_results table instead of the store schema")
     ap.add_argument("--repeat", type=int, default=3, help="timings per view (best printed)")
     ap.add_argument("--rows-path", action="store_true", help="also time each view on the rows (no aggregates)")
@@ -68,8 +68,13 @@ def main() -> None:
         path = os.path.join(tmp, "bench.duckdb")
     con, flat = open_store(path, args.flat)
     t = time.perf_counter()
-    run_ids = fill_synthetic(con, args.rows, table="v_results" if flat else None)
+    # a store filled before (this bench's or bench/page_loads.py's --db) is reused as it is: its synthetic runs
+    reuse = [] if flat else [r[0] for r in con.execute(
+        "SELECT run_id FROM runs WHERE run_id LIKE 'synth%' ORDER BY run_id").fetchall()]
+    run_ids = reuse or fill_synthetic(con, args.rows, table="v_results" if flat else None)
     fill_s = time.perf_counter() - t
+    if reuse:
+        print(f"reusing the synthetic runs already in {path}: {', '.join(reuse)} (--rows ignored)")
     n = con.execute("SELECT count(*) FROM v_results").fetchone()[0]
     print(f"store: {path} ({'flat table' if flat else 'store schema + v_results view'}), {n:,} result rows, "
           f"filled in {fill_s:.1f} s, duckdb {duckdb.__version__}, cpus {os.cpu_count()}")
