@@ -50,3 +50,15 @@ def open_page():
         return at
 
     return open_
+
+
+@pytest.fixture()
+def page_db(tmp_path, monkeypatch):
+    """A new store for the pages (STUDIO_DB), with Streamlit's data caches cleared before and after."""
+    import streamlit as st
+
+    path = str(tmp_path / "studio.duckdb")
+    monkeypatch.setenv("STUDIO_DB", path)
+    st.cache_data.clear()
+    yield path
+    st.cache_data.clear()

@@ -106,21 +106,8 @@ def live_app(tmp_path):
     run = runner.run({"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"],
                       "sizes": [2, 4], "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"],
                       "shots": [0]}, "reference/solver", db_path=db)
-    port = free_port()
-    env = dict(os.environ, STUDIO_DB=db, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
-        yield f"http://127.0.0.1:{port}", run.run_id
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with served(db) as base:
+        yield base, run.run_id
 
 
 @pytest.mark.slow

@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import ROOT  # noqa: F401
-
-GRID = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
-        "members": ["numbers", "words"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+from tests.support import SMALL_GRID as GRID
 
 
 @pytest.fixture()
-def db(tmp_path, monkeypatch):
-    import streamlit as st
-
-    path = str(tmp_path / "studio.duckdb")
-    monkeypatch.setenv("STUDIO_DB", path)
-    st.cache_data.clear()
-    yield path
-    st.cache_data.clear()
+def db(page_db):
+    return page_db
 
 
 def _expander(at, start: str):
