@@ -76,15 +76,15 @@ if len(cmp_tasks) > 1:
     st.warning("These runs are of different tasks (" + ", ".join(cmp_tasks) + "): their accuracies measure "
                "different things. Compare runs of one task.")
 
-sizes_same = bool(_ui.cached_analysis("sizes_always_equal", run_ids))   # then |A| = |B| is one factor
+facts = _ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection
+sizes_same = bool(facts["sizes_same"])   # then |A| = |B| is one factor
 
 
 def flabel(f: str) -> str:
     return analysis.factor_label(f, sizes_same)
 
 
-factors = analysis.merge_sizes([f for f in _ui.cached_analysis("factor_columns", run_ids)
-                                if f not in analysis.RUN_FACTORS], sizes_same)
+factors = analysis.merge_sizes([f for f in facts["factors"] if f not in analysis.RUN_FACTORS], sizes_same)
 scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 x_opts = factors or ["operation"]
@@ -94,7 +94,7 @@ x = c1.selectbox("Split by", x_opts, index=x_opts.index(x_q) if x_q in x_opts el
                  key="cmp_x")
 align = c2.toggle("Align on shared factors", value=True, key="cmp_align",
                   help="Keep only the factor combinations that every series has.")
-tasks = set(_ui.cached_analysis("run_overview", run_ids)["task"].dropna())
+tasks = set(facts["overview"]["lenient"]["task"].dropna())
 refs = analysis.reference_for(x, tasks=tasks)
 ref_titles = {t["id"]: t["title"] for t in refs}
 ref_id = c3.selectbox("Published reference series", ["(none)", *ref_titles], key="cmp_ref",

@@ -43,7 +43,8 @@ run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"
 labels = analysis.run_labels(runs[runs["run_id"].isin(run_ids)])
 
 scoring = _ui.scoring_switch()
-overview = _ui.cached_analysis("run_overview", run_ids, scoring=scoring)
+facts = _ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection
+overview = facts["overview"][scoring]
 if not overview.empty:
     overview = overview.assign(label=overview["run_id"].map(labels))
     overview = overview[["label", *[c for c in overview.columns if c not in ("label", "run_id")], "run_id"]]
@@ -59,7 +60,7 @@ if not overview.empty:
         st.caption("Accuracy is over the answered items; failed calls are left out (retry them with Resume on the "
                    "Runs page).")
     if scoring == "strict":
-        unjudged = _ui.cached_analysis("run_overview", run_ids, scoring="lenient")["answered"].sum() - \
+        unjudged = facts["overview"]["lenient"]["answered"].sum() - \
             overview["answered"].sum()
         if unjudged > 0:
             st.caption(f"{int(unjudged)} answered item(s) have no strict verdict (imported without their raw "
@@ -82,16 +83,15 @@ if answered == 0:
         st.rerun()
     st.stop()
 
-sizes_same = bool(_ui.cached_analysis("sizes_always_equal", run_ids))   # then |A| = |B| is one factor
+sizes_same = bool(facts["sizes_same"])   # then |A| = |B| is one factor
 
 
 def flabel(f: str) -> str:
     return analysis.factor_label(f, sizes_same)
 
 
-factors = analysis.merge_sizes([f for f in _ui.cached_analysis("factor_columns", run_ids) if f not in ("task", "name")],
-                               sizes_same)
-varying = [f for f in _ui.cached_analysis("factor_columns", run_ids, varying=True) if f in factors]
+factors = analysis.merge_sizes([f for f in facts["factors"] if f not in ("task", "name")], sizes_same)
+varying = [f for f in facts["varying"] if f in factors]
 filters = _ui.slice_filters(run_ids, key="slice")
 _ui.report_download(picked_runs, key="res", filters=filters)
 
@@ -124,7 +124,7 @@ def _violin_figure(db: str, token: str, run_ids: tuple, x: str, color: str | Non
                    ref_id: str, ref_name: str | None, x_title: str):
     """The violin figure of a selection, built once per state of the store (``token``) and shared by every session:
     0.3–0.7 s at 200,000 configurations, on every rerun before."""
-    points, summary = _ui.cached_analysis("violin_data", list(run_ids), x=x, color=color, filters=filters,
+    points, summary = _ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
                                           scoring=scoring)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     return figures.violin(points, x, color, summary, reference=ref_df, reference_name=ref_name, x_title=x_title)
@@ -154,8 +154,11 @@ if view == "violins":
                           format_func=lambda r: "(none)" if r == "(none)" else ref_titles[r],
                           help="The papers' published mean ± std for this factor (data/reference_figures.json).")
     _ui.qp_set(x=x, color=color, ref=ref_id if ref_id != "(none)" else None)
-    points, summary = _ui.cached_analysis("violin_data", run_ids, x=x, color=color, filters=filters,
+    # the violins' data — per-configuration points only for a selection small enough to draw them; above that each
+    # violin's shape (analysis.violin_view), so 200,000 configurations never leave DuckDB
+    points, summary = _ui.cached_analysis("violin_view", run_ids, x=x, color=color, filters=filters,
                                           scoring=scoring)
+    n_configs = int(summary["N"].sum()) if not summary.empty else 0
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     fig = _violin_figure(_ui.db_path(), _ui.db_token(), tuple(run_ids), x, color, filters, scoring, ref_id,
                          ref_titles.get(ref_id), flabel(x))
@@ -165,10 +168,10 @@ if view == "violins":
                "each label = configurations in the violin. The white box shows the quartiles, the dark line across "
                "it the mean" + (" (dashed across the violin)" if color is None else "") + ". Click or lasso points "
                "to list their items.")
-    for warning in figures.violin_warnings(points, x, color):
+    for warning in figures.violin_warnings(points, x, color, summary=summary):
         st.warning(_ui.md(warning))
-    if len(points) > figures.MAX_DRAWN_POINTS:
-        st.caption(f"{len(points):,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
+    if points is None and n_configs:
+        st.caption(f"{n_configs:,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
                    "quantiles of its configurations' accuracies (shape, quartiles and mean to within a tenth of a "
                    "point); the table below has the exact figures.")
     picked = []
@@ -184,7 +187,7 @@ if view == "violins":
         st.dataframe(analysis.for_display(analysis.readable_items(sel_items.dropna(axis=1, how="all"), labels)),
                      hide_index=True, width="stretch", height=300)
     if not summary.empty:
-        st.dataframe(analysis.for_display(summary).rename(columns={x: flabel(x), **({color: flabel(color)} if color
+        st.dataframe(analysis.for_display(summary.drop(columns=["shape", "min_items"])).rename(columns={x: flabel(x), **({color: flabel(color)} if color
                                                                          else {}),
                                              "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
                                              "N": "N configs", "items": "Items"}),
@@ -195,13 +198,12 @@ if view == "violins":
         st.caption(f"Reference: {ref_df['source'].iloc[0]}.")
 
     st.markdown("**One configuration** — select a row for its Wilson interval and items")
-    if not points.empty:
+    if n_configs:
         named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
         pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
-                                  filters=filters, scoring=scoring)
-        n_all = len(pts)
+                                  filters=filters, scoring=scoring, lowest=MAX_LISTED)
+        n_all = int(pts["of"].iloc[0]) if len(pts) else 0
         if n_all > MAX_LISTED:   # the lowest accuracies first; a slice narrows the list
-            pts = pts.nsmallest(MAX_LISTED, "accuracy", keep="first")
             st.caption(f"The {MAX_LISTED:,} configurations with the lowest accuracy of {n_all:,}; narrow the slice "
                        "above to list others.")
         names = analysis.config_labels(pts, named_by or [x], sizes_same=sizes_same or None)

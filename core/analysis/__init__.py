@@ -16,6 +16,9 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     factor_levels_of(con, run_ids, columns)        {column: its distinct values} for several columns
     config_accuracy(con, run_ids, by, filters)     one row per (run, config): by-columns, n, n_correct, accuracy
     violin_data(con, run_ids, x, color, filters)   -> (points, summary) for the violin figure
+    violin_view(con, run_ids, x, color, filters)   -> (points or None, summary with each violin's shape): any size
+    selection_facts(con, run_ids)                  factors, varying ones and their levels, |A| = |B|, the overview
+                                                   per scoring: what a page asks first, on one connection
     group_summary(points, by)                      mean / std / min / max / N of per-config accuracy per group
     wilson_interval(k, n, confidence)              Wilson score interval for a proportion, in percent
     config_interval(con, run_id, config_id)        accuracy + Wilson interval of one configuration
@@ -95,6 +98,7 @@ from core.analysis.summaries import (
     robustness,
     robustness_caveat,
     violin_data,
+    violin_view,
     wilson_interval,
 )
 from core.analysis.views import (
@@ -107,6 +111,7 @@ from core.analysis.views import (
     readable_level,
     run_choice_labels,
     run_labels,
+    selection_facts,
     sizes_always_equal,
     sizes_equal,
     tasks_of,
@@ -138,8 +143,9 @@ __all__ = [
     "difference_of_means", "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels",
     "factor_levels_of", "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items",
     "reference_for", "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
-    "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "wilson_interval",
+    "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "violin_view",
+    "wilson_interval",
     "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
-    "run_labels", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",
+    "run_labels", "selection_facts", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",
     "findings_report", "finding_points",
 ]

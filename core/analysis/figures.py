@@ -79,9 +79,9 @@ MAX_DRAWN_POINTS = 5000
 SKETCH = 1001
 
 
-def _quantile_sketch(xv: list, yv) -> tuple[list, list]:
-    """Per x level, SKETCH evenly spaced quantiles of its values (all of them when fewer)."""
-
+def _quantile_sketch(xv: list, yv) -> tuple[np.ndarray, np.ndarray]:
+    """Per x level, SKETCH evenly spaced quantiles of its values (all of them when fewer), as numpy arrays (plotly
+    checks a list value by value)."""
     xs, ys = [], []
     xv = np.asarray(xv, dtype=object)
     for level in dict.fromkeys(xv.tolist()):
@@ -89,36 +89,51 @@ def _quantile_sketch(xv: list, yv) -> tuple[list, list]:
         vals = vals[~np.isnan(vals)]
         if len(vals) > SKETCH:
             vals = np.quantile(vals, np.linspace(0.0, 1.0, SKETCH))
-        xs.extend([level] * len(vals))
-        ys.extend(vals.tolist())
-    return xs, ys
+        xs.append(np.full(len(vals), level, dtype=object))
+        ys.append(vals)
+    if not xs:
+        return np.array([], dtype=object), np.array([], dtype=float)
+    return np.concatenate(xs), np.concatenate(ys)
 
 
-def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
+def _sketched(points: pd.DataFrame | None, summary: pd.DataFrame | None) -> bool:
+    """Whether the violins are drawn from the summary's per-group shapes (analysis.violin_view without points)."""
+    return points is None and summary is not None and "shape" in summary.columns
+
+
+def violin(points: pd.DataFrame | None, x: str = "operation", color: str | None = None,
            summary: pd.DataFrame | None = None, title: str | None = None, height: int = 520,
            reference: pd.DataFrame | None = None, reference_name: str | None = None,
            empty_message: str = "No answered items for this selection yet", x_title: str | None = None) -> go.Figure:
     """Violins of per-config accuracy (column ``accuracy``) by ``x``, one violin per ``color`` level side by side.
     ``summary`` (from analysis.group_summary) adds mean/std/N above the violins; ``reference`` (columns x, mean,
-    std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points."""
-    if points is None or points.empty:
+    std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points.
+    With ``points`` None and a ``summary`` from analysis.violin_view (its ``shape`` column), each violin is drawn
+    from its group's shape — the way a selection of more than MAX_DRAWN_POINTS configurations is drawn anyway."""
+    sketched = _sketched(points, summary)
+    frame = summary if sketched else points    # the rows whose x / colour levels are drawn
+    if frame is None or frame.empty:
         return empty_figure(empty_message)
+    many = sketched or len(points) > MAX_DRAWN_POINTS    # no marker per configuration
     fig = go.Figure()
-    xs = _order(x, points[x].tolist()) if x else [None]
+    xs = _order(x, frame[x].tolist()) if x else [None]
     tick = {level_text(x, v): v for v in xs} if x else {}
     cats = [level_text(x, v) for v in xs] if x else ["all"]
-    colors = _order(color, points[color].tolist()) if color else [None]
+    colors = _order(color, frame[color].tolist()) if color else [None]
     for i, c in enumerate(colors):
-        sub = points if color is None else points[_eq(points[color], c)]
+        sub = frame if color is None else frame[_eq(frame[color], c)]
         if sub.empty:
             continue
-        if x:   # each level's text once, not once per point
-            xv = level_texts(sub[x], x).tolist()
+        if sketched:   # numpy arrays: plotly checks a list value by value (0.1 s for two violins)
+            shapes = [np.asarray(v, dtype=float) for v in sub["shape"]]
+            levels = level_texts(sub[x], x).tolist() if x else ["all"] * len(sub)
+            xv = np.repeat(np.array(levels, dtype=object), [len(v) for v in shapes])
+            yv = np.concatenate(shapes) if shapes else np.array([], dtype=float)
         else:
-            xv = ["all"] * len(sub)
-        yv = sub["accuracy"]
-        if len(points) > MAX_DRAWN_POINTS:
-            xv, yv = _quantile_sketch(xv, yv.to_numpy(dtype=float))
+            xv = level_texts(sub[x], x).tolist() if x else ["all"] * len(sub)   # each level's text once
+            yv = sub["accuracy"]
+            if many:
+                xv, yv = _quantile_sketch(xv, yv.to_numpy(dtype=float))
         name = level_text(color, c) if color else "accuracy"
         hover = "config %{customdata[0]}<br>accuracy %{y:.1f}% (n=%{customdata[1]})<extra>" + \
                 (name if color else "") + "</extra>"
@@ -129,11 +144,11 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
             box={"visible": True, "fillcolor": "rgba(255,255,255,0.75)", "line": {"color": BOX_COLOR, "width": 1.5},
                  "width": 0.25},
             meanline={"visible": True, "color": BOX_COLOR, "width": 2},
-            points="all" if len(points) <= MAX_DRAWN_POINTS else False, pointpos=0, jitter=0.35,
+            points=False if many else "all", pointpos=0, jitter=0.35,
             marker={"size": 5, "opacity": 0.75}, spanmode="hard", width=0.9 if color is None else None,
             customdata=sub[["config_id", "n"]].to_numpy() if {"config_id", "n"} <= set(sub.columns) and
-            len(points) <= MAX_DRAWN_POINTS else None,
-            hovertemplate=hover if len(points) <= MAX_DRAWN_POINTS else None))
+            not many else None,
+            hovertemplate=None if many else hover))
     if reference is not None and not reference.empty and x in reference.columns:
         ref = reference[reference[x].isin(list(tick.values()))] if tick else reference
         if not ref.empty:
@@ -156,44 +171,63 @@ def violin(points: pd.DataFrame, x: str = "operation", color: str | None = None,
                                                                    "b": 70},
         font={"size": 14})
     if color is None and x:   # the mean, dashed across each violin (its categories sit at 0, 1, 2 …)
-        means = points.groupby(level_texts(points[x], x))["accuracy"].mean()
+        means = (summary.set_index(level_texts(summary[x], x))["mean"] if sketched
+                 else points.groupby(level_texts(points[x], x))["accuracy"].mean())
         for pos, cat in enumerate(cats):
             if cat in means.index:
                 fig.add_shape(type="line", xref="x", yref="y", x0=pos - 0.42, x1=pos + 0.42, y0=means[cat],
                               y1=means[cat], line={"color": BOX_COLOR, "width": 1.5, "dash": "dash"})
     fig.update_yaxes(title_text="Accuracy per configuration (%)", range=[-5, 112], tickvals=[0, 20, 40, 60, 80, 100])
     fig.update_xaxes(title_text=x_title or (label(x) if x else ""), categoryorder="array", categoryarray=cats,
-                     type="category",
-                     tickvals=cats, ticktext=_n_ticks(points, x, cats, color, colors))
+                     type="category", tickvals=cats,
+                     ticktext=_n_ticks(_group_sizes(frame, x, color, sketched), cats, color, colors))
     return fig
 
 
-def _n_ticks(points: pd.DataFrame, x: str | None, cats: list[str], color: str | None, colors: list) -> list[str]:
+def _group_sizes(frame: pd.DataFrame, x: str | None, color: str | None, sketched: bool = False) -> pd.Series:
+    """Configurations per (x text, colour level) — counted from the points, or the summary's N when sketched —
+    indexed by (x text, colour level); colour level None without a colour."""
+    xs = level_texts(frame[x], x) if x else pd.Series(["all"] * len(frame), index=frame.index)
+    cs = frame[color].astype(object) if color else pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    weights = frame["N"].astype(int) if sketched else pd.Series(1, index=frame.index)
+    return pd.DataFrame({"x": xs, "c": cs, "w": weights}).groupby(["x", "c"], dropna=False, sort=False)["w"].sum()
+
+
+def _n_ticks(sizes: pd.Series, cats: list[str], color: str | None, colors: list) -> list[str]:
     """Each x category's tick with the number of configurations of every violin above it: "Union<br>N=8", or
     "Union<br>N=8 · 4" for two colours side by side."""
-    xs = level_texts(points[x], x) if x else pd.Series(["all"] * len(points), index=points.index)
+    counts = {(xc, None if _same_level(cc, None) else cc): n for (xc, cc), n in sizes.items()}
     out = []
     for cat in cats:
-        here = points[xs == cat]
         if color is None:
-            ns = [len(here)]
+            ns = [counts.get((cat, None), 0)]
         else:
-            ns = [int(_eq(here[color], c).sum()) for c in colors]
+            ns = [sum(n for (xc, cc), n in counts.items() if xc == cat and _same_level(cc, c)) for c in colors]
             ns = [n for n in ns if n] or [0]
         out.append(f"{cat}<br>N={' · '.join(str(n) for n in ns)}")
     return out
 
 
-def violin_warnings(points: pd.DataFrame, x: str | None, color: str | None = None, min_items: int = MIN_ITEMS,
-                    min_configs: int = MIN_CONFIGS) -> list[str]:
+def _same_level(a, b) -> bool:
+    """Equality of two factor levels, a missing value (None / NaN) equal to another."""
+    missing = (a is None or (isinstance(a, float) and a != a), b is None or (isinstance(b, float) and b != b))
+    return missing[0] and missing[1] if any(missing) else a == b
+
+
+def violin_warnings(points: pd.DataFrame | None, x: str | None, color: str | None = None, min_items: int = MIN_ITEMS,
+                    min_configs: int = MIN_CONFIGS, summary: pd.DataFrame | None = None) -> list[str]:
     """What a reader must know before trusting the violins: configurations of fewer than ``min_items`` items (their
     accuracy can take only a few values), violins of fewer than ``min_configs`` configurations (the smooth shape
-    between a handful of points is drawn, not measured)."""
-    if points is None or points.empty:
+    between a handful of points is drawn, not measured). Without ``points``, from a ``summary`` of
+    analysis.violin_view (its N and min_items per violin)."""
+    sketched = _sketched(points, summary)
+    frame = summary if sketched else points
+    if frame is None or frame.empty:
         return []
     out = []
-    if "n" in points.columns and len(points["n"].dropna()):
-        n_min = int(points["n"].min())
+    fewest = frame["min_items"] if sketched else frame["n"] if "n" in frame.columns else pd.Series(dtype=float)
+    if len(fewest.dropna()):
+        n_min = int(fewest.min())
         if n_min < min_items:
             steps = ", ".join(f"{100 * k / n_min:.0f}" for k in range(min(n_min, 4) + 1))
             out.append(f"Some configurations have only {n_min} item(s) (fewer than {min_items}): their accuracy can "
@@ -201,7 +235,8 @@ def violin_warnings(points: pd.DataFrame, x: str | None, color: str | None = Non
                        "distribution. Draw more samples per configuration for a smooth picture.")
     keys = [k for k in (x, color) if k]
     if keys:
-        sizes = points.groupby([level_texts(points[k], k) for k in keys]).size()
+        texts = [level_texts(frame[k], k) for k in keys]
+        sizes = frame["N"].groupby(texts).sum() if sketched else frame.groupby(texts).size()
         small = sizes[sizes < min_configs]
         if len(small):
             names = [" · ".join(i) if isinstance(i, tuple) else str(i) for i in small.index[:6]]

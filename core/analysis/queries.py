@@ -246,13 +246,11 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
 def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> list[str]:
     """``factor_columns`` from the store's per-configuration table: a configuration holds a column's value (its
     minimum when it varies inside), agg_inside says which columns vary inside one or are NULL for part of one."""
-    from core.analysis import aggregated
 
-    where, params = _where(con, run_ids, None, answered=False, view=VIEW)
-    inside = aggregated.inside_columns(con, run_ids)
-    parts = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM max({_quote(c)}), "
-                      f"count(*) - count({_quote(c)})" for c in present)
-    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.configs(con)} {where}", params).fetchone()
+    from core.analysis import memo
+
+    # memoised: a page asks for the factors and for the varying ones, the same scan
+    inside, row = memo.call(con, "factor_stats", _factor_stats_aggregated, run_ids, list(present))
     out = []
     for i, c in enumerate(present):
         n_non_null, differs, n_null = row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i]
@@ -264,6 +262,19 @@ def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> li
             continue
         out.append(c)
     return out
+
+
+def _factor_stats_aggregated(con, run_ids, present) -> tuple[dict, tuple]:
+    """Which columns vary inside a configuration (aggregated.inside_columns) and, per column of ``present``, its
+    non-null configurations, whether it takes two values and its NULL configurations (after the total)."""
+    from core.analysis import aggregated
+
+    where, params = _where(con, run_ids, None, answered=False, view=VIEW)
+    inside = aggregated.inside_columns(con, run_ids)
+    parts = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM max({_quote(c)}), "
+                      f"count(*) - count({_quote(c)})" for c in present)
+    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.configs(con)} {where}", params).fetchone()
+    return inside, row
 
 
 def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) -> bool:
@@ -296,8 +307,19 @@ def factor_levels(con, run_ids: Sequence[str] | None, column: str, view: str = V
 def factor_levels_of(con, run_ids: Sequence[str] | None, columns: Sequence[str], view: str = VIEW
                      ) -> dict[str, list]:
     """{column: factor_levels(con, run_ids, column)} for several columns on one connection (a page's slice
-    filters: one cached call instead of one per factor)."""
-    return {c: factor_levels(con, run_ids, c, view=view) for c in columns}
+    filters: one cached call instead of one per factor); the columns the aggregates answer in one scan."""
+    from core.analysis import aggregated
+
+    columns = list(dict.fromkeys(columns))
+    fast = [c for c in columns if aggregated.usable(con, view, run_ids, [c])]
+    out: dict[str, list] = {}
+    if fast:
+        where, params = _where(con, run_ids, None, answered=False, view=view)
+        lists = ", ".join(f"list(DISTINCT {q} ORDER BY {q} NULLS LAST)"
+                          for q in (_check_column(con, c, view) for c in fast))
+        out.update(zip(fast, (list(v) for v in con.execute(f"SELECT {lists} FROM {aggregated.configs(con)} {where}",
+                                                               params).fetchone())))
+    return {c: out[c] if c in out else factor_levels(con, run_ids, c, view=view) for c in columns}
 
 
 def _isnan(v) -> bool:
@@ -454,13 +476,16 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, sc
     from core.analysis import aggregated
 
     if aggregated.usable(con, view, run_ids, ()):
-        where, params = _where(con, run_ids, None, answered=False, view=view)
-        return con.execute(
-            f"SELECT run_id, any_value(model) AS model, any_value(task) AS task, "
-            f"CAST(sum(n_items) AS BIGINT) AS items, CAST(coalesce(sum(n), 0) AS BIGINT) AS answered, "
-            f"CAST(coalesce(sum(n_failed), 0) AS BIGINT) AS failed, CAST(sum(n_correct) AS HUGEINT) AS n_correct, "
-            f"100.0 * (sum(n_correct) / sum(n)) AS accuracy, count(*) AS configs, sum(cost_usd) AS cost_usd "
-            f"FROM {aggregated.relation(con, scoring)} {where} GROUP BY run_id ORDER BY run_id", params).df()
+        import core.store.aggregates as aggregates
+
+        if scoring not in aggregates.SCORINGS:
+            aggregated.relation(con, scoring)   # says which scorings there are
+        from core.analysis import memo
+
+        # both scorings in one statement, memoised: a page shows the strict overview and the lenient one beside it
+        # (answers without a strict verdict), and the second then costs no query
+        both = memo.call(con, "run_overview_scorings", _run_overview_aggregated, run_ids)
+        return both[both["scoring"] == scoring].drop(columns="scoring").reset_index(drop=True)
     where, params = _where(con, run_ids, None, answered=False, view=view)
     failed = "count(*) FILTER (WHERE correct IS NULL AND error IS NOT NULL)" if "error" in view_columns(con, view) \
         else "0"
@@ -470,6 +495,21 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, sc
            f"sum(cost_usd) AS cost_usd FROM {_scored(con, view, scoring, view)} {where} GROUP BY run_id "
            "ORDER BY run_id")
     return con.execute(sql, params).df()
+
+
+def _run_overview_aggregated(con, run_ids: Sequence[str] | None) -> pd.DataFrame:
+    """run_overview from the store's aggregates, for every scoring (column ``scoring``) in one statement."""
+    import core.store.aggregates as aggregates
+    from core.analysis import aggregated
+
+    where, params = _where(con, run_ids, None, answered=False, view=VIEW)
+    parts = [f"SELECT '{sc}' AS scoring, run_id, any_value(model) AS model, any_value(task) AS task, "
+             f"CAST(sum(n_items) AS BIGINT) AS items, CAST(coalesce(sum(n), 0) AS BIGINT) AS answered, "
+             f"CAST(coalesce(sum(n_failed), 0) AS BIGINT) AS failed, CAST(sum(n_correct) AS HUGEINT) AS n_correct, "
+             f"100.0 * (sum(n_correct) / sum(n)) AS accuracy, count(*) AS configs, sum(cost_usd) AS cost_usd "
+             f"FROM {aggregated.relation(con, sc)} {where} GROUP BY run_id" for sc in aggregates.SCORINGS]
+    return con.execute(" UNION ALL ".join(f"({p})" for p in parts) + " ORDER BY scoring, run_id",
+                       params * len(parts)).df()
 
 
 _ALIAS_KINDS = {"operation": "operations", "phrasing": "phrasings", "approach": "approaches", "members": "members"}

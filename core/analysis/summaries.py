@@ -16,25 +16,34 @@ from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src
 # per-config accuracy (violins)
 
 def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
-                    filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
-                    ) -> pd.DataFrame:
+                    filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
+                    lowest: int | None = None) -> pd.DataFrame:
     """One row per (run_id, config_id, *by): n answered, n_correct, accuracy in percent (0–100), verdicts of
-    ``scoring`` ("strict" | "lenient")."""
+    ``scoring`` ("strict" | "lenient"), ordered by (run_id, config_id, *by). ``lowest``: only the ``lowest``
+    configurations of lowest accuracy (ties in that order) — what a list of the worst shows — with the number of all
+    of them in a column ``of``; a page asking for 2,000 of 200,000 no longer fetches the rest."""
+    sql, params, sel = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
+    if lowest is None:
+        return con.execute(f"{sql} ORDER BY {sel}", params).df()
+    return con.execute(f"SELECT *, count(*) OVER () AS \"of\" FROM ({sql}) ORDER BY accuracy, {sel} LIMIT ?",
+                       [*params, int(lowest)]).df()
+
+
+def _config_accuracy_sql(con, run_ids, by, filters, view, scoring) -> tuple[str, list, str]:
+    """The per-configuration accuracy query (unordered), its parameters and its key columns (see config_accuracy):
+    over the store's aggregates when they answer the question, else grouped from the rows."""
     by = [c for c in dict.fromkeys(by) if c and c not in ("run_id", "config_id")]
     cols = [_check_column(con, c, view) for c in by]
     sel = ", ".join(["run_id", "config_id", *cols])
     if aggregated.usable(con, view, run_ids, [*by, *(filters or {})]):
         where, params = _where(con, run_ids, filters, answered=False, view=view)
         where = f"{where} AND n > 0" if where else "WHERE n > 0"
-        return con.execute(
-            f"SELECT {sel}, n, CAST(n_correct AS HUGEINT) AS n_correct, 100.0 * (n_correct / n) AS accuracy "
-            f"FROM {aggregated.relation(con, scoring)} {where} ORDER BY {sel}", params).df()
+        return (f"SELECT {sel}, n, CAST(n_correct AS HUGEINT) AS n_correct, 100.0 * (n_correct / n) AS accuracy "
+                f"FROM {aggregated.relation(con, scoring)} {where}", params, sel)
     where, params = _where(con, run_ids, filters, view=view)
-    sql = (f"SELECT {sel}, count(*) AS n, sum(CAST(correct AS INTEGER)) AS n_correct, "
-           f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {_src(con, view, scoring)} {where} "
-           f"GROUP BY {sel} "
-           f"ORDER BY {sel}")
-    return con.execute(sql, params).df()
+    return (f"SELECT {sel}, count(*) AS n, sum(CAST(correct AS INTEGER)) AS n_correct, "
+            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {_src(con, view, scoring)} {where} "
+            f"GROUP BY {sel}", params, sel)
 
 
 def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
@@ -64,6 +73,34 @@ def violin_data(con, run_ids: Sequence[str] | None, x: str = "operation", color:
     by = [c for c in (x, color) if c]
     points = config_accuracy(con, run_ids, by, filters, view, scoring)
     return points, group_summary(points, by)
+
+
+def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color: str | None = None,
+                filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
+                max_points: int = 5000, sketch: int = 1001) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """What the violins of a selection need, at any number of configurations: ``(points, summary)``.
+
+    ``summary`` has one row per (x, color) group: mean / std / min / max of per-configuration accuracy, N
+    configurations, items, the fewest items of a configuration (``min_items``) and ``shape``: the group's
+    accuracies sorted — all of them, or ``sketch`` evenly spaced quantiles of them (linear interpolation, as
+    numpy's default) when the group has more. ``points`` (as from violin_data, for markers, hover and selection) only
+    when the selection has at most ``max_points`` configurations, else None: the shapes, quartiles and means drawn
+    from the sketch are those of every configuration to within 1 / ``sketch`` of the range, and DuckDB hands over
+    a few thousand numbers instead of 200,000 rows (the Results page's first violin at 10 million results)."""
+    by = [c for c in (x, color) if c]
+    sql, params, _ = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
+    keys = ", ".join(_quote(c) for c in by)
+    group = f"GROUP BY {keys} ORDER BY {keys}" if by else ""
+    summary = con.execute(   # sorted values per group: DuckDB's quantile_cont at 1,001 fractions is 10× slower
+        f"SELECT {keys + ', ' if by else ''}avg(accuracy) AS mean, stddev_samp(accuracy) AS std, "
+        "min(accuracy) AS min, max(accuracy) AS max, count(*) AS N, sum(n) AS items, min(n) AS min_items, "
+        f"list(accuracy ORDER BY accuracy) AS shape FROM ({sql}) AS pts {group}", params).df()
+    fractions = np.linspace(0.0, 1.0, sketch)
+    summary["shape"] = [np.quantile(v, fractions) if len(v) > sketch else np.asarray(v, dtype=float)
+                        for v in summary["shape"]]
+    if summary.empty or int(summary["N"].sum()) > max_points:
+        return None, summary
+    return config_accuracy(con, run_ids, by, filters, view, scoring), summary
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

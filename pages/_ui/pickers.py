@@ -62,11 +62,12 @@ def slice_filters(run_ids: Sequence[str], key: str, exclude: Sequence[str] = (),
                   ) -> dict[str, list]:
     """An expander with one multiselect per varying factor; the slice is kept in the URL (``key``)."""
     initial = filters_from_qp(qp_get(key))
-    same = bool(cached_analysis("sizes_always_equal", run_ids))    # |A| = |B| everywhere: one factor
-    factors = analysis.merge_sizes([f for f in cached_analysis("factor_columns", run_ids, varying=True)
+    facts = cached_analysis("selection_facts", run_ids)    # one connection for what the page asks first
+    same = bool(facts["sizes_same"])                        # |A| = |B| everywhere: one factor
+    factors = analysis.merge_sizes([f for f in facts["varying"]
                                     if f not in exclude and f not in ("run_id", "task", "name")], same)
     chosen: dict[str, list] = {}
-    all_levels = cached_analysis("factor_levels_of", run_ids, columns=factors) if factors else {}
+    all_levels = facts["levels"]
     with st.expander("Slice (filter on any factor)", expanded=expanded or bool(initial)):
         if not factors:
             st.caption("No factor varies in these runs.")
