@@ -111,6 +111,15 @@ def _compare(db, token, series_key, x, align, filters_key, scoring):
         return analysis.compare_runs(con, ser, x=x, align=align, filters=json.loads(filters_key), scoring=scoring)
 
 
+@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
+def _difference(db, token, series_key, x, align, filters_key, scoring, a_name, b_name) -> dict:
+    """difference_of_means of two series' per-configuration accuracies, once per selection and store state (a
+    bootstrap is up to ~0.4 s; the page re-runs on every click)."""
+    pts = _compare(db, token, series_key, x, align, filters_key, scoring)[0]
+    return analysis.difference_of_means(pts.loc[pts["series"] == a_name, "accuracy"].tolist(),
+                                        pts.loc[pts["series"] == b_name, "accuracy"].tolist())
+
+
 points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]),
                           x, align, json.dumps(filters, default=str), scoring)
 if shared:
@@ -164,9 +173,8 @@ if len(series) >= 2 and not points.empty:
     d1, d2 = st.columns(2)
     a_name = d1.selectbox("A (baseline)", names, index=0, key="cmp_a")
     b_name = d2.selectbox("B", names, index=1 if len(names) > 1 else 0, key="cmp_b")
-    a = points.loc[points["series"] == a_name, "accuracy"].tolist()
-    b = points.loc[points["series"] == b_name, "accuracy"].tolist()
-    res = analysis.difference_of_means(a, b)
+    res = _difference(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x,
+                      align, json.dumps(filters, default=str), scoring, a_name, b_name)
     if not res["n_a"] or not res["n_b"]:
         st.info(f"No configurations of {_ui.md(a_name if not res['n_a'] else b_name)} in this selection: pick two series "
                 "that both have answered items.")
@@ -177,10 +185,16 @@ if len(series) >= 2 and not points.empty:
     m3.metric("B − A (points)", f"{res['difference']:+.2f}")
     m4.metric("Mann–Whitney p", "–" if res["mannwhitney_p"] != res["mannwhitney_p"] else
               f"{res['mannwhitney_p']:.3g}")
+    method = res.get("ci_method", "bootstrap")
     ci = "not available" if res["ci_low"] != res["ci_low"] else \
-        f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}] points ({res.get('ci_method', 'bootstrap')})"
+        f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}] points " + \
+        (f"(bootstrap, {method})" if method in ("BCa", "percentile") else f"({method})")
     welch = "–" if res["welch_p"] != res["welch_p"] else f"{res['welch_p']:.3g}"
-    st.markdown(f"95 % bootstrap confidence interval of B − A: **{ci}** · Welch t-test p = {welch}")
+    st.markdown(f"95 % confidence interval of B − A: **{ci}** · Welch t-test p = {welch}")
+    if method == "Welch t":
+        st.caption(f"More than {analysis.BOOTSTRAP_MAX:,} configurations in a series: the interval is Welch's t "
+                   "interval — a bootstrap would take seconds at this size and agrees with it to within its own "
+                   "resampling noise. Up to that size it is a bootstrap (BCa).")
     for note in res["notes"]:   # degenerate statistics: a caveat in words instead of a misleading number
         st.warning(note[0].upper() + note[1:] + ".")
     st.caption(f"Over per-configuration accuracies (N = {res['n_a']} and {res['n_b']} configurations).")
@@ -188,19 +202,18 @@ if len(series) >= 2 and not points.empty:
     ra = next(s.run_ids[0] for s in series if s.name == a_name)
     rb = next(s.run_ids[0] for s in series if s.name == b_name)
     if ra != rb:
-        with store.connect(_ui.db_path()) as con:
-            paired = analysis.paired_items(con, ra, rb, filters, scoring=scoring)
+        paired = _ui.cached_analysis("paired_comparison", [ra, rb], filters=filters, scoring=scoring)
+        mc = paired["mcnemar"]
         st.subheader("Item by item")
-        if paired.empty:
+        if not mc["n"]:
             st.info("These two runs share no items (same configuration, sample and prompt), so no paired test.")
         else:
-            mc = analysis.mcnemar(paired)
             p1, p2, p3, p4 = st.columns(4)
             p1.metric("Shared items", mc["n"])
             p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
             p3.metric("Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
             p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
-            st.plotly_chart(figures.agreement_heatmap(analysis.agreement_map(paired), a_name, b_name),
+            st.plotly_chart(figures.agreement_heatmap(paired["map"], a_name, b_name),
                             width="stretch", key="cmp_agree")
             st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got the item "
                        "right.")

@@ -34,6 +34,7 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
     paired_items(con, run_a, run_b, filters)       items both runs answered, aligned by (config_id, sample, prompt)
     mcnemar(paired)                                exact McNemar test on paired correctness
     agreement_map(paired, max_configs)             per-config × sample agreement categories
+    paired_comparison(con, [run_a, run_b], filters) {"mcnemar", "map"} from DuckDB's counts, kept in the store
     drilldown(con, run_ids, filters, …)            the individual prompts, raw responses and parsed answers
     item_detail(row)                               one drill-down row as display text (no "nan" for NULLs)
     reference_tables() / reference_table(id)       the papers' published aggregates (data/reference_figures.json)
@@ -51,12 +52,16 @@ intervals, robustness) · ``error_table`` (the paper's error analysis) · ``comp
 
 from core.analysis.compare import (
     AGREEMENT_LEVELS,
+    BOOTSTRAP_MAX,
     Series,
     agreement_map,
     compare_runs,
     difference_of_means,
     mcnemar,
+    mcnemar_counts,
+    paired_comparison,
     paired_items,
+    paired_summary,
     series_without_points,
 )
 from core.analysis.error_table import (
@@ -141,7 +146,9 @@ __all__ = [
     "SETOPS_FACTORS", "Series", "UNPARSED", "VIEW",
     "agreement_map", "answers_feed", "change_token", "compare_runs", "config_accuracy", "config_interval",
     "difference_of_means", "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels",
-    "factor_levels_of", "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar", "paired_items",
+    "factor_levels_of", "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar",
+    "mcnemar_counts", "paired_comparison", "paired_items",
+    "paired_summary", "BOOTSTRAP_MAX",
     "reference_for", "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "violin_view",
     "wilson_interval",

@@ -26,11 +26,11 @@ import pandas as pd
 
 from core.analysis import figures
 from core.analysis.compare import (
+    BOOTSTRAP_MAX,
     Series,
     compare_runs,
     difference_of_means,
-    mcnemar,
-    paired_items,
+    paired_comparison,
     series_without_points,
 )
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
@@ -160,6 +160,15 @@ def _quantifier_metrics(con, run_ids, fig) -> str:
               '“false” (accuracy (GQG)).</p>')
 
 
+def _ci_method(method: str | None) -> str:
+    """How a difference's interval was made, in words (compare.difference_of_means' ``ci_method``)."""
+    if method in ("BCa", "percentile"):
+        return f"bootstrap, {method}"
+    if method == "Welch t":
+        return f"Welch's t interval: more than {BOOTSTRAP_MAX:,} configurations in a series"
+    return method or "bootstrap"
+
+
 def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
     series = [Series(labels[r], (r,)) for r in run_ids]
     points, shared = compare_runs(con, series, x=x, align=True, filters=filters, scoring=scoring)
@@ -186,17 +195,17 @@ def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
 
     parts.append(f"<p><b>{html.escape(b_name)}</b> − <b>{html.escape(a_name)}</b>: "
                  f"{num(res['difference'], '+.2f')} points of mean per-configuration accuracy "
-                 f"(N = {res['n_a']} and {res['n_b']} configurations); 95 % bootstrap interval "
-                 f"[{num(res['ci_low'], '+.2f')}, {num(res['ci_high'], '+.2f')}]; Welch p = "
+                 f"(N = {res['n_a']} and {res['n_b']} configurations); 95 % interval "
+                 f"[{num(res['ci_low'], '+.2f')}, {num(res['ci_high'], '+.2f')}] "
+                 f"({html.escape(_ci_method(res.get('ci_method')))}); Welch p = "
                  f"{num(res['welch_p'], '.3g')}; Mann–Whitney p = {num(res['mannwhitney_p'], '.3g')}.</p>")
     for note in res["notes"]:
         parts.append(f'<p class="caveat">{html.escape(note[0].upper() + note[1:])}.</p>')
-    paired = paired_items(con, series[0].run_ids[0], series[1].run_ids[0], filters, scoring=scoring)
-    if paired.empty:
+    mc = paired_comparison(con, [series[0].run_ids[0], series[1].run_ids[0]], filters, scoring=scoring)["mcnemar"]
+    if not mc["n"]:
         parts.append('<p class="note">The first two runs share no items (same configuration, sample and prompt): '
                      'no paired test.</p>')
     else:
-        mc = mcnemar(paired)
         parts.append(f"<p>Item by item ({mc['n']} shared items): agreement {100 * mc['agreement']:.1f} %, only "
                      f"{html.escape(a_name)} right {mc['only_a']}, only {html.escape(b_name)} right {mc['only_b']}, "
                      f"exact McNemar p = {num(mc['p_value'], '.3g')}.</p>")
