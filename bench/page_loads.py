@@ -8,8 +8,9 @@ Fills a store (a temporary one unless --db names an existing file to reuse) with
 ``streamlit run app.py`` on it, then for every page: **cold** = the first visit in a new browser context right after
 the server started (no cache), **warm** = the same URL reloaded. A load is timed from navigation to the moment the
 script last ran (the status widget's running icon or a skeleton last seen; the page must then stay quiet for 2 s).
-Results and Findings are opened on the two big runs (``?runs=…``). Then one tab is left open on Results for
-``--idle`` seconds and the reruns it shows are counted (0 expected when nothing is running).
+Results, Findings and Compare are opened on the two big runs (``?runs=…``), Runs on the first (``?run=…``).
+Then one tab is left open on Results for ``--idle`` seconds and the reruns it shows are counted (0 expected when
+nothing is running).
 Targets (issue 20): warm < 1 s, cold < 2 s at 10M results, 0 idle reruns. Prints figures; never asserts.
 """
 
@@ -143,9 +144,12 @@ def main() -> int:
     base = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{base}/_stcore/health")
-        runs_q = "?runs=" + ",".join(big) if big else ""
-        targets = [(title, f"{base}/{'' if key == 'home' else key}"
-                    + (runs_q if key in ("results", "findings") else "")) for key, _, title, _ in PAGES]
+        # the pages that show stored runs open on the two big ones (Runs on the first)
+        query = {"results": "?runs=" + ",".join(big), "findings": "?runs=" + ",".join(big),
+                 "compare": "?runs=" + ",".join(big), "runs": f"?run={big[0]}"} if big else {}
+        runs_q = query.get("results", "")
+        targets = [(title, f"{base}/{'' if key == 'home' else key}" + query.get(key, ""))
+                   for key, _, title, _ in PAGES]
         print(f"\n{'page':<16} {'cold':>8} {'warm':>8} {'warm':>8}")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
