@@ -35,7 +35,7 @@ from core.analysis.compare import (
 )
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
 from core.analysis.queries import check_scoring, factor_columns, label, run_overview
-from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_data
+from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_view
 from core.analysis.views import run_labels, tasks_of, view_defaults
 from core.errors import UserError
 
@@ -109,11 +109,11 @@ def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str], scoring:
 
 
 def _violins(con, run_ids, x, color, filters, fig, scoring) -> str:
-    points, summary = violin_data(con, run_ids, x=x, color=color, filters=filters, scoring=scoring)
+    points, summary = violin_view(con, run_ids, x=x, color=color, filters=filters, scoring=scoring)
     how = f"split by {html.escape(label(x))}" + (f", coloured by {html.escape(label(color))}" if color else "")
-    parts = [fig(figures.violin(points, x, color, summary if color is None else None)),
+    parts = [fig(figures.violin(points, x, color, summary)),
              f'<p class="note">Each point is one configuration\'s accuracy over its samples; {how}.</p>']
-    summ = summary.rename(columns={x: label(x), **({color: label(color)} if color else {}), "mean": "mean %",
+    summ = summary.drop(columns=["shape", "min_items"]).rename(columns={x: label(x), **({color: label(color)} if color else {}), "mean": "mean %",
                                    "N": "configurations"})
     parts.append(_table(summ))
     return "\n".join(parts)
