@@ -120,9 +120,40 @@ if "dec_a" not in st.session_state:
 for k in ("dec_a", "dec_b"):
     if st.session_state[k] not in eligible:
         st.session_state[k] = eligible[0 if k == "dec_a" else 1]
-s1, s2 = st.columns(2)
-hyp_a = s1.selectbox("Hypernym of A (type to search)", eligible, format_func=_fmt, key="dec_a")
-hyp_b = s2.selectbox("Hypernym of B (type to search)", eligible, format_func=_fmt, key="dec_b")
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _choices(size: int, pos: str, text: str, pick: str):
+    """A picker's options for the search ``text``, its current ``pick`` always among them (core's search, cached
+    per size, part of speech, text and pick: a warm reload does not search again; a resource, cleared with the
+    groups it was computed from)."""
+    from core.lexicon.hyponyms import picker_choices
+
+    return picker_choices((by_synset[s] for s in eligible), text, keep=(pick,))
+
+
+def _choices_caption(c) -> str:
+    """How many of the eligible hypernyms the pickers list and how to reach the others."""
+    if not c.text:
+        return (f"The pickers list the {c.listed:,} largest of {c.total:,} hypernyms (and the current picks); "
+                "type in **Find a hypernym** to reach any other.")
+    if not c.matched:
+        return f"No hypernym matches “{c.text}” — the pickers keep their current picks; try a shorter word."
+    if c.listed < c.matched:
+        return f"“{c.text}”: the best {c.listed:,} of {c.matched:,} matches (of {c.total:,}) listed — type more to narrow."
+    return f"“{c.text}”: {c.matched:,} of {c.total:,} hypernyms match, all listed in both pickers."
+
+
+f1, s1, s2 = st.columns([2, 3, 3])
+find = f1.text_input("Find a hypernym", key="dec_find", type="search", live=True,
+                     placeholder="fish, vehicle, emotion…",
+                     help="Filters both pickers by name or synset id (e.g. fish.n.02): whole names first, then names "
+                          "starting with it, then any containing it.")
+choices_a = _choices(size, pos, find or "", st.session_state["dec_a"])
+choices_b = _choices(size, pos, find or "", st.session_state["dec_b"])
+hyp_a = s1.selectbox("Hypernym of A", choices_a.synsets, format_func=_fmt, key="dec_a")
+hyp_b = s2.selectbox("Hypernym of B", choices_b.synsets, format_func=_fmt, key="dec_b")
+st.caption(_choices_caption(choices_a))
 _ui.qp_set(a=hyp_a, b=hyp_b, size=size, seed=seed, samples=samples, pos=None if pos == "any" else pos)
 info_box = st.container()  # glosses + the three conditions, filled once the config is known
 
