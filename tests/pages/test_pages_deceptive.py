@@ -107,6 +107,7 @@ def test_three_conditions_side_by_side_and_a_live_solver_run(groups_file):
     at.selectbox(key="dec_m_model").set_value("reference/solver")
     at.run()
     assert not any("About local/smollm2" in m.value for m in at.markdown)
+    assert any("No stored run with deceptive items to replay yet" in c.value for c in at.caption)
     at.button(key="dec_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.session_state["dec_run_id"]
@@ -123,6 +124,9 @@ def test_three_conditions_side_by_side_and_a_live_solver_run(groups_file):
     assert len(cards) == 6 and len(sets) == 6 and all(s.count("<span") == 8 for s in sets)   # |A| = |B| = 4
     assert sum(":green[**right**]" in x.value for x in at.markdown) == 6
     assert len([c for c in at.code if "<answer>" in c.value]) == 6
+    # the replay list (cached on the store's change token) has the new run
+    replay = at.selectbox(key="presenter_replay_run")
+    assert replay.value == run_id and replay.options[0].startswith("deceptive · grandparent vs appearance")
 
     # N items spread over the grid: 3 of them are one per condition
     at.number_input(key="dec_limit").set_value(3).run()
