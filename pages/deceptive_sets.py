@@ -99,8 +99,8 @@ if len(eligible) < 2:
 
 
 def _fmt(syn: str) -> str:
-    """A picker's label: name, synset and hyponym count — without the gloss (shown for the picked pair below): two
-    pickers of 5,703 hypernyms each carried 1 MB of labels to the browser on every visit, now about a third."""
+    """A picker's label: name, synset and hyponym count — without the gloss (shown for the picked pair below), so the
+    labels stay short; the pickers list at most ~300 of them (the search reaches the rest)."""
     g = by_synset[syn]
     return f"{g.name} ({syn}, {len(g.members)})"
 
