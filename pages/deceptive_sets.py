@@ -26,13 +26,15 @@ presenter_top = st.container()
 
 @st.cache_resource(show_spinner="Loading hyponym groups…")
 def _groups():
+    """The shipped hyponym groups and their index by synset (built once: 2 ms on every script run before)."""
     from core.lexicon.hyponyms import load_groups
 
-    return load_groups()
+    groups = load_groups()
+    return groups, {g.synset: g for g in groups}
 
 
 try:
-    groups = _groups()
+    groups, by_synset = _groups()
 except UserError as exc:
     st.info(f"The hyponym groups are not available: {exc}")
     st.stop()
@@ -42,7 +44,6 @@ import random  # noqa: E402
 from core.tasks import setops  # noqa: E402
 from core.tasks.setops.sets import deceptive as D  # noqa: E402
 
-by_synset = {g.synset: g for g in groups}
 SIZES, POS = [2, 3, 4, 5, 6, 8], ["any", "noun", "verb"]
 APPROACHES = ["baseline", "baseline_allow_empty", "composite", "composite_allow_empty"]  # the reference's study
 # every setting is in the URL as its difference from where the page starts: the defaults, or — for a shared
@@ -81,16 +82,25 @@ samples = int(c3.number_input("Samples per condition and operation", 1, 50, step
 pos = c4.selectbox("Part of speech", POS, key="dec_pos",
                    help="The hyponym groups come from every WordNet synset with hyponyms, nouns and verbs (as in the "
                         "SetLexSem code); restrict them — and the random baseline's pool — to one part of speech.")
-eligible = sorted((g.synset for g in groups if len(g.members) >= size and pos in ("any", g.pos)),
-                  key=lambda s: by_synset[s].name)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _eligible(size: int, pos: str) -> tuple[str, ...]:
+    """The hypernyms a set of ``size`` can draw from for ``pos``, by name — the order random pairs are drawn in, so a
+    seed keeps its pair (filtering and sorting 9,515 groups took ~6 ms of every script run before it was cached)."""
+    return tuple(sorted((g.synset for g in groups if len(g.members) >= size and pos in ("any", g.pos)),
+                        key=lambda s: by_synset[s].name))
+
+
+eligible = _eligible(size, pos)
 if len(eligible) < 2:
     st.warning(f"Fewer than two hyponym groups have {size} members.")
     st.stop()
 
 
 def _fmt(syn: str) -> str:
-    """A picker's label: name, synset and hyponym count — without the gloss (shown for the picked pair below): two
-    pickers of 5,703 hypernyms each carried 1 MB of labels to the browser on every visit, now about a third."""
+    """A picker's label: name, synset and hyponym count — without the gloss (shown for the picked pair below), so the
+    labels stay short; the pickers list at most ~300 of them (the search reaches the rest)."""
     g = by_synset[syn]
     return f"{g.name} ({syn}, {len(g.members)})"
 
@@ -120,9 +130,40 @@ if "dec_a" not in st.session_state:
 for k in ("dec_a", "dec_b"):
     if st.session_state[k] not in eligible:
         st.session_state[k] = eligible[0 if k == "dec_a" else 1]
-s1, s2 = st.columns(2)
-hyp_a = s1.selectbox("Hypernym of A (type to search)", eligible, format_func=_fmt, key="dec_a")
-hyp_b = s2.selectbox("Hypernym of B (type to search)", eligible, format_func=_fmt, key="dec_b")
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _choices(size: int, pos: str, text: str, pick: str):
+    """A picker's options for the search ``text``, its current ``pick`` always among them (core's search, cached
+    per size, part of speech, text and pick: a warm reload does not search again; a resource, cleared with the
+    groups it was computed from)."""
+    from core.lexicon.hyponyms import picker_choices
+
+    return picker_choices((by_synset[s] for s in eligible), text, keep=(pick,))
+
+
+def _choices_caption(c) -> str:
+    """How many of the eligible hypernyms the pickers list and how to reach the others."""
+    if not c.text:
+        return (f"The pickers list the {c.listed:,} largest of {c.total:,} hypernyms (and the current picks); "
+                "type in **Find a hypernym** to reach any other.")
+    if not c.matched:
+        return f"No hypernym matches “{c.text}” — the pickers keep their current picks; try a shorter word."
+    if c.listed < c.matched:
+        return f"“{c.text}”: the best {c.listed:,} of {c.matched:,} matches (of {c.total:,}) listed — type more to narrow."
+    return f"“{c.text}”: {c.matched:,} of {c.total:,} hypernyms match, all listed in both pickers."
+
+
+f1, s1, s2 = st.columns([2, 3, 3])
+find = f1.text_input("Find a hypernym", key="dec_find", type="search", live=True,
+                     placeholder="fish, vehicle, emotion…",
+                     help="Filters both pickers by name or synset id (e.g. fish.n.02): whole names first, then names "
+                          "starting with it, then any containing it.")
+choices_a = _choices(size, pos, find or "", st.session_state["dec_a"])
+choices_b = _choices(size, pos, find or "", st.session_state["dec_b"])
+hyp_a = s1.selectbox("Hypernym of A", choices_a.synsets, format_func=_fmt, key="dec_a")
+hyp_b = s2.selectbox("Hypernym of B", choices_b.synsets, format_func=_fmt, key="dec_b")
+st.caption(_choices_caption(choices_a))
 _ui.qp_set(a=hyp_a, b=hyp_b, size=size, seed=seed, samples=samples, pos=None if pos == "any" else pos)
 info_box = st.container()  # glosses + the three conditions, filled once the config is known
 

@@ -148,3 +148,78 @@ def _all_vocabulary(path: str) -> tuple[str, ...]:
 def disjoint(a: HyponymGroup, b: HyponymGroup) -> bool:
     """True when the two groups share no member (e.g. 'dog' and 'hunting dog' overlap; pick disjoint pairs)."""
     return a.member_set.isdisjoint(b.member_set)
+
+
+# ---------------------------------------------------------------------------------------------------------- search
+PICKER_LIMIT = 300   # options a hypernym picker lists: 5,703 of them made each page visit carry ~0.3 MB of labels
+
+
+@dataclass(frozen=True)
+class PickerChoices:
+    """What a hypernym picker lists (``synsets``) and how it was chosen, for the caption beside it."""
+
+    synsets: tuple[str, ...]  # the kept picks first when they were not listed anyway, then the listed groups
+    matched: int  # groups matching the search text (every group when there is none)
+    listed: int  # how many of those are listed (at most the limit)
+    total: int  # groups searched
+    text: str  # the search text as matched (normalised); "" for the default list
+
+
+def _normal(text: str) -> str:
+    """Lower case, ``_`` as a space, runs of spaces as one: "Motor_Vehicle" and "motor  vehicle" search alike."""
+    return " ".join(str(text).replace("_", " ").lower().split())
+
+
+def match_rank(group: HyponymGroup, query: str) -> int | None:
+    """How well ``group`` matches a normalised ``query`` (lower rank first), by its name or synset id:
+    0 the whole name or id (``fish``, ``fish.n.02``), 1 its start (``fish.n``, ``fisherman``), 2 the start of a later
+    word (``flying fish``), 3 anywhere in the name (``catfish``); None when it does not match. The sense suffix
+    (``.n.02``) is matched only from the start, so ``n`` does not match every noun."""
+    name, synset = _normal(group.name), _normal(group.synset)
+    lemma = synset.rsplit(".", 2)[0]
+    if query in (name, synset, lemma):
+        return 0
+    if name.startswith(query) or synset.startswith(query):
+        return 1
+    if f" {query}" in f" {name}" or f" {query}" in f" {lemma}":
+        return 2
+    if query in name or query in lemma:
+        return 3
+    return None
+
+
+def search_groups(groups, text: str) -> list[HyponymGroup]:
+    """Every group matching ``text`` (case-insensitive, on name and synset id), best first: whole name or id, then
+    names starting with it, then a later word starting with it, then anywhere; alphabetical within each. Empty text
+    matches nothing (the caller decides what an empty search shows)."""
+    query = _normal(text)
+    if not query:
+        return []
+    ranked = [(rank, g.name.lower(), g.synset, g) for g in groups if (rank := match_rank(g, query)) is not None]
+    return [g for *_, g in sorted(ranked, key=lambda r: r[:3])]
+
+
+def largest_groups(groups, limit: int) -> list[HyponymGroup]:
+    """The ``limit`` groups with the most members (ties by name), in alphabetical order to read as a list: the
+    groups every set size can draw from, a useful list before anything is searched."""
+    biggest = sorted(groups, key=lambda g: (-len(g.members), g.name.lower(), g.synset))[:max(int(limit), 0)]
+    return sorted(biggest, key=lambda g: (g.name.lower(), g.synset))
+
+
+def picker_choices(groups, text: str = "", keep=(), limit: int = PICKER_LIMIT) -> PickerChoices:
+    """The options of a hypernym picker over ``groups``: the best ``limit`` matches of ``text``, or without text the
+    ``limit`` largest groups — so a browser receives a few hundred options, not thousands, and typing reaches every
+    group. The synsets in ``keep`` (the current picks, a shared link's, a run's) are always listed, ahead of the rest
+    when they would not be, so a pick never disappears from its picker."""
+    groups = tuple(groups)
+    query = _normal(text)
+    limit = max(int(limit), 0)
+    if query:
+        matches = search_groups(groups, query)
+        matched, listed = len(matches), matches[:limit]
+    else:
+        matched, listed = len(groups), largest_groups(groups, limit)
+    shown = [g.synset for g in listed]
+    seen = set(shown)
+    extra = [s for s in dict.fromkeys(keep) if s and s not in seen]
+    return PickerChoices(tuple(extra + shown), matched=matched, listed=len(shown), total=len(groups), text=query)

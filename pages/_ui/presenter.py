@@ -12,7 +12,7 @@ import streamlit as st
 
 from core import store
 from core.analysis import presenter as P
-from pages._ui.db import db_path
+from pages._ui.db import db_path, db_token
 from pages._ui.progress import run_is_live
 from pages._ui.text import md
 
@@ -54,10 +54,18 @@ def _format_note(stats: pd.DataFrame) -> None:
                    "interval and N; grey: the paper's Claude Haiku mean (± std over its configurations).")
 
 
+@st.cache_data(show_spinner=False, max_entries=16, ttl=600)
+def _replayable_runs(db: str, token: str) -> pd.DataFrame:
+    """The runs that can be replayed, cached on the DB change token: opening the store to ask cost ~40 ms on every
+    script run of the page (each widget change too), and the list changes only when the store does."""
+    with store.connect(db) as con:
+        return P.replayable_runs(con)
+
+
 def replay_section(scoring: str) -> None:
     """Pick a stored run and a pace; its answers come back item by item, in the order they were stored."""
-    with store.connect(db_path()) as con:
-        runs = P.replayable_runs(con)
+    db = db_path()
+    runs = _replayable_runs(db, db_token(db))
     if runs.empty:
         st.caption("No stored run with deceptive items to replay yet.")
         return
