@@ -197,38 +197,44 @@ if view == "violins":
     if ref_df is not None:
         st.caption(f"Reference: {ref_df['source'].iloc[0]}.")
 
-    st.markdown("**One configuration** — select a row for its Wilson interval and items")
-    if n_configs:
-        named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
-        pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
-                                  filters=filters, scoring=scoring, lowest=MAX_LISTED)
-        n_all = int(pts["of"].iloc[0]) if len(pts) else 0
-        if n_all > MAX_LISTED:   # the lowest accuracies first; a slice narrows the list
-            st.caption(f"The {MAX_LISTED:,} configurations with the lowest accuracy of {n_all:,}; narrow the slice "
-                       "above to list others.")
-        names = analysis.config_labels(pts, named_by or [x], sizes_same=sizes_same or None)
-        pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=names)
-        pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
-        sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,
-                           width="stretch", height=240, on_select="rerun", selection_mode="single-row",
-                           key="res_points",
-                           column_config={"accuracy": st.column_config.NumberColumn("Accuracy %", format="%.1f"),
-                                          "n": "Items", "n_correct": "Correct"})
-        rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
-        if rows:
-            r = pts.iloc[rows[0]]
-            from core import store
+    # built only while open (pages/_ui/lazy.py): listing the worst 2,000 of 200,000 configurations is a query and a
+    # data grid on every visit that most visits never look at
+    one = _ui.lazy_expander("One configuration — its Wilson interval and items (lowest accuracies listed first)",
+                            key="res_one")
+    if one.open:
+        with one:
+            st.caption("Select a row for its Wilson interval and items.")
+            if n_configs:
+                named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
+                pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
+                                          filters=filters, scoring=scoring, lowest=MAX_LISTED)
+                n_all = int(pts["of"].iloc[0]) if len(pts) else 0
+                if n_all > MAX_LISTED:   # the lowest accuracies first; a slice narrows the list
+                    st.caption(f"The {MAX_LISTED:,} configurations with the lowest accuracy of {n_all:,}; narrow the slice "
+                               "above to list others.")
+                names = analysis.config_labels(pts, named_by or [x], sizes_same=sizes_same or None)
+                pts = pts.assign(Run=pts["run_id"].map(labels), Configuration=names)
+                pts = pts.sort_values(["accuracy", "Run", "Configuration"]).reset_index(drop=True)
+                sel = st.dataframe(pts[["Run", "Configuration", "n", "n_correct", "accuracy"]], hide_index=True,
+                                   width="stretch", height=240, on_select="rerun", selection_mode="single-row",
+                                   key="res_points",
+                                   column_config={"accuracy": st.column_config.NumberColumn("Accuracy %", format="%.1f"),
+                                                  "n": "Items", "n_correct": "Correct"})
+                rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
+                if rows:
+                    r = pts.iloc[rows[0]]
+                    from core import store
 
-            with store.connect(_ui.db_path()) as con:
-                ci = analysis.config_interval(con, r["run_id"], r["config_id"], scoring=scoring)
-                items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
-            st.markdown(f"**{_ui.md(r['Configuration'])}** of {_ui.md(r['Run'])}: **{ci['accuracy']:.1f} %** "
-                        f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
-                        f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
-            st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",
-                                            "parsed_strict", "correct_strict", "answer_len", "truth_len")
-                                if c in items.columns]],
-                         hide_index=True, width="stretch")
+                    with store.connect(_ui.db_path()) as con:
+                        ci = analysis.config_interval(con, r["run_id"], r["config_id"], scoring=scoring)
+                        items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
+                    st.markdown(f"**{_ui.md(r['Configuration'])}** of {_ui.md(r['Run'])}: **{ci['accuracy']:.1f} %** "
+                                f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
+                                f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
+                    st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",
+                                                    "parsed_strict", "correct_strict", "answer_len", "truth_len")
+                                        if c in items.columns]],
+                                 hide_index=True, width="stretch")
 
 # ---------------------------------------------------------------------------------------------------- error table
 if view == "errors":

@@ -19,7 +19,8 @@ def run_id(tmp_path, monkeypatch):
 
 
 def _texts(at) -> str:
-    return " ".join(str(m.value) for m in [*at.markdown, *at.caption, *at.subheader, *at.info])
+    return " ".join([*(str(m.value) for m in [*at.markdown, *at.caption, *at.subheader, *at.info]),
+                     *(str(e.label) for e in at.expander)])
 
 
 @pytest.mark.parametrize("tab, shows", [("errors", "Row definitions"), ("robustness", "Robustness score per model"),
@@ -64,3 +65,15 @@ def test_equal_set_sizes_are_one_factor(open_page, run_id):
     assert "|A| = |B|" in options and "|B|" not in options and "|A|" not in options
     at.radio(key="res_view").set_value("robustness").run()
     assert not at.exception
+
+
+def test_results_worst_configurations_are_listed_when_opened(open_page, run_id):
+    """The list of configurations (and its query) is built only while its expander is open; opened, it lists them
+    and a selected row shows its Wilson interval."""
+    at = open_page("pages/results.py", {"runs": run_id})
+    assert not [d for d in at.dataframe if "Configuration" in d.value.columns]
+    at.session_state["res_one"] = True      # what opening the expander does (on_change="rerun")
+    at.run()
+    grids = [d for d in at.dataframe if "Configuration" in d.value.columns]
+    assert len(grids) == 1 and len(grids[0].value) == 4     # 2 operations × 2 sizes, all answered by the solver
+    assert (grids[0].value["accuracy"] == 100.0).all()
