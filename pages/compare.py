@@ -112,54 +112,73 @@ def _compare(db, token, series_key, x, align, filters_key, scoring):
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
-def _difference(db, token, series_key, x, align, filters_key, scoring, a_name, b_name) -> dict:
-    """difference_of_means of two series' per-configuration accuracies, once per selection and store state (a
-    bootstrap is up to ~0.4 s; the page re-runs on every click)."""
-    pts = _compare(db, token, series_key, x, align, filters_key, scoring)[0]
-    return analysis.difference_of_means(pts.loc[pts["series"] == a_name, "accuracy"].tolist(),
-                                        pts.loc[pts["series"] == b_name, "accuracy"].tolist())
+def _view(db, token, series_key, x, align, filters_key, scoring, ref_id, ref_name, x_title) -> dict:
+    """Everything the page draws from the series' aligned points, built once per selection and store state and shared
+    by sessions: the violin figure and its warnings, the summaries, which series have no points, and each series'
+    accuracies for the tests. The points themselves (200,000 rows for two paper-scale runs) never leave this cache
+    entry: copying them out on every rerun and drawing them again cost ~0.8 s of each click."""
+    points, shared = _compare(db, token, series_key, x, align, filters_key, scoring)
+    names = [n for n, _ in json.loads(series_key)]
+    colour = "series" if len(names) > 1 else None
+    aligned_away = points.empty and align and len(names) > 1 and not _compare(
+        db, token, series_key, x, False, filters_key, scoring)[0].empty
+    ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
+    fig = figures.violin(points, x, colour, analysis.group_summary(points, [x]) if colour is None else None,
+                         reference=ref_df, reference_name=ref_name, x_title=x_title,
+                         empty_message="No combination of the shared factors is in every series" if aligned_away
+                         else "No answered items for this selection yet")
+    return {"shared": shared, "empty": points.empty, "aligned_away": aligned_away, "fig": fig,
+            "missing": analysis.series_without_points(points, [analysis.Series(n, ()) for n in names]),
+            "warnings": figures.violin_warnings(points, x, colour),
+            "by_series": analysis.group_summary(points, ["series"]),
+            "summary": analysis.group_summary(points, ["series", x]),
+            "accuracies": {n: points.loc[points["series"] == n, "accuracy"].to_numpy(dtype=float) for n in names}}
 
 
-points, shared = _compare(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]),
-                          x, align, json.dumps(filters, default=str), scoring)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
+def _difference(view_args: tuple, a_name: str, b_name: str) -> dict:
+    """difference_of_means of two series' per-configuration accuracies (from the page's _view), once per selection
+    and store state (a bootstrap is up to ~0.4 s; the page re-runs on every click)."""
+    acc = _view(*view_args)["accuracies"]
+    return analysis.difference_of_means(acc[a_name], acc[b_name])
+
+
+ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
+view_key = (_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
+            json.dumps(filters, default=str), scoring)
+view_args = (*view_key, ref_id, ref_titles.get(ref_id), flabel(x))
+shown = _view(*view_args)
+shared = shown["shared"]
 if shared:
     st.caption("Aligned on: " + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)))
-empty_message = "No answered items for this selection yet"
-if points.empty and align and len(series) > 1 and not _compare(
-        _ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, False,
-        json.dumps(filters, default=str), scoring)[0].empty:
-    empty_message = "No combination of the shared factors is in every series"
+if shown["aligned_away"]:
     st.info("No combination of the shared factors ("
             + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)) + ") is in every series. "
             "Turn off “Align on shared factors” to see each series over its own configurations.")
-else:
-    missing = analysis.series_without_points(points, series)
-    if missing and not points.empty:
-        st.warning("No answered items in this selection for " + _ui.md(", ".join(missing)) + " — left out of the figures "
-                   "and tests below.")
-ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-st.plotly_chart(figures.violin(points, x, "series" if len(series) > 1 else None,
-                               analysis.group_summary(points, [x]) if len(series) == 1 else None,
-                               reference=ref_df, reference_name=ref_titles.get(ref_id),
-                               empty_message=empty_message, x_title=flabel(x)),
-                width="stretch", key="cmp_violin")
-for warning in figures.violin_warnings(points, x, "series" if len(series) > 1 else None):
+elif shown["missing"] and not shown["empty"]:
+    st.warning("No answered items in this selection for " + _ui.md(", ".join(shown["missing"])) + " — left out of "
+               "the figures and tests below.")
+st.plotly_chart(shown["fig"], width="stretch", key="cmp_violin")
+for warning in shown["warnings"]:
     st.warning(_ui.md(warning))
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
-if not points.empty:
+if not shown["empty"]:
     if tasks == {"setops"}:   # the SetLexSem LLMs did set operations, not quantifiers
-        with st.expander("Beside the paper's seven LLMs (overall mean ± std of per-configuration accuracy)"):
-            mine = analysis.group_summary(points, ["series"]).rename(columns={"series": "model"})
-            paper = analysis.reference_table("setlexsem_by_model")
-            both = pd.concat([paper[["model", "mean", "std"]], mine[["model", "mean", "std"]]],
-                             ignore_index=True)
-            st.plotly_chart(figures.reference_bars(both, "model", highlight=mine["model"].tolist()),
-                            width="stretch", key="cmp_paper_models")
-            st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper, scored by the "
-                       "reference's rule). Coloured: your series over the configurations shown above, "
-                       f"{scoring} scoring — a different grid, so compare with care.")
-    summ = analysis.group_summary(points, ["series", x]).rename(columns={
+        beside = _ui.lazy_expander("Beside the paper's seven LLMs (overall mean ± std of per-configuration "
+                                   "accuracy)", key="cmp_paper")   # its chart drawn only while open
+        if beside.open:
+            with beside:
+                mine = shown["by_series"].rename(columns={"series": "model"})
+                paper = analysis.reference_table("setlexsem_by_model")
+                both = pd.concat([paper[["model", "mean", "std"]], mine[["model", "mean", "std"]]],
+                                 ignore_index=True)
+                st.plotly_chart(figures.reference_bars(both, "model", highlight=mine["model"].tolist()),
+                                width="stretch", key="cmp_paper_models")
+                st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper, scored by the "
+                           "reference's rule). Coloured: your series over the configurations shown above, "
+                           f"{scoring} scoring — a different grid, so compare with care.")
+    summ = shown["summary"].rename(columns={
         "series": "Series", x: flabel(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})
     st.dataframe(analysis.for_display(summ), hide_index=True, width="stretch",
@@ -167,14 +186,13 @@ if not points.empty:
                                                                                           "Max")})
 
 # ---------------------------------------------------------------------------------------------------- two-way test
-if len(series) >= 2 and not points.empty:
+if len(series) >= 2 and not shown["empty"]:
     st.subheader("Difference of mean accuracy")
     names = [s.name for s in series]
     d1, d2 = st.columns(2)
     a_name = d1.selectbox("A (baseline)", names, index=0, key="cmp_a")
     b_name = d2.selectbox("B", names, index=1 if len(names) > 1 else 0, key="cmp_b")
-    res = _difference(_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x,
-                      align, json.dumps(filters, default=str), scoring, a_name, b_name)
+    res = _difference(view_args, a_name, b_name)
     if not res["n_a"] or not res["n_b"]:
         st.info(f"No configurations of {_ui.md(a_name if not res['n_a'] else b_name)} in this selection: pick two series "
                 "that both have answered items.")
@@ -213,7 +231,11 @@ if len(series) >= 2 and not points.empty:
             p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
             p3.metric("Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
             p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
-            st.plotly_chart(figures.agreement_heatmap(paired["map"], a_name, b_name),
-                            width="stretch", key="cmp_agree")
-            st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got the item "
-                       "right.")
+            agree = _ui.lazy_expander("Agreement map: which run got each item right (first 60 shared "
+                                      "configurations × samples)", key="cmp_agree_open")   # a chart: drawn when open
+            if agree.open:
+                with agree:
+                    st.plotly_chart(figures.agreement_heatmap(paired["map"], a_name, b_name),
+                                    width="stretch", key="cmp_agree")
+                    st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got "
+                               "the item right.")

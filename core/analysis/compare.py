@@ -91,8 +91,8 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
     ``notes`` says why, in words a page or report shows instead of a number."""
     from scipy import stats
 
-    a = np.asarray([v for v in a if v is not None and np.isfinite(v)], dtype=float)
-    b = np.asarray([v for v in b if v is not None and np.isfinite(v)], dtype=float)
+    a, b = (np.asarray(v, dtype=float).ravel() for v in (a, b))   # None → NaN, dropped with ±inf
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     out = {"n_a": int(a.size), "n_b": int(b.size), "mean_a": float(a.mean()) if a.size else math.nan,
            "mean_b": float(b.mean()) if b.size else math.nan, "difference": math.nan, "ci_low": math.nan,
            "ci_high": math.nan, "confidence": confidence, "welch_t": math.nan, "welch_p": math.nan,

@@ -247,6 +247,15 @@ def test_quantifier_runs_are_not_set_beside_the_setlexsem_llms(edge, open_page):
     assert len(at.dataframe) >= 1  # the per-series summary is still there
     at = open_page("pages/compare.py", {"runs": f"{ids['solver']},{ids['mixed']}"})
     assert [e for e in at.expander if "seven LLMs" in e.label]
+    charts = len(at.get("plotly_chart"))
+    at.session_state["cmp_paper"] = True     # opened, the expander draws its chart (built only while open)
+    at.run()
+    assert not at.exception and len(at.get("plotly_chart")) == charts + 1
+    shared = [m for m in at.metric if m.label == "Shared items"]
+    assert shared and int(shared[0].value) > 0       # the two runs share items: the paired test is shown
+    at.session_state["cmp_agree_open"] = True         # and its agreement map is drawn once opened
+    at.run()
+    assert not at.exception and len(at.get("plotly_chart")) == charts + 2
     res = open_page("pages/results.py", {"runs": ids["quant"]})
     assert res.selectbox(key="res_x").value == "quantifier"   # a quantifier run opens split by quantifier
     res.selectbox(key="res_x").set_value("model").run()

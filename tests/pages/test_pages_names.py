@@ -62,6 +62,8 @@ def test_pickers_and_headings_name_runs(db, open_page, monkeypatch):
     assert "|A| = |B|" in split.options and "|B|" not in split.options and "|A|" not in split.options
     assert "slice_size_b" not in [m.key for m in res.multiselect]
     assert any(m.label == "|A| = |B|" for m in res.multiselect)
+    res.session_state["res_one"] = True     # open the list of configurations (built only while open)
+    res.run()
     configs = next(d.value for d in res.dataframe if "Configuration" in d.value.columns)["Configuration"]
     assert configs.str.contains(r"\|A\|=\|B\|=\d").all(), configs.tolist()
 
