@@ -17,6 +17,7 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     config_accuracy(con, run_ids, by, filters)     one row per (run, config): by-columns, n, n_correct, accuracy
     violin_data(con, run_ids, x, color, filters)   -> (points, summary) for the violin figure
     violin_view(con, run_ids, x, color, filters)   -> (points or None, summary with each violin's shape): any size
+    violin_summary(points, by)                     that summary of per-configuration points in hand (Compare)
     selection_facts(con, run_ids)                  factors, varying ones and their levels, |A| = |B|, the overview
                                                    per scoring: what a page asks first, on one connection
     group_summary(points, by)                      mean / std / min / max / N of per-config accuracy per group
@@ -103,6 +104,7 @@ from core.analysis.summaries import (
     robustness,
     robustness_caveat,
     violin_data,
+    violin_summary,
     violin_view,
     wilson_interval,
 )
@@ -150,7 +152,7 @@ __all__ = [
     "mcnemar_counts", "paired_comparison", "paired_items",
     "paired_summary", "BOOTSTRAP_MAX",
     "reference_for", "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
-    "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "violin_view",
+    "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "violin_summary", "violin_view",
     "wilson_interval",
     "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
     "run_labels", "selection_facts", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",

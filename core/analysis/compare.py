@@ -10,8 +10,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.analysis.queries import RUN_FACTORS, VIEW, _isnan, _norm, _quote, _src, _where, factor_columns
-from core.analysis.summaries import config_accuracy
+from core.analysis.queries import RUN_FACTORS, VIEW, _quote, _src, _where, factor_columns
+from core.analysis.summaries import _config_accuracy_sql
 
 # --------------------------------------------------------------------------------------------------------------------
 # comparisons (A6)
@@ -25,10 +25,16 @@ class Series:
 
 
 def compare_runs(con, series: Sequence[Series], x: str = "operation", align: bool = True,
-                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
-                 ) -> tuple[pd.DataFrame, list[str]]:
+                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
+                 factors: bool = True) -> tuple[pd.DataFrame, list[str]]:
     """Per-config accuracies of each series (column ``series``), restricted to the combinations of shared factor
-    values that every series has (``align``). Returns (points, aligned_on factors)."""
+    values that every series has (``align``; a level written 4 or 4.0, NULL or NaN is one level). Returns (points,
+    aligned_on factors). ``factors=False`` leaves the shared factor columns other than ``x`` out of the points (what
+    a figure and the tests need: half the data to hand over at paper scale).
+
+    One DuckDB statement: each series' per-configuration accuracies (summaries.config_accuracy's query), the
+    combinations of shared levels every series has, and the points in those (17 s in pandas, row by row, for two
+    runs of 100,000 configurations before)."""
     all_ids = [r for s in series for r in s.run_ids]
     if not series or not all_ids:
         return pd.DataFrame(columns=["series", "run_id", "config_id", "n", "n_correct", "accuracy"]), []
@@ -39,33 +45,28 @@ def compare_runs(con, series: Sequence[Series], x: str = "operation", align: boo
         shared = cols if shared is None else [c for c in shared if c in cols]
     shared = shared or []
     by = list(dict.fromkeys([x, *shared])) if x else shared
-    frames = []
-    for s in series:
-        pts = config_accuracy(con, s.run_ids, by, filters, view, scoring)
-        pts.insert(0, "series", s.name)
-        frames.append(pts)
-    points = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if align and shared and len(series) > 1 and not points.empty:
-        key = _combination_codes(points, shared)
-        # the combinations every series with points has (a series without any is named by series_without_points)
-        in_series = pd.DataFrame({"k": key, "s": points["series"].to_numpy()}).drop_duplicates()
-        per_key = in_series.groupby("k").size()
-        common = per_key.index[per_key == points["series"].nunique()]
-        points = points[np.isin(key, common)].reset_index(drop=True)
-    return points, shared
-
-
-def _combination_codes(points: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
-    """One integer per row naming its combination of ``columns``' values, equal levels written alike across series
-    (4 and 4.0 are one level, NULL and NaN another): each column's distinct values are normalised once, not each
-    row's (200,000 configurations took seconds row by row)."""
-    codes = []
-    for c in columns:
-        raw, uniques = pd.factorize(points[c], use_na_sentinel=False)
-        texts = ["\x00" if _isnan(v) else str(_norm(v)) for v in uniques]
-        same, _ = pd.factorize(pd.Series(texts, dtype=object))
-        codes.append(same[raw])
-    return pd.DataFrame(dict(enumerate(codes))).groupby(list(range(len(codes))), sort=False).ngroup().to_numpy()
+    parts, params = [], []
+    key_cols = "run_id, config_id"
+    for i, s in enumerate(series):
+        sql, p, key_cols = _config_accuracy_sql(con, s.run_ids, by, filters, view, scoring)
+        parts.append(f"SELECT {i} AS _s, ? AS series, * FROM ({sql})")
+        params += [s.name, *p]
+    kept = by if factors else [x] if x else []
+    out_cols = ", ".join(["series", "run_id", "config_id", *(_quote(c) for c in kept), "n", "n_correct", "accuracy"])
+    order = f"_s, {key_cols}"
+    pts = " UNION ALL ".join(f"({q})" for q in parts)
+    if align and shared and len(series) > 1:
+        norm = [f"CASE WHEN typeof({k}) IN ('DOUBLE', 'FLOAT') AND isnan(TRY_CAST({k} AS DOUBLE)) THEN NULL "
+                f"ELSE {k} END" for k in (_quote(c) for c in shared)]
+        sql = (f"WITH pts AS ({pts}), "
+               f"common AS (SELECT {', '.join(f'{e} AS _k{i}' for i, e in enumerate(norm))} FROM pts "
+               "GROUP BY ALL HAVING count(DISTINCT series) = (SELECT count(DISTINCT series) FROM pts)) "
+               f"SELECT {out_cols} FROM pts SEMI JOIN common ON "
+               + " AND ".join(f"common._k{i} IS NOT DISTINCT FROM ({e})" for i, e in enumerate(norm))
+               + f" ORDER BY {order}")
+    else:
+        sql = f"SELECT {out_cols} FROM ({pts}) ORDER BY {order}"
+    return con.execute(sql, params).df(), shared
 
 
 def series_without_points(points: pd.DataFrame, series: Sequence[Series]) -> list[str]:

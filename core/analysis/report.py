@@ -171,7 +171,7 @@ def _ci_method(method: str | None) -> str:
 
 def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
     series = [Series(labels[r], (r,)) for r in run_ids]
-    points, shared = compare_runs(con, series, x=x, align=True, filters=filters, scoring=scoring)
+    points, shared = compare_runs(con, series, x=x, align=True, filters=filters, scoring=scoring, factors=False)
     parts = ["<h3>Comparison</h3>"]
     if shared:
         parts.append(f'<p class="note">Aligned on the factors all runs share: '

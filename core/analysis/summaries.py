@@ -89,6 +89,31 @@ def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color:
     a few thousand numbers instead of 200,000 rows (the Results page's first violin at 10 million results)."""
     by = [c for c in (x, color) if c]
     sql, params, _ = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
+    summary = _shapes(con, sql, params, by, sketch)
+    if summary.empty or int(summary["N"].sum()) > max_points:
+        return None, summary
+    return config_accuracy(con, run_ids, by, filters, view, scoring), summary
+
+
+def violin_summary(points: pd.DataFrame, by: Sequence[str], sketch: int = 1001) -> pd.DataFrame:
+    """violin_view's summary (statistics and each violin's shape per ``by`` group) of per-configuration points
+    already in hand (columns accuracy, n and ``by``; e.g. compare_runs'), computed by DuckDB over them."""
+    import duckdb
+
+    by = [c for c in dict.fromkeys(by) if c]
+    if points is None or points.empty or not {*by, "accuracy", "n"} <= set(points.columns):
+        return pd.DataFrame(columns=[*by, "mean", "std", "min", "max", "N", "items", "min_items", "shape"])
+    local = duckdb.connect()
+    try:
+        local.register("points", points)
+        return _shapes(local, "SELECT * FROM points", [], by, sketch)
+    finally:
+        local.close()
+
+
+def _shapes(con, sql: str, params: list, by: Sequence[str], sketch: int) -> pd.DataFrame:
+    """Per ``by`` group of the per-configuration rows of ``sql``: mean / std / min / max / N / items / min_items and
+    ``shape``, its accuracies sorted or ``sketch`` quantiles of them (see violin_view)."""
     keys = ", ".join(_quote(c) for c in by)
     group = f"GROUP BY {keys} ORDER BY {keys}" if by else ""
     summary = con.execute(   # sorted values per group: DuckDB's quantile_cont at 1,001 fractions is 10× slower
@@ -98,9 +123,7 @@ def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color:
     fractions = np.linspace(0.0, 1.0, sketch)
     summary["shape"] = [np.quantile(v, fractions) if len(v) > sketch else np.asarray(v, dtype=float)
                         for v in summary["shape"]]
-    if summary.empty or int(summary["N"].sum()) > max_points:
-        return None, summary
-    return config_accuracy(con, run_ids, by, filters, view, scoring), summary
+    return summary
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

@@ -1,6 +1,7 @@
-"""The comparison's paper-scale paths give what the simple ones give: the alignment of series by vectorised codes
-(the row-by-row keys it replaced), the paired summary from DuckDB's counts (McNemar and the agreement map of the full
-pairing), kept in the store for the next process; and above BOOTSTRAP_MAX configurations the interval is Welch's."""
+"""The comparison's paper-scale paths give what the simple ones give: the alignment of series in one DuckDB statement
+(the pandas row-by-row keys it replaced, on runs that share some combinations and not others), the paired summary
+from DuckDB's counts (McNemar and the agreement map of the full pairing), kept in the store for the next process;
+and above BOOTSTRAP_MAX configurations the interval is Welch's."""
 
 from __future__ import annotations
 
@@ -13,37 +14,63 @@ import pytest
 from scipy import stats
 
 from core import analysis as A, runner, store
-from core.analysis import compare as C, memo
+from core.analysis import memo
 from core.analysis.queries import _isnan, _norm
 from tests.analysis.test_aggregates_equal_rows import SETOPS, _perturb
 
 
-def _row_keys(points: pd.DataFrame, shared: list[str]) -> pd.Series:
-    """The alignment key as it was built before: each row's normalised values joined."""
-    return points[shared].apply(lambda col: col.map(lambda v: "\x00" if _isnan(v) else str(_norm(v)))) \
-        .agg("|".join, axis=1)
+def _reference(con, series, x, align, filters=None, scoring="lenient"):
+    """compare_runs as it was written before (pandas, row by row): each series' config_accuracy, then the rows whose
+    joined normalised shared levels every series has."""
+    shared = None
+    for s in series:
+        cols = [c for c in A.factor_columns(con, s.run_ids) if c not in A.RUN_FACTORS]
+        shared = cols if shared is None else [c for c in shared if c in cols]
+    shared = shared or []
+    by = list(dict.fromkeys([x, *shared]))
+    frames = []
+    for s in series:
+        pts = A.config_accuracy(con, s.run_ids, by, filters, scoring=scoring)
+        pts.insert(0, "series", s.name)
+        frames.append(pts)
+    points = pd.concat(frames, ignore_index=True)
+    if align and shared and len(series) > 1 and not points.empty:
+        key = points[shared].apply(lambda col: col.map(lambda v: "\x00" if _isnan(v) else str(_norm(v)))) \
+            .agg("|".join, axis=1)
+        common = set.intersection(*points.assign(_k=key).groupby("series")["_k"].agg(set).tolist())
+        points = points[key.isin(common)].reset_index(drop=True)
+    return points, shared
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_combination_codes_group_rows_as_the_joined_keys_did(seed):
-    rng = random.Random(seed)
-    levels = [1, 1.0, 2, 2.0, None, float("nan"), "a", "b", np.int64(2), np.float64(4.0), 4]
-    n = rng.randint(1, 300)
-    frame = pd.DataFrame({c: pd.Series([rng.choice(levels) for _ in range(n)], dtype=object)
-                          for c in ("f1", "f2", "f3")})
-    codes = C._combination_codes(frame, ["f1", "f2", "f3"])
-    keys = _row_keys(frame, ["f1", "f2", "f3"]).to_numpy()
-    # the same partition of the rows: equal codes exactly where the keys are equal
-    assert (codes[:, None] == codes[None, :]).tolist() == (keys[:, None] == keys[None, :]).tolist()
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory):
+    """Runs that share some combinations and not others: all sizes and members, one size, one member."""
+    db = str(tmp_path_factory.mktemp("align") / "s.duckdb")
+    ids = [runner.run(SETOPS, "reference/solver", db_path=db).run_id,
+           runner.run({**SETOPS, "sizes": [4], "seed": 2}, "reference/solver", db_path=db, name="b").run_id,
+           runner.run({**SETOPS, "members": ["words"], "phrasings": ["plain"], "seed": 3}, "reference/solver",
+                      db_path=db, name="c").run_id]
+    _perturb(db, ids[:2], random.Random(5))
+    return db, ids
 
 
-def test_aligned_points_keep_the_combinations_every_series_has():
-    points = pd.DataFrame({"series": ["a", "a", "a", "b", "b", "c"],
-                           "operation": ["union", "union", "difference", "union", "difference", "union"],
-                           "size_a": [2, 4, 2, 2.0, 2, 2], "run_id": list("aaabbc"), "config_id": list("123456"),
-                           "n": 1, "n_correct": 1, "accuracy": 100.0})
-    codes = C._combination_codes(points, ["operation", "size_a"])
-    assert codes[0] == codes[3] == codes[5] and codes[2] == codes[4] and len(set(codes)) == 3
+@pytest.mark.parametrize("pick", [(0, 1), (0, 2), (1, 2), (0, 1, 2), (0,)])
+@pytest.mark.parametrize("x", ["operation", "size_a", "members"])
+@pytest.mark.parametrize("align", [True, False])
+def test_compare_runs_is_the_row_by_row_alignment(three_runs, pick, x, align):
+    db, ids = three_runs
+    series = [A.Series(f"s{i}", (ids[i],)) for i in pick]
+    with store.connect(db) as con:
+        for filters in (None, {"operation": ["union", "difference"]}):
+            got, shared = A.compare_runs(con, series, x=x, align=align, filters=filters)
+            want, want_shared = _reference(con, series, x, align, filters)
+            assert shared == want_shared
+            pd.testing.assert_frame_equal(got, want, check_dtype=False)
+            slim, _ = A.compare_runs(con, series, x=x, align=align, filters=filters, factors=False)
+            pd.testing.assert_frame_equal(slim, want[["series", "run_id", "config_id", x, "n", "n_correct",
+                                                      "accuracy"]], check_dtype=False)
+            if len(pick) > 1 and align:       # the runs differ in sizes or members: alignment drops some
+                assert 0 < len(got) < len(A.compare_runs(con, series, x=x, align=False, filters=filters)[0])
 
 
 @pytest.fixture(scope="module")

@@ -143,3 +143,19 @@ def test_lowest_lists_what_sorting_all_of_them_would(random_store, k):
             pd.testing.assert_frame_equal(got.reset_index(drop=True),
                                           want.sort_values("accuracy", kind="stable").reset_index(drop=True))
             assert len(got) == min(k, len(every))
+
+
+@pytest.mark.parametrize("x,color", SELECTIONS[:4])
+def test_violin_summary_of_points_in_hand_is_the_view(random_store, x, color):
+    db, ids = random_store
+    by = [c for c in (x, color) if c]
+    with store.connect(db) as con:
+        points, _ = A.violin_data(con, ids, x, color)
+        _, view = A.violin_view(con, ids, x, color, max_points=0, sketch=9)
+    got = A.violin_summary(points, by, sketch=9)
+    pd.testing.assert_frame_equal(got.drop(columns="shape"), view.drop(columns="shape"), check_dtype=False,
+                                  rtol=1e-9)
+    for a, b in zip(got["shape"], view["shape"]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    empty = A.violin_summary(points.iloc[:0], by)
+    assert empty.empty and "shape" in empty.columns
