@@ -51,37 +51,7 @@ def page_exists(name: str) -> bool:
     return (APP_DIR / PAGE_FILES[name]).exists()
 
 
-# Pages whose first screen is a Plotly chart. Plotly's script is 4.6 MB, and a browser that has not loaded it yet
-# (a new tab, an empty cache) fetches and compiles it only when the first chart arrives — ~0.9 s on this machine
-# after the server has already finished (measured on Results at 10 million results: the script ended at 1.5 s, the
-# page at 2.4 s). On such a page's first run in a tab, an empty chart goes out first and is taken away when the page
-# is done: the browser loads Plotly while the server computes.
-PLOTLY_FIRST = {"results", "compare", "quantifiers", "embeddings"}
-_PRELOADED = "_plotly_preloaded"
-
-
-def _preload_plotly(page_key: str):
-    """On the first run of a tab on a PLOTLY_FIRST page: an empty Plotly chart in a sidebar slot (returned, to be
-    emptied when the page is done); else None."""
-    if page_key not in PLOTLY_FIRST or st.session_state.get(_PRELOADED):
-        return None
-    st.session_state[_PRELOADED] = True
-    import plotly.graph_objects as go
-
-    slot = st.sidebar.empty()
-    slot.plotly_chart(go.Figure(layout={"height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}}),
-                      key="_plotly_preload", config={"staticPlot": True})
-    return slot
-
-
 def navigation() -> None:
     """app.py's navigation over PAGES (Home first), run in the sidebar."""
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (_, path, title, icon) in enumerate(PAGES)]
-    page = st.navigation(pages, position="sidebar")
-    key = next((k for k, path, _, _ in PAGES if Path(path).stem == Path(str(page.url_path or "home")).stem), "home")
-    slot = _preload_plotly(key)
-    try:
-        page.run()
-    finally:
-        if slot is not None:
-            slot.empty()
+    st.navigation(pages, position="sidebar").run()

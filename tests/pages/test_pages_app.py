@@ -251,28 +251,3 @@ def test_home_example_and_template_edit(db, open_page):
     with store.connect(db) as con:
         prompts = [r[0] for r in con.execute("SELECT prompt FROM items WHERE run_id = ?", [run_id]).fetchall()]
     assert prompts and all("Please work out A ∪ B" in p for p in prompts)
-
-
-
-def test_plotly_preload_once_per_tab_on_chart_pages():
-    """nav._preload_plotly sends an empty chart into a sidebar slot on a tab's first run of a chart page only (app.py
-    empties the slot when the page is done; the Chromium smoke test checks nothing is left in the sidebar)."""
-    from streamlit.testing.v1 import AppTest
-
-    def script():
-        import streamlit as st
-
-        from pages._ui import nav
-
-        slot = nav._preload_plotly(st.session_state.get("page_key", "results"))
-        st.write("slot" if slot is not None else "no slot")
-
-    at = AppTest.from_function(script)
-    at.session_state["page_key"] = "home"
-    at.run()
-    assert at.markdown[0].value == "no slot" and not at.sidebar.get("plotly_chart")
-    at.session_state["page_key"] = "results"
-    at.run()
-    assert at.markdown[0].value == "slot" and len(at.sidebar.get("plotly_chart")) == 1
-    at.run()                                   # the same tab again: Plotly is loaded, nothing is sent ahead
-    assert at.markdown[0].value == "no slot" and not at.sidebar.get("plotly_chart")
