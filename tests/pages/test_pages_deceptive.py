@@ -44,16 +44,21 @@ def _clear_caches():
     st.cache_resource.clear()
 
 
-@pytest.fixture()
-def groups_file(tmp_path, monkeypatch):
+def _shipped(groups, tmp_path, monkeypatch):
+    """These groups as the shipped hyponym groups (and a new store) while a test runs."""
     path = tmp_path / "groups.json.gz"
-    H.write_groups(GROUPS, path, {"source": "test groups"})
+    H.write_groups(groups, path, {"source": "test groups"})
     monkeypatch.setattr(H, "DEFAULT_PATH", path)
     monkeypatch.setenv("STUDIO_DB", str(tmp_path / "studio.duckdb"))
     _clear_caches()
     yield path
     monkeypatch.undo()
     _clear_caches()
+
+
+@pytest.fixture()
+def groups_file(tmp_path, monkeypatch):
+    yield from _shipped(GROUPS, tmp_path, monkeypatch)
 
 
 # beside the five: a fish group and 350 larger made-up ones, so the pickers cannot list every group (300 at most)
@@ -65,14 +70,7 @@ FILLERS = [HyponymGroup(f"filler_{i:03d}.n.01", f"filler {i:03d}", "made up",
 
 @pytest.fixture()
 def many_groups_file(tmp_path, monkeypatch):
-    path = tmp_path / "groups.json.gz"
-    H.write_groups([*GROUPS, FISH, *FILLERS], path, {"source": "test groups"})
-    monkeypatch.setattr(H, "DEFAULT_PATH", path)
-    monkeypatch.setenv("STUDIO_DB", str(tmp_path / "studio.duckdb"))
-    _clear_caches()
-    yield path
-    monkeypatch.undo()
-    _clear_caches()
+    yield from _shipped([*GROUPS, FISH, *FILLERS], tmp_path, monkeypatch)
 
 
 def open_deceptive(a: str = "grandparent.n.01", b: str = "appearance.n.03") -> AppTest:
