@@ -207,21 +207,20 @@ if len(series) >= 2 and not shown["empty"]:
     m1.metric("Mean A", f"{res['mean_a']:.1f} %")
     m2.metric("Mean B", f"{res['mean_b']:.1f} %")
     m3.metric("B − A (points)", f"{res['difference']:+.2f}")
-    m4.metric("Mann–Whitney p", "–" if res["mannwhitney_p"] != res["mannwhitney_p"] else
-              f"{res['mannwhitney_p']:.3g}")
+    m4.metric("Mann–Whitney p", analysis.p_text(res["mannwhitney_p"]))
     method = res.get("ci_method", "bootstrap")
     ci = "not available" if res["ci_low"] != res["ci_low"] else \
         f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}] points " + \
         (f"(bootstrap, {method})" if method in ("BCa", "percentile") else f"({method})")
-    welch = "–" if res["welch_p"] != res["welch_p"] else f"{res['welch_p']:.3g}"
-    st.markdown(f"95 % confidence interval of B − A: **{ci}** · Welch t-test p = {welch}")
+    st.markdown(f"95 % confidence interval of B − A: **{ci}** · Welch t-test p "
+                f"{'= ' if res['welch_p'] != 0 else ''}{analysis.p_text(res['welch_p'])}")
     if method == "Welch t":
         st.caption(f"More than {analysis.BOOTSTRAP_MAX:,} configurations in a series: the interval is Welch's t "
                    "interval — a bootstrap would take seconds at this size and agrees with it to within its own "
                    "resampling noise. Up to that size it is a bootstrap (BCa).")
     for note in res["notes"]:   # degenerate statistics: a caveat in words instead of a misleading number
         st.warning(note[0].upper() + note[1:] + ".")
-    st.caption(f"Over per-configuration accuracies (N = {res['n_a']} and {res['n_b']} configurations).")
+    st.caption(f"Over per-configuration accuracies (N = {res['n_a']:,} and {res['n_b']:,} configurations).")
 
     ra = next(s.run_ids[0] for s in series if s.name == a_name)
     rb = next(s.run_ids[0] for s in series if s.name == b_name)
@@ -232,11 +231,12 @@ if len(series) >= 2 and not shown["empty"]:
         if not mc["n"]:
             st.info("These two runs share no items (same configuration, sample and prompt), so no paired test.")
         else:
-            p1, p2, p3, p4 = st.columns(4)
-            p1.metric("Shared items", mc["n"])
+            p1, p2, p3, p4, p5 = st.columns(5)
+            p1.metric("Shared items", f"{mc['n']:,}")
             p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
-            p3.metric("Only A right / only B right", f"{mc['only_a']} / {mc['only_b']}")
-            p4.metric("McNemar exact p", f"{mc['p_value']:.3g}")
+            p3.metric("Only A right", f"{mc['only_a']:,}")
+            p4.metric("Only B right", f"{mc['only_b']:,}")
+            p5.metric("McNemar exact p", analysis.p_text(mc["p_value"]))
             agree = _ui.lazy_expander("Agreement map: which run got each item right (first 60 shared "
                                       "configurations × samples)", key="cmp_agree_open")   # a chart: drawn when open
             if agree.open:

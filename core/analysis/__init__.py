@@ -114,6 +114,7 @@ from core.analysis.views import (
     file_stem,
     for_display,
     merge_sizes,
+    p_text,
     readable_items,
     readable_level,
     run_choice_labels,
@@ -155,6 +156,6 @@ __all__ = [
     "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "violin_summary", "violin_view",
     "wilson_interval",
     "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
-    "run_labels", "selection_facts", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",
+    "run_labels", "p_text", "selection_facts", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",
     "findings_report", "finding_points",
 ]

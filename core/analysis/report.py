@@ -36,7 +36,7 @@ from core.analysis.compare import (
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
 from core.analysis.queries import check_scoring, factor_columns, label, run_overview
 from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_view
-from core.analysis.views import run_labels, tasks_of, view_defaults
+from core.analysis.views import p_text, run_labels, tasks_of, view_defaults
 from core.errors import UserError
 
 TASK_TITLES = {"setops": "Set operations (SetLexSem)", "quantifiers": "Quantifiers (GQG)"}
@@ -198,7 +198,7 @@ def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
                  f"(N = {res['n_a']} and {res['n_b']} configurations); 95 % interval "
                  f"[{num(res['ci_low'], '+.2f')}, {num(res['ci_high'], '+.2f')}] "
                  f"({html.escape(_ci_method(res.get('ci_method')))}); Welch p = "
-                 f"{num(res['welch_p'], '.3g')}; Mann–Whitney p = {num(res['mannwhitney_p'], '.3g')}.</p>")
+                 f"{html.escape(p_text(res['welch_p']))}; Mann–Whitney p = {html.escape(p_text(res['mannwhitney_p']))}.</p>")
     for note in res["notes"]:
         parts.append(f'<p class="caveat">{html.escape(note[0].upper() + note[1:])}.</p>')
     mc = paired_comparison(con, [series[0].run_ids[0], series[1].run_ids[0]], filters, scoring=scoring)["mcnemar"]
@@ -208,7 +208,7 @@ def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
     else:
         parts.append(f"<p>Item by item ({mc['n']} shared items): agreement {100 * mc['agreement']:.1f} %, only "
                      f"{html.escape(a_name)} right {mc['only_a']}, only {html.escape(b_name)} right {mc['only_b']}, "
-                     f"exact McNemar p = {num(mc['p_value'], '.3g')}.</p>")
+                     f"exact McNemar p = {html.escape(p_text(mc['p_value']))}.</p>")
     return "\n".join(parts)
 
 

@@ -275,3 +275,11 @@ def selection_facts(con, run_ids: Sequence[str] | None) -> dict:
     return {"sizes_same": sizes_same, "factors": factor_columns(con, run_ids), "varying": varying,
             "levels": factor_levels_of(con, run_ids, varying) if varying else {},
             "overview": {sc: run_overview(con, run_ids, scoring=sc) for sc in SCORINGS}}
+
+
+def p_text(p) -> str:
+    """A p-value as a page or report shows it: 3 significant digits, "–" when there is none, and "< 1e-300" when
+    it underflowed to 0 (5 million paired items, or 100,000 configurations a side: "p = 0" would claim certainty)."""
+    if p is None or p != p:
+        return "–"
+    return "< 1e-300" if p <= 0 else f"{p:.3g}"

@@ -131,3 +131,10 @@ def test_large_series_get_welch_s_interval_small_ones_the_bootstrap():
     # no spread at all: no interval whichever the size
     flat = A.difference_of_means([50.0] * 10, [60.0] * 10, bootstrap_max=2)
     assert flat["ci_method"] == "degenerate" and math.isnan(flat["ci_low"])
+
+
+def test_p_values_read_as_shown():
+    assert A.p_text(0.0123456) == "0.0123" and A.p_text(1.0) == "1"
+    assert A.p_text(float("nan")) == "–" and A.p_text(None) == "–"
+    # 5 million paired items: an exact test underflows to 0, which is not certainty
+    assert A.p_text(0.0) == "< 1e-300" and A.p_text(3e-301) == "3e-301"
