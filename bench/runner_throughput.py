@@ -119,20 +119,27 @@ def cli_process(cfg: dict, c: int, lat: float, n: int, tmp: Path) -> str:
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         base_url = server.stdout.readline().strip().split(" ", 1)[1]
-        t0 = time.perf_counter()
+        t0, started = time.perf_counter(), time.time()
         done = subprocess.run([sys.executable, "-m", "core", "run", "--config", str(conf), "--model",
                                "openai-compatible/loop", "--base-url", base_url, "--concurrency", str(c),
                                "--limit", str(n), "--db", str(tmp / "cli.duckdb"), "--no-progress"],
                               cwd=ROOT, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
+        wall, ended = time.perf_counter() - t0, time.time()
         sent = endpoint_requests(base_url)
+        with urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats", timeout=10) as resp:
+            seen = json.loads(resp.read())
     finally:
         server.kill()
         server.wait()
     if done.returncode != 0:
         return f"whole CLI process: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"
+    phases = ""
+    if seen.get("first_request_at") and seen.get("last_answer_at"):
+        phases = (f"\n  start-up (process start → first request) {seen['first_request_at'] - started:.2f} s, "
+                  f"calls {seen['last_answer_at'] - seen['first_request_at']:.2f} s, "
+                  f"wind-down (last answer → exit) {ended - seen['last_answer_at']:.2f} s")
     return (f"whole CLI process (python -m core run, start to exit): {sent} requests in {wall:.2f} s = "
-            f"{sent / wall:.1f} calls/s = {sent / wall / (c / lat):.2f} of C/L")
+            f"{sent / wall:.1f} calls/s = {sent / wall / (c / lat):.2f} of C/L{phases}")
 
 
 def report(label: str, p, wall: float, c: int, lat: float) -> None:

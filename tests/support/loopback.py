@@ -50,6 +50,8 @@ class LoopbackServer:
         self.streak: Counter = Counter()       # prompt sha -> consecutive failures so far
         self.in_flight = 0
         self.max_in_flight = 0
+        self.first_request_at: float | None = None   # time.time() of the first chat request (a client's start-up)
+        self.last_answer_at: float | None = None     # ... and of the last valid answer (its wind-down after)
         self._server: asyncio.AbstractServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -92,7 +94,8 @@ class LoopbackServer:
     def stats(self) -> dict:
         return {"requests": dict(self.requests), "answered": dict(self.answered), "failures": dict(self.failures),
                 "total_requests": sum(self.requests.values()), "total_answered": sum(self.answered.values()),
-                "max_in_flight": self.max_in_flight, "in_flight": self.in_flight}
+                "max_in_flight": self.max_in_flight, "in_flight": self.in_flight,
+                "first_request_at": self.first_request_at, "last_answer_at": self.last_answer_at}
 
     # -- behaviour
     def _failure(self, key: str, n: int) -> str | None:
@@ -122,6 +125,8 @@ class LoopbackServer:
             return 400, {}, json.dumps({"error": {"message": "bad request body", "type": "invalid_request"}}).encode()
         key = _sha(prompt)
         self.requests[key] += 1
+        if self.first_request_at is None:
+            self.first_request_at = time.time()
         kind = self._failure(key, self.requests[key])
         if kind == "timeout":
             self.failures[kind] += 1
@@ -141,6 +146,7 @@ class LoopbackServer:
             return 200, {}, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "{1, 2'   # malformed
         self.streak[key] = 0
         self.answered[key] += 1
+        self.last_answer_at = time.time()
         answer = self.responder(prompt, model) if self.responder is not None else self.answer
         answer += f" (key {token.upper()})" if self.key_in_reply else ""
         payload = {
