@@ -96,7 +96,16 @@ def main() -> None:
         ("strict: reference error table (operation, reference's unparsed rows)",
          lambda: analysis.reference_error_table(con, run_ids, ["operation"], None)),
         ("findings report (15 findings, strict)", lambda: analysis.findings_report(con, run_ids)),
+        ("violin view (Results: statistics and shapes, no points)",
+         lambda: analysis.violin_view(con, run_ids, "operation", "model")),
+        ("what a page asks first (selection facts, one connection)",
+         lambda: analysis.selection_facts(con, run_ids)),
+        ("compare the runs (aligned on shared factors, Compare's points)",
+         lambda: analysis.compare_runs(con, [analysis.Series(r, (r,)) for r in run_ids], factors=False)),
     ]
+    if len(run_ids) >= 2:   # the pairing of every shared item (5 million at 10M rows): DuckDB's counts
+        views.append(("paired summary of the first two runs (McNemar + agreement map)",
+                      lambda: analysis.paired_summary(con, run_ids[0], run_ids[1])))
     print(f"\n{'view':<72} {'aggregates':>12} {'rows':>10}")
     for name, fn in views:
         _, best, med = timed(fn, repeat=args.repeat)
