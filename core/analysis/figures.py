@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.analysis import summaries
 from core.analysis.compare import AGREEMENT_LEVELS
-from core.analysis.queries import label
+from core.analysis.queries import _isnan, label
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974",
            "#64B5CD")
@@ -73,27 +74,10 @@ def empty_figure(message: str, height: int = 320) -> go.Figure:
 # Above this many configurations the violins are drawn without one marker per configuration: the shapes, boxes and
 # means still use every point, but 200,000 markers would take the browser seconds to draw and say nothing more.
 MAX_DRAWN_POINTS = 5000
-# ... and each violin is drawn from this many evenly spaced quantiles of its configurations' accuracies: the shape,
-# quartiles and mean the browser computes from them are those of all the points to within 1 / SKETCH of the range,
-# for a hundredth of the data to send and draw (200,000 configurations took the browser seconds).
-SKETCH = 1001
-
-
-def _quantile_sketch(xv: list, yv) -> tuple[np.ndarray, np.ndarray]:
-    """Per x level, SKETCH evenly spaced quantiles of its values (all of them when fewer), as numpy arrays (plotly
-    checks a list value by value)."""
-    xs, ys = [], []
-    xv = np.asarray(xv, dtype=object)
-    for level in dict.fromkeys(xv.tolist()):
-        vals = yv[xv == level]
-        vals = vals[~np.isnan(vals)]
-        if len(vals) > SKETCH:
-            vals = np.quantile(vals, np.linspace(0.0, 1.0, SKETCH))
-        xs.append(np.full(len(vals), level, dtype=object))
-        ys.append(vals)
-    if not xs:
-        return np.array([], dtype=object), np.array([], dtype=float)
-    return np.concatenate(xs), np.concatenate(ys)
+# ... and each violin is drawn from SKETCH evenly spaced quantiles of its configurations' accuracies (summaries.py):
+# shape, quartiles and mean within 1 / SKETCH of the range, for a hundredth of the data to send and draw (200,000
+# configurations took the browser seconds).
+SKETCH = summaries.SKETCH
 
 
 def _sketched(points: pd.DataFrame | None, summary: pd.DataFrame | None) -> bool:
@@ -115,25 +99,25 @@ def violin(points: pd.DataFrame | None, x: str = "operation", color: str | None 
     if frame is None or frame.empty:
         return empty_figure(empty_message)
     many = sketched or len(points) > MAX_DRAWN_POINTS    # no marker per configuration
+    # too many to draw one by one: each violin from its shape (summaries.violin_summary, as violin_view gives)
+    shapes = summary if sketched else summaries.violin_summary(points, [k for k in (x, color) if k]) if many else None
     fig = go.Figure()
     xs = _order(x, frame[x].tolist()) if x else [None]
     tick = {level_text(x, v): v for v in xs} if x else {}
     cats = [level_text(x, v) for v in xs] if x else ["all"]
     colors = _order(color, frame[color].tolist()) if color else [None]
     for i, c in enumerate(colors):
-        sub = frame if color is None else frame[_eq(frame[color], c)]
+        drawn = shapes if many else points
+        sub = drawn if color is None else drawn[_eq(drawn[color], c)]
         if sub.empty:
             continue
-        if sketched:   # numpy arrays: plotly checks a list value by value (0.1 s for two violins)
-            shapes = [np.asarray(v, dtype=float) for v in sub["shape"]]
-            levels = level_texts(sub[x], x).tolist() if x else ["all"] * len(sub)
-            xv = np.repeat(np.array(levels, dtype=object), [len(v) for v in shapes])
-            yv = np.concatenate(shapes) if shapes else np.array([], dtype=float)
+        levels = level_texts(sub[x], x).tolist() if x else ["all"] * len(sub)   # each level's text once
+        if many:   # numpy arrays: plotly checks a list value by value (0.1 s for two violins)
+            arrays = [np.asarray(v, dtype=float) for v in sub["shape"]]
+            xv = np.repeat(np.array(levels, dtype=object), [len(v) for v in arrays])
+            yv = np.concatenate(arrays) if arrays else np.array([], dtype=float)
         else:
-            xv = level_texts(sub[x], x).tolist() if x else ["all"] * len(sub)   # each level's text once
-            yv = sub["accuracy"]
-            if many:
-                xv, yv = _quantile_sketch(xv, yv.to_numpy(dtype=float))
+            xv, yv = levels, sub["accuracy"]
         name = level_text(color, c) if color else "accuracy"
         hover = "config %{customdata[0]}<br>accuracy %{y:.1f}% (n=%{customdata[1]})<extra>" + \
                 (name if color else "") + "</extra>"
@@ -196,22 +180,17 @@ def _group_sizes(frame: pd.DataFrame, x: str | None, color: str | None, sketched
 def _n_ticks(sizes: pd.Series, cats: list[str], color: str | None, colors: list) -> list[str]:
     """Each x category's tick with the number of configurations of every violin above it: "Union<br>N=8", or
     "Union<br>N=8 · 4" for two colours side by side."""
-    counts = {(xc, None if _same_level(cc, None) else cc): n for (xc, cc), n in sizes.items()}
+    counts = {(xc, None if _isnan(cc) else cc): n for (xc, cc), n in sizes.items()}
     out = []
     for cat in cats:
         if color is None:
             ns = [counts.get((cat, None), 0)]
         else:
-            ns = [sum(n for (xc, cc), n in counts.items() if xc == cat and _same_level(cc, c)) for c in colors]
+            ns = [sum(n for (xc, cc), n in counts.items() if xc == cat and (cc == c or cc is None and _isnan(c)))
+                  for c in colors]
             ns = [n for n in ns if n] or [0]
         out.append(f"{cat}<br>N={' · '.join(str(n) for n in ns)}")
     return out
-
-
-def _same_level(a, b) -> bool:
-    """Equality of two factor levels, a missing value (None / NaN) equal to another."""
-    missing = (a is None or (isinstance(a, float) and a != a), b is None or (isinstance(b, float) and b != b))
-    return missing[0] and missing[1] if any(missing) else a == b
 
 
 def violin_warnings(points: pd.DataFrame | None, x: str | None, color: str | None = None, min_items: int = MIN_ITEMS,

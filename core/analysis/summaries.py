@@ -15,6 +15,10 @@ from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src
 # --------------------------------------------------------------------------------------------------------------------
 # per-config accuracy (violins)
 
+# Above a few thousand configurations each violin is drawn from this many evenly spaced quantiles of its
+# configurations' accuracies: shape, quartiles and mean within 1 / SKETCH of the range, for a fraction of the data.
+SKETCH = 1001
+
 def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
                     filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
                     lowest: int | None = None) -> pd.DataFrame:
@@ -48,8 +52,6 @@ def _config_accuracy_sql(con, run_ids, by, filters, view, scoring) -> tuple[str,
 
 def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """mean / std / min / max of per-config accuracy and N configs per group, computed by DuckDB over ``points``."""
-    import duckdb
-
     by = [c for c in dict.fromkeys(by) if c]
     if points.empty:
         return pd.DataFrame(columns=[*by, "mean", "std", "min", "max", "N", "items"])
@@ -58,10 +60,17 @@ def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     sel = f"{cols}, " if by else ""
     sql = (f"SELECT {sel}avg(accuracy) AS mean, stddev_samp(accuracy) AS std, min(accuracy) AS min, "
            f"max(accuracy) AS max, count(*) AS N, sum(n) AS items FROM points {grp}")
+    return _over_points(points, lambda local: local.execute(sql).df())
+
+
+def _over_points(points: pd.DataFrame, query):
+    """``query(con)`` on an in-memory DuckDB connection where ``points`` is the table ``points``."""
+    import duckdb
+
     local = duckdb.connect()
     try:
         local.register("points", points)
-        return local.execute(sql).df()
+        return query(local)
     finally:
         local.close()
 
@@ -77,7 +86,7 @@ def violin_data(con, run_ids: Sequence[str] | None, x: str = "operation", color:
 
 def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color: str | None = None,
                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
-                max_points: int = 5000, sketch: int = 1001) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+                max_points: int = 5000, sketch: int = SKETCH) -> tuple[pd.DataFrame | None, pd.DataFrame]:
     """What the violins of a selection need, at any number of configurations: ``(points, summary)``.
 
     ``summary`` has one row per (x, color) group: mean / std / min / max of per-configuration accuracy, N
@@ -95,20 +104,13 @@ def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color:
     return config_accuracy(con, run_ids, by, filters, view, scoring), summary
 
 
-def violin_summary(points: pd.DataFrame, by: Sequence[str], sketch: int = 1001) -> pd.DataFrame:
+def violin_summary(points: pd.DataFrame, by: Sequence[str], sketch: int = SKETCH) -> pd.DataFrame:
     """violin_view's summary (statistics and each violin's shape per ``by`` group) of per-configuration points
     already in hand (columns accuracy, n and ``by``; e.g. compare_runs'), computed by DuckDB over them."""
-    import duckdb
-
     by = [c for c in dict.fromkeys(by) if c]
     if points is None or points.empty or not {*by, "accuracy", "n"} <= set(points.columns):
         return pd.DataFrame(columns=[*by, "mean", "std", "min", "max", "N", "items", "min_items", "shape"])
-    local = duckdb.connect()
-    try:
-        local.register("points", points)
-        return _shapes(local, "SELECT * FROM points", [], by, sketch)
-    finally:
-        local.close()
+    return _over_points(points, lambda local: _shapes(local, "SELECT * FROM points", [], by, sketch))
 
 
 def _shapes(con, sql: str, params: list, by: Sequence[str], sketch: int) -> pd.DataFrame:
