@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core import analysis, store
-from core.analysis import figures
+from core.analysis import figures, violin_svg
 from core.errors import UserError
 from pages import _ui
 
@@ -105,55 +105,45 @@ _ui.report_download(run_ids, key="cmp", filters=filters)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
-def _compare(db, token, series_key, x, align, filters_key, scoring):
+def _view(db, token, series_key, x, align, filters_key, scoring, ref_id, ref_name, x_title, interactive) -> dict:
+    """Everything the page draws of the aligned series (analysis.compare_view: computed once per state of the runs
+    and kept in the store), with the violins drawn: as Plotly when there are few enough configurations to mark each
+    one (or ``interactive``), else as a static SVG (core/analysis/violin_svg.py: no 0.9 s of Plotly's script in a new
+    browser tab). Built once per selection and store state and shared by sessions."""
     ser = [analysis.Series(n, tuple(ids)) for n, ids in json.loads(series_key)]
     with store.connect(db) as con:
-        return analysis.compare_runs(con, ser, x=x, align=align, filters=json.loads(filters_key), scoring=scoring,
-                                     factors=False)
-
-
-@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
-def _view(db, token, series_key, x, align, filters_key, scoring, ref_id, ref_name, x_title) -> dict:
-    """Everything the page draws from the series' aligned points, built once per selection and store state and shared
-    by sessions: the violin figure and its warnings, the summaries, which series have no points, and each series'
-    accuracies for the tests. The points themselves (200,000 rows for two paper-scale runs) never leave this cache
-    entry: copying them out on every rerun and drawing them again cost ~0.8 s of each click."""
-    points, shared = _compare(db, token, series_key, x, align, filters_key, scoring)
-    names = [n for n, _ in json.loads(series_key)]
-    colour = "series" if len(names) > 1 else None
-    aligned_away = points.empty and align and len(names) > 1 and not _compare(
-        db, token, series_key, x, False, filters_key, scoring)[0].empty
+        view = analysis.compare_view(con, ser, x=x, align=align, filters=json.loads(filters_key), scoring=scoring)
+    colour = "series" if len(ser) > 1 else None
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-    # above MAX_DRAWN_POINTS each violin is drawn from its shape, summarised by DuckDB (0.3 s in pandas at 200,000)
-    few = len(points) <= figures.MAX_DRAWN_POINTS
-    shapes = analysis.violin_summary(points, [x, colour] if colour else [x])
-    fig = figures.violin(points if few else None, x, colour,
-                         (analysis.group_summary(points, [x]) if few else shapes) if colour is None else
-                         None if few else shapes,
-                         reference=ref_df, reference_name=ref_name, x_title=x_title,
-                         empty_message="No combination of the shared factors is in every series" if aligned_away
-                         else "No answered items for this selection yet")
-    return {"shared": shared, "empty": points.empty, "aligned_away": aligned_away, "fig": fig,
-            "missing": analysis.series_without_points(points, [analysis.Series(n, ()) for n in names]),
-            "warnings": figures.violin_warnings(None, x, colour, summary=shapes),
-            "by_series": analysis.group_summary(points, ["series"]),
-            "summary": analysis.group_summary(points, ["series", x]),
-            "accuracies": {n: points.loc[points["series"] == n, "accuracy"].to_numpy(dtype=float) for n in names}}
+    empty = ("No combination of the shared factors is in every series" if view["aligned_away"]
+             else "No answered items for this selection yet")
+    points, shapes = view["points"], view["shapes"]
+    view["static"] = points is None and not view["empty"] and not interactive
+    if view["static"]:
+        view["svg"] = violin_svg.violin_svg(shapes, x, colour, reference=ref_df, reference_name=ref_name,
+                                            x_title=x_title, empty_message=empty)
+    else:   # with its points when there are few, else from the shapes
+        view["fig"] = figures.violin(points, x, colour, shapes if points is None or colour is None else None,
+                                     reference=ref_df, reference_name=ref_name, x_title=x_title,
+                                     empty_message=empty)
+    view["warnings"] = figures.violin_warnings(None, x, colour, summary=shapes)
+    return view
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
-def _difference(view_args: tuple, a_name: str, b_name: str) -> dict:
-    """difference_of_means of two series' per-configuration accuracies (from the page's _view), once per selection
-    and store state (a bootstrap is up to ~0.4 s; the page re-runs on every click)."""
-    acc = _view(*view_args)["accuracies"]
-    return analysis.difference_of_means(acc[a_name], acc[b_name])
+def _difference(db, token, series_key, x, align, filters_key, scoring, a_name: str, b_name: str) -> dict:
+    """analysis.compare_difference (kept in the store) once per selection and store state: the page re-runs on
+    every click."""
+    ser = [analysis.Series(n, tuple(ids)) for n, ids in json.loads(series_key)]
+    with store.connect(db) as con:
+        return analysis.compare_difference(con, ser, a_name, b_name, x=x, align=align,
+                                           filters=json.loads(filters_key), scoring=scoring)
 
 
 ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
 view_key = (_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
             json.dumps(filters, default=str), scoring)
-view_args = (*view_key, ref_id, ref_titles.get(ref_id), flabel(x))
-shown = _view(*view_args)
+shown = _view(*view_key, ref_id, ref_titles.get(ref_id), flabel(x), st.session_state.get("cmp_interactive", False))
 shared = shown["shared"]
 if shared:
     st.caption("Aligned on: " + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)))
@@ -164,9 +154,19 @@ if shown["aligned_away"]:
 elif shown["missing"] and not shown["empty"]:
     st.warning("No answered items in this selection for " + _ui.md(", ".join(shown["missing"])) + " — left out of "
                "the figures and tests below.")
-st.plotly_chart(shown["fig"], width="stretch", key="cmp_violin")
+if shown["static"]:
+    st.markdown(shown["svg"], unsafe_allow_html=True)
+else:
+    st.plotly_chart(shown["fig"], width="stretch", key="cmp_violin")
 for warning in shown["warnings"]:
     st.warning(_ui.md(warning))
+if shown["points"] is None and not shown["empty"]:
+    st.caption(f"{shown['n_points']:,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
+               "quantiles of its configurations' accuracies; the table below has the exact figures."
+               + (" Hover over a violin for its numbers." if shown["static"] else ""))
+    st.toggle("Zoomable chart", key="cmp_interactive",
+              help="Draw these violins with Plotly: zoom, pan, hover and a PNG download (the first Plotly chart in a "
+                   "browser tab takes about a second longer to appear).")
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not shown["empty"]:
@@ -198,7 +198,7 @@ if len(series) >= 2 and not shown["empty"]:
     d1, d2 = st.columns(2)
     a_name = d1.selectbox("A (baseline)", names, index=0, key="cmp_a")
     b_name = d2.selectbox("B", names, index=1 if len(names) > 1 else 0, key="cmp_b")
-    res = _difference(view_args, a_name, b_name)
+    res = _difference(*view_key, a_name, b_name)
     if not res["n_a"] or not res["n_b"]:
         st.info(f"No configurations of {_ui.md(a_name if not res['n_a'] else b_name)} in this selection: pick two series "
                 "that both have answered items.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import analysis, urlstate
-from core.analysis import figures
+from core.analysis import figures, violin_svg
 from core.analysis.views import id_columns_hidden
 from pages import _ui
 
@@ -130,6 +130,16 @@ def _violin_figure(db: str, token: str, run_ids: tuple, x: str, color: str | Non
     return figures.violin(points, x, color, summary, reference=ref_df, reference_name=ref_name, x_title=x_title)
 
 
+@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
+def _violin_svg(db: str, token: str, run_ids: tuple, x: str, color: str | None, filters: dict, scoring: str,
+                ref_id: str, ref_name: str | None, x_title: str) -> str:
+    """The same violins as one static SVG (core/analysis/violin_svg.py), for a selection too big for markers."""
+    _, summary = _ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
+                                     scoring=scoring)
+    ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
+    return violin_svg.violin_svg(summary, x, color, reference=ref_df, reference_name=ref_name, x_title=x_title)
+
+
 if view == "violins":
     c1, c2, c3 = st.columns([2, 2, 2])
     if st.session_state.get("res_x") not in split_opts:     # back from another view: the URL's, else the default
@@ -160,20 +170,34 @@ if view == "violins":
                                           scoring=scoring)
     n_configs = int(summary["N"].sum()) if not summary.empty else 0
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-    fig = _violin_figure(_ui.db_path(), _ui.db_token(), tuple(run_ids), x, color, filters, scoring, ref_id,
-                         ref_titles.get(ref_id), flabel(x))
-    event = st.plotly_chart(fig, width="stretch", key="res_violin", on_select="rerun",
-                            selection_mode=("points", "box", "lasso"))
-    st.caption("Each point is one configuration's accuracy over its samples (as in the paper's Figure 4); N under "
-               "each label = configurations in the violin. The white box shows the quartiles, the dark line across "
-               "it the mean" + (" (dashed across the violin)" if color is None else "") + ". Click or lasso points "
-               "to list their items.")
+    figure_args = (_ui.db_path(), _ui.db_token(), tuple(run_ids), x, color, filters, scoring, ref_id,
+                   ref_titles.get(ref_id), flabel(x))
+    # a selection too big for markers has nothing to click: drawn as SVG unless asked for the zoomable chart (the
+    # first Plotly chart of a browser tab costs ~0.9 s of compiling its script)
+    static = points is None and n_configs > 0 and not st.session_state.get("res_interactive", False)
+    event = None
+    if static:
+        st.markdown(_violin_svg(*figure_args), unsafe_allow_html=True)
+    else:
+        event = st.plotly_chart(_violin_figure(*figure_args), width="stretch", key="res_violin", on_select="rerun",
+                                selection_mode=("points", "box", "lasso"))
+    st.caption(("Each point is one configuration's accuracy over its samples" if points is not None else
+                "Each violin is the spread of its configurations' accuracies, each over its samples")
+               + " (as in the paper's Figure 4); N under "
+               "each label = configurations in the violin. The white box shows the quartiles"
+               + (" (thin line: the median)" if static else "") + ", the dark line across it the mean"
+               + (" (dashed across the violin)" if color is None else "") + "."
+               + (" Hover over a violin for its numbers." if static else
+                  "" if points is None else " Click or lasso points to list their items."))
     for warning in figures.violin_warnings(points, x, color, summary=summary):
         st.warning(_ui.md(warning))
     if points is None and n_configs:
         st.caption(f"{n_configs:,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
                    "quantiles of its configurations' accuracies (shape, quartiles and mean to within a tenth of a "
                    "point); the table below has the exact figures.")
+        st.toggle("Zoomable chart", key="res_interactive",
+                  help="Draw these violins with Plotly: zoom, pan, hover and a PNG download (the first Plotly chart "
+                       "in a browser tab takes about a second longer to appear).")
     picked = []
     for pt in (event.selection.points if event is not None and hasattr(event, "selection") else []) or []:
         cd = pt.get("customdata") if isinstance(pt, dict) else None

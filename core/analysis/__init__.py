@@ -30,6 +30,8 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
 "lenient" (our parser); the choice picks the verdict columns in SQL (``SCORINGS``; default "lenient").
     robustness(con, run_ids, factors, filters)     -> (per-factor spread + eta², per-model score)
     compare_runs(con, series, x, filters)          aligned per-config accuracies of several series
+    compare_view(con, series, x, align, filters)   what Compare draws of them (violin shapes, summaries), kept in the store
+    compare_difference(con, series, a, b, x, …)    difference_of_means of two aligned series, kept in the store
     series_without_points(points, series)          series a comparison has nothing for
     difference_of_means(a, b, …)                   bootstrap CI + Welch t + Mann–Whitney U
     paired_items(con, run_a, run_b, filters)       items both runs answered, aligned by (config_id, sample, prompt)
@@ -56,7 +58,9 @@ from core.analysis.compare import (
     BOOTSTRAP_MAX,
     Series,
     agreement_map,
+    compare_difference,
     compare_runs,
+    compare_view,
     difference_of_means,
     mcnemar,
     mcnemar_counts,
@@ -147,7 +151,7 @@ __all__ = [
     "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
     "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_ERROR_COLUMNS", "REFERENCE_PATH", "RUN_FACTORS", "SCORINGS",
     "SETOPS_FACTORS", "Series", "UNPARSED", "VIEW",
-    "agreement_map", "answers_feed", "change_token", "compare_runs", "config_accuracy", "config_interval",
+    "agreement_map", "answers_feed", "change_token", "compare_difference", "compare_runs", "compare_view", "config_accuracy", "config_interval",
     "difference_of_means", "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels",
     "factor_levels_of", "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar",
     "mcnemar_counts", "paired_comparison", "paired_items",

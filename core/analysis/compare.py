@@ -76,6 +76,93 @@ def series_without_points(points: pd.DataFrame, series: Sequence[Series]) -> lis
     return [s.name for s in series if s.name not in have]
 
 
+def _frame_json(frame: pd.DataFrame) -> dict:
+    """A frame as plain JSON (missing values as null; a ``shape`` array as a list)."""
+    frame = frame.astype(object).where(frame.notna(), None)
+    rows = [[v.tolist() if isinstance(v, np.ndarray) else v for v in row] for row in frame.to_numpy().tolist()]
+    return {"columns": [str(c) for c in frame.columns], "rows": rows}
+
+
+def _json_frame(got: dict) -> pd.DataFrame:
+    frame = pd.DataFrame(got["rows"], columns=got["columns"])
+    if "shape" in frame.columns:
+        frame["shape"] = [np.asarray(v, dtype=float) for v in frame["shape"]]
+    for c in ("mean", "std", "min", "max"):   # null (a std of one configuration) back to NaN
+        if c in frame.columns:
+            frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
+    return frame
+
+
+def _series_json(series: Sequence[Series]) -> list:
+    return [[s.name, list(s.run_ids)] for s in series]
+
+
+def _aligned(con, series: list, x: str, align: bool, filters: dict, scoring: str):
+    """compare_runs with ``factors=False``, memoised in this process (the view and the difference both start
+    from it)."""
+    from core.analysis import memo
+
+    return memo.call(con, "compare_runs", lambda con, ser, *a: compare_runs(
+        con, [Series(n, tuple(ids)) for n, ids in ser], x=a[0], align=a[1], filters=a[2], scoring=a[3],
+        factors=False), series, x, align, filters, scoring)
+
+
+def compare_view(con, series: Sequence[Series], x: str = "operation", align: bool = True,
+                 filters: Mapping[str, Sequence] | None = None, scoring: str = "lenient",
+                 max_points: int | None = None) -> dict:
+    """What the Compare page draws of aligned series, computed once per state of their runs whichever process asks
+    and kept in the store (core/analysis/memo.py, like the findings): at paper scale aligning two runs of 100,000
+    configurations is ~0.6 s, and a page opened after a restart reads this instead.
+
+    Returns ``shared`` (the factors aligned on), ``empty``, ``aligned_away`` (alignment left nothing though the
+    series have points), ``missing`` (series without points), ``shapes`` (summaries.violin_summary by x and, with
+    two or more series, ``series``: the violins), ``by_series`` and ``summary`` (group_summary by series, and by
+    series and x), ``n_points`` and ``points`` — the per-configuration points only when there are at most
+    ``max_points`` (summaries.MAX_DRAWN_POINTS) of them, else None."""
+    from core.analysis import memo, summaries
+
+    limit = summaries.MAX_DRAWN_POINTS if max_points is None else int(max_points)
+    got = memo.call(con, "compare_view", _compare_view, _series_json(series), x, bool(align), dict(filters or {}),
+                    scoring, limit, persist=True)
+    out = dict(got)
+    for k in ("shapes", "by_series", "summary", "points"):
+        out[k] = _json_frame(got[k]) if got[k] is not None else None
+    return out
+
+
+def _compare_view(con, series: list, x: str, align: bool, filters: dict, scoring: str, limit: int) -> dict:
+    from core.analysis.summaries import group_summary, violin_summary
+
+    points, shared = _aligned(con, series, x, align, filters, scoring)
+    colour = ["series"] if len(series) > 1 else []
+    aligned_away = bool(points.empty and align and len(series) > 1
+                        and not _aligned(con, series, x, False, filters, scoring)[0].empty)
+    return {"shared": list(shared), "empty": bool(points.empty), "aligned_away": aligned_away,
+            "missing": series_without_points(points, [Series(n, ()) for n, _ in series]),
+            "n_points": int(len(points)),
+            "shapes": _frame_json(violin_summary(points, [x, *colour])),
+            "by_series": _frame_json(group_summary(points, ["series"])),
+            "summary": _frame_json(group_summary(points, ["series", x])),
+            "points": _frame_json(points) if len(points) <= limit else None}
+
+
+def compare_difference(con, series: Sequence[Series], a_name: str, b_name: str, x: str = "operation",
+                       align: bool = True, filters: Mapping[str, Sequence] | None = None,
+                       scoring: str = "lenient") -> dict:
+    """difference_of_means of series ``b_name`` over ``a_name`` (their per-configuration accuracies as
+    compare_view aligns them), kept in the store like compare_view: Welch's test, the Mann–Whitney test and scipy's
+    first import are ~0.8 s at paper scale."""
+    from core.analysis import memo
+
+    def compute(con, ser, a_name, b_name, x, align, filters, scoring):
+        points, _ = _aligned(con, ser, x, align, filters, scoring)
+        acc = {n: points.loc[points["series"] == n, "accuracy"].to_numpy(dtype=float) for n in (a_name, b_name)}
+        return difference_of_means(acc[a_name], acc[b_name])
+
+    return memo.call(con, "compare_difference", compute, _series_json(series), a_name, b_name, x, bool(align),
+                     dict(filters or {}), scoring, persist=True)
+
+
 # Above this many configurations in a series the interval is Welch's t interval, not a bootstrap: scipy's BCa
 # bootstrap takes 0.4 s at 2,000 configurations a side, 2.3 s at 5,000 and 6 s at 10,000 (its jackknife grows with
 # the square), and at such sizes the bootstrap distribution of a difference of means is normal to within its own

@@ -71,10 +71,7 @@ def empty_figure(message: str, height: int = 320) -> go.Figure:
     return fig
 
 
-# Above this many configurations the violins are drawn without one marker per configuration: the shapes, boxes and
-# means still use every point, but 200,000 markers would take the browser seconds to draw and say nothing more.
-MAX_DRAWN_POINTS = 5000
-# ... and each violin is drawn from SKETCH evenly spaced quantiles of its configurations' accuracies (summaries.py):
+# Above summaries.MAX_DRAWN_POINTS configurations the violins are drawn without one marker per configuration, and each violin is drawn from SKETCH evenly spaced quantiles of its configurations' accuracies (summaries.py):
 # shape, quartiles and mean within 1 / SKETCH of the range, for a hundredth of the data to send and draw (200,000
 # configurations took the browser seconds).
 SKETCH = summaries.SKETCH
@@ -93,12 +90,12 @@ def violin(points: pd.DataFrame | None, x: str = "operation", color: str | None 
     ``summary`` (from analysis.group_summary) adds mean/std/N above the violins; ``reference`` (columns x, mean,
     std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points.
     With ``points`` None and a ``summary`` from analysis.violin_view (its ``shape`` column), each violin is drawn
-    from its group's shape — the way a selection of more than MAX_DRAWN_POINTS configurations is drawn anyway."""
+    from its group's shape — the way a selection of more than summaries.MAX_DRAWN_POINTS configurations is drawn anyway."""
     sketched = _sketched(points, summary)
     frame = summary if sketched else points    # the rows whose x / colour levels are drawn
     if frame is None or frame.empty:
         return empty_figure(empty_message)
-    many = sketched or len(points) > MAX_DRAWN_POINTS    # no marker per configuration
+    many = sketched or len(points) > summaries.MAX_DRAWN_POINTS    # no marker per configuration
     # too many to draw one by one: each violin from its shape (summaries.violin_summary, as violin_view gives)
     shapes = summary if sketched else summaries.violin_summary(points, [k for k in (x, color) if k]) if many else None
     fig = go.Figure()

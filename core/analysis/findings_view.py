@@ -12,7 +12,7 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.analysis import findings as F
+from core.analysis import findings as F, svg
 from core.analysis.figures import empty_figure, level_text, violin
 from core.analysis.summaries import group_summary
 
@@ -96,24 +96,14 @@ def _nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-# XML's special characters and every one Markdown or Streamlit's directives (``:red[…]``, ``$…$``) could read, as
-# character references (one pass: a reference's own "&" and "#" are never escaped again)
-_SVG_ESCAPES = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'\\`*_~[]$:!#|"})
-
-
-def _svg_text(text) -> str:
-    """Text for the SVG (shown through st.markdown), every active character as a character reference."""
-    return str(text).translate(_SVG_ESCAPES)
-
-
 def forest_svg(finding: dict, width: int = 1000) -> str:
     """The forest plot of ``forest_figure`` as one static SVG (no JavaScript: a page of fifteen findings drew
     fifteen Plotly charts, a second of the browser's time): each contrast's estimate with its 95 % interval (red =
     significant after Holm, grey = not), the paper's estimate as a black diamond, a dotted line at 0. Hovering a
-    row shows its numbers (estimate, interval, adjusted p, n). Every text is escaped (``_svg_text``); one line, so
+    row shows its numbers (estimate, interval, adjusted p, n). Every text is escaped (``svg.escape``); one line, so
     Markdown passes it through as a raw HTML block."""
     cs = [c for c in finding.get("contrasts", []) if c.get("estimate") is not None]
-    esc = _svg_text
+    esc = svg.escape
     if not cs:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} 60" width="100%" role="img">'
                 '<text x="10" y="35" font-size="14" fill="#555">No contrast to draw</text></svg>')

@@ -18,6 +18,10 @@ from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src
 # Above a few thousand configurations each violin is drawn from this many evenly spaced quantiles of its
 # configurations' accuracies: shape, quartiles and mean within 1 / SKETCH of the range, for a fraction of the data.
 SKETCH = 1001
+# Above this many configurations no marker per configuration is drawn (the shapes, boxes and means still use every
+# point; 200,000 markers would take the browser seconds to draw and say nothing more): violin_view returns no points
+# and the pages draw the violins from the shapes. The one place this number lives (read at call time).
+MAX_DRAWN_POINTS = 5000
 
 def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
                     filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
@@ -86,20 +90,20 @@ def violin_data(con, run_ids: Sequence[str] | None, x: str = "operation", color:
 
 def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color: str | None = None,
                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
-                max_points: int = 5000, sketch: int = SKETCH) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+                max_points: int | None = None, sketch: int = SKETCH) -> tuple[pd.DataFrame | None, pd.DataFrame]:
     """What the violins of a selection need, at any number of configurations: ``(points, summary)``.
 
     ``summary`` has one row per (x, color) group: mean / std / min / max of per-configuration accuracy, N
     configurations, items, the fewest items of a configuration (``min_items``) and ``shape``: the group's
     accuracies sorted — all of them, or ``sketch`` evenly spaced quantiles of them (linear interpolation, as
     numpy's default) when the group has more. ``points`` (as from violin_data, for markers, hover and selection) only
-    when the selection has at most ``max_points`` configurations, else None: the shapes, quartiles and means drawn
+    when the selection has at most ``max_points`` (MAX_DRAWN_POINTS) configurations, else None: the shapes, quartiles and means drawn
     from the sketch are those of every configuration to within 1 / ``sketch`` of the range, and DuckDB hands over
     a few thousand numbers instead of 200,000 rows (the Results page's first violin at 10 million results)."""
     by = [c for c in (x, color) if c]
     sql, params, _ = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
     summary = _shapes(con, sql, params, by, sketch)
-    if summary.empty or int(summary["N"].sum()) > max_points:
+    if summary.empty or int(summary["N"].sum()) > (MAX_DRAWN_POINTS if max_points is None else max_points):
         return None, summary
     return config_accuracy(con, run_ids, by, filters, view, scoring), summary
 

@@ -141,3 +141,60 @@ def test_p_values_read_as_shown():
     assert A.p_text(float("nan")) == "–" and A.p_text(None) == "–"
     # 5 million paired items: an exact test underflows to 0, which is not certainty
     assert A.p_text(0.0) == "< 1e-300" and A.p_text(3e-301) == "3e-301"
+
+
+@pytest.mark.parametrize("pick,x", [((0, 1), "operation"), ((0, 2), "size_a"), ((0,), "members"),
+                                    ((0, 1, 2), "members")])
+def test_compare_view_is_what_the_points_give_and_is_kept(three_runs, pick, x, monkeypatch):
+    """compare_view (what the Compare page draws) equals the summaries of compare_runs' points, has the points only
+    up to the limit, and the next process reads it (and compare_difference) from the store."""
+    db, ids = three_runs
+    series = [A.Series(f"s{i}", (ids[i],)) for i in pick]
+    memo.clear()
+    with store.connect(db) as con:
+        points, shared = A.compare_runs(con, series, x=x, factors=False)
+        view = A.compare_view(con, series, x=x)
+        small = A.compare_view(con, series, x=x, max_points=0)
+        diff = A.compare_difference(con, series, "s0", series[-1].name, x=x)
+    colour = ["series"] if len(series) > 1 else []
+    assert view["shared"] == shared and view["empty"] is False and view["missing"] == []
+    assert view["n_points"] == len(points)
+    pd.testing.assert_frame_equal(view["points"], points, check_dtype=False)
+    assert small["points"] is None and small["n_points"] == len(points)
+    expect = A.violin_summary(points, [x, *colour])
+    got = view["shapes"]
+    pd.testing.assert_frame_equal(got.drop(columns="shape"), expect.drop(columns="shape"), check_dtype=False)
+    for a, b in zip(got["shape"], expect["shape"]):
+        np.testing.assert_array_equal(a, b)
+    pd.testing.assert_frame_equal(view["summary"], A.group_summary(points, ["series", x]), check_dtype=False)
+    pd.testing.assert_frame_equal(view["by_series"], A.group_summary(points, ["series"]), check_dtype=False)
+    acc = {s.name: points.loc[points["series"] == s.name, "accuracy"].to_numpy(float) for s in series}
+    want = A.difference_of_means(acc["s0"], acc[series[-1].name])
+    assert diff.keys() == want.keys()
+    for k, v in want.items():
+        assert diff[k] == v or (_isnan(diff[k]) and _isnan(v)), k
+
+    # another process: nothing in memory, and no alignment possible — both come from the store
+    memo.clear()
+
+    def boom(*a, **k):
+        raise AssertionError("recomputed instead of read from the store")
+
+    monkeypatch.setattr(A.compare, "compare_runs", boom)
+    with store.connect(db) as con:
+        again = A.compare_view(con, series, x=x)
+        assert A.compare_difference(con, series, "s0", series[-1].name, x=x) == diff or math.isnan(diff["welch_p"])
+    pd.testing.assert_frame_equal(again["shapes"].drop(columns="shape"), got.drop(columns="shape"))
+    pd.testing.assert_frame_equal(again["points"], view["points"])
+
+
+def test_compare_view_says_when_alignment_leaves_nothing(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    a = runner.run({**SETOPS, "sizes": [4]}, "reference/solver", db_path=db).run_id
+    b = runner.run({**SETOPS, "sizes": [6], "seed": 2}, "reference/solver", db_path=db, name="b").run_id
+    series = [A.Series("a", (a,)), A.Series("b", (b,))]
+    with store.connect(db) as con:
+        view = A.compare_view(con, series, x="operation")
+        loose = A.compare_view(con, series, x="operation", align=False)
+    assert view["empty"] and view["aligned_away"] and view["missing"] == ["a", "b"]
+    assert not loose["empty"] and not loose["aligned_away"] and loose["missing"] == []

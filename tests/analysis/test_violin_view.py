@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from core import analysis as A, runner, store
-from core.analysis import aggregated, figures
+from core.analysis import aggregated, figures, summaries
 from tests.analysis.test_aggregates_equal_rows import DECEPTIVE, SETOPS, _perturb
 
 STATS = ["mean", "std", "min", "max", "N", "items"]
@@ -87,7 +87,7 @@ def test_the_figure_from_the_view_is_the_figure_from_the_points(random_store, mo
     with store.connect(db) as con:
         points, summary = A.violin_data(con, ids, x, color)
         _, view = A.violin_view(con, ids, x, color, max_points=0, sketch=figures.SKETCH)
-    monkeypatch.setattr(figures, "MAX_DRAWN_POINTS", 0)          # the points path sketches too
+    monkeypatch.setattr(summaries, "MAX_DRAWN_POINTS", 0)          # the points path sketches too
     from_points = figures.violin(points, x, color, summary)
     from_view = figures.violin(None, x, color, view)
     assert from_view.layout.xaxis.ticktext == from_points.layout.xaxis.ticktext
