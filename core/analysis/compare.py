@@ -76,20 +76,12 @@ def series_without_points(points: pd.DataFrame, series: Sequence[Series]) -> lis
     return [s.name for s in series if s.name not in have]
 
 
-def _frame_json(frame: pd.DataFrame) -> dict:
-    """A frame as plain JSON (missing values as null; a ``shape`` array as a list)."""
-    frame = frame.astype(object).where(frame.notna(), None)
-    rows = [[v.tolist() if isinstance(v, np.ndarray) else v for v in row] for row in frame.to_numpy().tolist()]
-    return {"columns": [str(c) for c in frame.columns], "rows": rows}
-
-
 def _json_frame(got: dict) -> pd.DataFrame:
-    frame = pd.DataFrame(got["rows"], columns=got["columns"])
+    from core.analysis import memo
+
+    frame = memo.json_frame(got)
     if "shape" in frame.columns:
         frame["shape"] = [np.asarray(v, dtype=float) for v in frame["shape"]]
-    for c in ("mean", "std", "min", "max"):   # null (a std of one configuration) back to NaN
-        if c in frame.columns:
-            frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     return frame
 
 
@@ -137,13 +129,15 @@ def _compare_view(con, series: list, x: str, align: bool, filters: dict, scoring
     colour = ["series"] if len(series) > 1 else []
     aligned_away = bool(points.empty and align and len(series) > 1
                         and not _aligned(con, series, x, False, filters, scoring)[0].empty)
+    from core.analysis.memo import frame_json
+
     return {"shared": list(shared), "empty": bool(points.empty), "aligned_away": aligned_away,
             "missing": series_without_points(points, [Series(n, ()) for n, _ in series]),
             "n_points": int(len(points)),
-            "shapes": _frame_json(violin_summary(points, [x, *colour])),
-            "by_series": _frame_json(group_summary(points, ["series"])),
-            "summary": _frame_json(group_summary(points, ["series", x])),
-            "points": _frame_json(points) if len(points) <= limit else None}
+            "shapes": frame_json(violin_summary(points, [x, *colour])),
+            "by_series": frame_json(group_summary(points, ["series"])),
+            "summary": frame_json(group_summary(points, ["series", x])),
+            "points": frame_json(points) if len(points) <= limit else None}
 
 
 def compare_difference(con, series: Sequence[Series], a_name: str, b_name: str, x: str = "operation",

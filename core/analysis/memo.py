@@ -58,6 +58,33 @@ def call(con, name: str, fn: Callable, *args, persist: bool = False, **kwargs):
     return out
 
 
+def frame_json(frame) -> dict:
+    """A DataFrame as plain JSON for ``call(persist=True)``: columns, rows (missing values null; numpy arrays in a
+    cell as lists) and dtypes, so ``json_frame`` gives back the same frame."""
+    import numpy as np
+
+    cells = frame.astype(object).where(frame.notna(), None)
+    rows = [[v.tolist() if isinstance(v, np.ndarray) else v.item() if isinstance(v, np.generic) else v
+             for v in row] for row in cells.to_numpy().tolist()]
+    return {"columns": [str(c) for c in frame.columns], "rows": rows,
+            "dtypes": {str(c): str(t) for c, t in frame.dtypes.items()}}
+
+
+def json_frame(got: dict):
+    """The DataFrame ``frame_json`` wrote: each column back to its dtype where it can be (NaN for a float column's
+    nulls); object columns as they came."""
+    import pandas as pd
+
+    frame = pd.DataFrame(got["rows"], columns=got["columns"])
+    for col, dtype in (got.get("dtypes") or {}).items():
+        if dtype != "object" and col in frame.columns:
+            try:
+                frame[col] = frame[col].astype(dtype)
+            except (TypeError, ValueError):
+                pass
+    return frame
+
+
 KEEP_STORED = 200   # analysis_cache rows kept (the newest)
 
 

@@ -97,15 +97,30 @@ def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color:
     configurations, items, the fewest items of a configuration (``min_items``) and ``shape``: the group's
     accuracies sorted — all of them, or ``sketch`` evenly spaced quantiles of them (linear interpolation, as
     numpy's default) when the group has more. ``points`` (as from violin_data, for markers, hover and selection) only
-    when the selection has at most ``max_points`` (MAX_DRAWN_POINTS) configurations, else None: the shapes, quartiles and means drawn
-    from the sketch are those of every configuration to within 1 / ``sketch`` of the range, and DuckDB hands over
-    a few thousand numbers instead of 200,000 rows (the Results page's first violin at 10 million results)."""
+    when the selection has at most ``max_points`` (MAX_DRAWN_POINTS) configurations, else None: the shapes,
+    quartiles and means drawn from the sketch are those of every configuration to within 1 / ``sketch`` of the range, and DuckDB hands over
+    a few thousand numbers instead of 200,000 rows (the Results page's first violin at 10 million results). Kept
+    in the store like the findings."""
+    from core.analysis import memo
+
+    limit = MAX_DRAWN_POINTS if max_points is None else int(max_points)
+    # kept in the store once per state of the runs (core/analysis/memo.py): a cold server reads the first violins
+    got = memo.call(con, "violin_view", _violin_view_json, list(run_ids) if run_ids is not None else None, x, color,
+                    dict(filters or {}), view, scoring, limit, int(sketch), persist=True)
+    summary = memo.json_frame(got["summary"])
+    summary["shape"] = [np.asarray(v, dtype=float) for v in summary["shape"]] if len(summary) else []
+    return (memo.json_frame(got["points"]) if got["points"] is not None else None), summary
+
+
+def _violin_view_json(con, run_ids, x, color, filters, view, scoring, limit, sketch) -> dict:
+    from core.analysis.memo import frame_json
+
     by = [c for c in (x, color) if c]
     sql, params, _ = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
     summary = _shapes(con, sql, params, by, sketch)
-    if summary.empty or int(summary["N"].sum()) > (MAX_DRAWN_POINTS if max_points is None else max_points):
-        return None, summary
-    return config_accuracy(con, run_ids, by, filters, view, scoring), summary
+    many = summary.empty or int(summary["N"].sum()) > limit
+    return {"summary": frame_json(summary),
+            "points": None if many else frame_json(config_accuracy(con, run_ids, by, filters, view, scoring))}
 
 
 def violin_summary(points: pd.DataFrame, by: Sequence[str], sketch: int = SKETCH) -> pd.DataFrame:

@@ -267,14 +267,26 @@ def selection_facts(con, run_ids: Sequence[str] | None) -> dict:
 
     The same values as the separate calls; one connection instead of six matters because every connection to the
     store starts DuckDB cold (no connection stays open, core/store/db.py): on a store of 10 million results these
-    questions cost ~0.6 s asked one connection each and ~0.3 s asked together."""
+    questions cost ~0.6 s asked one connection each and ~0.3 s asked together. The answer is kept in the store
+    like the findings, so the next process reads it."""
+    from core.analysis import memo
+
+    # kept in the store once per state of the runs (core/analysis/memo.py): a page's first question on a cold
+    # server is then one read (~0.25 s of queries at 10 million results before)
+    got = memo.call(con, "selection_facts", _selection_facts_json, list(run_ids) if run_ids is not None else None,
+                    persist=True)
+    return {**got, "overview": {sc: memo.json_frame(f) for sc, f in got["overview"].items()}}
+
+
+def _selection_facts_json(con, run_ids) -> dict:
+    from core.analysis.memo import frame_json
     from core.analysis.queries import SCORINGS, factor_columns, factor_levels_of, run_overview
 
     sizes_same = sizes_always_equal(con, run_ids)
     varying = factor_columns(con, run_ids, varying=True)
     return {"sizes_same": sizes_same, "factors": factor_columns(con, run_ids), "varying": varying,
             "levels": factor_levels_of(con, run_ids, varying) if varying else {},
-            "overview": {sc: run_overview(con, run_ids, scoring=sc) for sc in SCORINGS}}
+            "overview": {sc: frame_json(run_overview(con, run_ids, scoring=sc)) for sc in SCORINGS}}
 
 
 def p_text(p) -> str:
