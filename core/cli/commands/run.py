@@ -86,7 +86,9 @@ def register(subparsers) -> None:
                    help="vllm/: context length the engine reserves (default: the model's)")
     r.add_argument("--vllm-accelerator", default=None, help="vllm/: GPU type the engines need, e.g. A100, H100 "
                    "(default: any)")
-    p.set_defaults(func=main)
+    # every connection, journal and session is closed when main returns: python -m core may skip the interpreter's
+    # object-by-object teardown (core.cli.exit_fast)
+    p.set_defaults(func=main, exit_fast=True)
 
 
 def _unreachable(base_url: str, timeout: float = 5.0) -> str | None:
