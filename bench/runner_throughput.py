@@ -119,12 +119,19 @@ def cli_process(cfg: dict, c: int, lat: float, n: int, tmp: Path) -> str:
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         base_url = server.stdout.readline().strip().split(" ", 1)[1]
+        import resource
+
+        children_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0, started = time.perf_counter(), time.time()
         done = subprocess.run([sys.executable, "-m", "core", "run", "--config", str(conf), "--model",
                                "openai-compatible/loop", "--base-url", base_url, "--concurrency", str(c),
                                "--limit", str(n), "--db", str(tmp / "cli.duckdb"), "--no-progress"],
                               cwd=ROOT, capture_output=True, text=True)
         wall, ended = time.perf_counter() - t0, time.time()
+        # the largest child waited for so far: the CLI's peak when it is above every earlier child's (servers)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        peak_text = (f", peak memory {peak / 1024:,.0f} MiB" if peak > children_peak else
+                     f", peak memory at most {children_peak / 1024:,.0f} MiB")
         sent = endpoint_requests(base_url)
         with urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats", timeout=10) as resp:
             seen = json.loads(resp.read())
@@ -139,7 +146,7 @@ def cli_process(cfg: dict, c: int, lat: float, n: int, tmp: Path) -> str:
                   f"calls {seen['last_answer_at'] - seen['first_request_at']:.2f} s, "
                   f"wind-down (last answer → exit) {ended - seen['last_answer_at']:.2f} s")
     return (f"whole CLI process (python -m core run, start to exit): {sent} requests in {wall:.2f} s = "
-            f"{sent / wall:.1f} calls/s = {sent / wall / (c / lat):.2f} of C/L{phases}")
+            f"{sent / wall:.1f} calls/s = {sent / wall / (c / lat):.2f} of C/L{peak_text}{phases}")
 
 
 def report(label: str, p, wall: float, c: int, lat: float) -> None:

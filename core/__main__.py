@@ -1,5 +1,8 @@
 import sys
 
-from core.cli import main
+from core import cli
 
-sys.exit(main())
+code = cli.main()
+if cli.EXIT_FAST:   # a command that closed everything it opened (see cli.exit_fast)
+    cli.exit_fast(code)
+sys.exit(code)

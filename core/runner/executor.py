@@ -331,7 +331,8 @@ class _Executor:
         journal.close(delete=counts is not None)
         if counts is not None:
             h._update(done=counts["n_done"], failed=counts["n_failed"], correct=counts["n_correct"],
-                      cost_usd=float(counts["cost_usd"] or 0.0))
+                      cost_usd=float(counts["cost_usd"] or 0.0), correct_strict=counts["n_correct_strict"],
+                      scored_strict=counts["n_scored_strict"])
         error = None
         if writer.error is not None:
             error = (f"cannot write results ({_why(writer.error)} in {journal.path.parent}); the run stopped at "

@@ -41,6 +41,10 @@ class Progress:
     calls_started_at: float | None = None   # when the first model call was sent (after setup and cache lookup)
     elapsed: float = 0.0
     error: str | None = None
+    # the strict verdict (the SetLexSem reference's answer rule) as stored: correct answers among the items it
+    # scored, from the run's counts when its last results were merged (None before that, or when they were not)
+    correct_strict: int | None = None
+    scored_strict: int | None = None
 
     @property
     def accuracy(self) -> float | None:

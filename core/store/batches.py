@@ -39,16 +39,14 @@ def _keys_table(con, name: str, keys: Iterable[str]) -> None:
 
 def in_flight(con, keys: Iterable[str]) -> set[str]:
     """Those of ``keys`` that sit in a batch not yet collected (any run)."""
-    keys = list(keys)
+    keys = sorted(set(keys))
     if not keys:
         return set()
-    _keys_table(con, "_bk_in", keys)
-    try:
-        rows = con.execute(
-            """SELECT DISTINCT q.cache_key FROM batch_requests q JOIN _bk_in k USING (cache_key)
-               JOIN batches b USING (batch_id) WHERE b.phase IN ('submitting', 'open')""").fetchall()
-    finally:
-        con.unregister("_bk_in")
+    # a list parameter, not an Arrow table (a live run asks this before its first request: see cache.lookup_calls)
+    rows = con.execute(
+        """SELECT DISTINCT q.cache_key FROM batch_requests q JOIN batches b USING (batch_id)
+           WHERE b.phase IN ('submitting', 'open') AND q.cache_key IN (SELECT unnest(CAST(? AS VARCHAR[])))""",
+        [keys]).fetchall()
     return {r[0] for r in rows}
 
 

@@ -37,54 +37,41 @@ def _keys_table(keys: Iterable[str]) -> pa.Table:
 
 
 def claim(con, keys: Iterable[str], owner: str, run_id: str, lease_s: float) -> Claimed:
-    """Claim ``keys`` for (``owner``, ``run_id``) inside the caller's transaction."""
+    """Claim ``keys`` for (``owner``, ``run_id``) inside the caller's transaction. The keys travel as list
+    parameters, not Arrow tables: a live run claims its first block before its first request, and pyarrow's first
+    array imports pandas (~0.2 s; see cache.lookup_calls)."""
     out = Claimed()
-    table = _keys_table(keys)
-    if table.num_rows == 0:
+    keys = sorted(set(keys))
+    if not keys:
         return out
-    con.register("_claim_keys", table)
-    try:
-        out.cached = {r[0] for r in con.execute(
-            "SELECT c.cache_key FROM calls c JOIN _claim_keys k USING (cache_key) WHERE c.error IS NULL").fetchall()}
-        held = con.execute("SELECT c.cache_key, c.owner, c.run_id, c.claimed_at, c.lease_s FROM claims c "
-                           "JOIN _claim_keys k USING (cache_key)").fetchall()
-        now = now_utc()
-        lapsed = []
-        for key, who, run, at, lease in held:
-            if key in out.cached:
-                lapsed.append(key)   # answered: whoever claimed it has nothing left to do for it
-                continue
-            if who == owner and run == run_id:
-                out.mine.add(key)
-            elif not owner_alive(who):
-                lapsed.append(key)
-                out.orphaned.add(key)
-            elif at is not None and at + timedelta(seconds=float(lease or 0)) > now:
-                out.others.add(key)
-            else:
-                lapsed.append(key)
-        if lapsed:
-            con.register("_lapsed", _keys_table(lapsed))
-            try:
-                con.execute("DELETE FROM claims WHERE cache_key IN (SELECT cache_key FROM _lapsed)")
-            finally:
-                con.unregister("_lapsed")
-        free = [k for k in table.column("cache_key").to_pylist()
-                if k not in out.cached and k not in out.others and k not in out.mine]
-        if free:
-            con.register("_free", pa.table({
-                "cache_key": pa.array(free, type=pa.string()),
-                "owner": pa.array([owner] * len(free), type=pa.string()),
-                "run_id": pa.array([run_id] * len(free), type=pa.string()),
-                "claimed_at": pa.array([now] * len(free), type=pa.timestamp("us")),
-                "lease_s": pa.array([float(lease_s)] * len(free), type=pa.float64())}))
-            try:
-                con.execute("INSERT INTO claims SELECT * FROM _free")
-            finally:
-                con.unregister("_free")
-            out.mine.update(free)
-    finally:
-        con.unregister("_claim_keys")
+    out.cached = {r[0] for r in con.execute(
+        "SELECT c.cache_key FROM calls c WHERE c.error IS NULL AND c.cache_key IN "
+        "(SELECT unnest(CAST(? AS VARCHAR[])))", [keys]).fetchall()}
+    held = con.execute("SELECT c.cache_key, c.owner, c.run_id, c.claimed_at, c.lease_s FROM claims c "
+                       "WHERE c.cache_key IN (SELECT unnest(CAST(? AS VARCHAR[])))", [keys]).fetchall()
+    now = now_utc()
+    lapsed = []
+    for key, who, run, at, lease in held:
+        if key in out.cached:
+            lapsed.append(key)   # answered: whoever claimed it has nothing left to do for it
+            continue
+        if who == owner and run == run_id:
+            out.mine.add(key)
+        elif not owner_alive(who):
+            lapsed.append(key)
+            out.orphaned.add(key)
+        elif at is not None and at + timedelta(seconds=float(lease or 0)) > now:
+            out.others.add(key)
+        else:
+            lapsed.append(key)
+    if lapsed:
+        con.execute("DELETE FROM claims WHERE cache_key IN (SELECT unnest(CAST(? AS VARCHAR[])))",
+                    [sorted(set(lapsed))])
+    free = [k for k in keys if k not in out.cached and k not in out.others and k not in out.mine]
+    if free:
+        con.execute("INSERT INTO claims SELECT unnest(CAST(? AS VARCHAR[])), CAST(? AS VARCHAR), CAST(? AS VARCHAR), "
+                    "CAST(? AS TIMESTAMP), CAST(? AS DOUBLE)", [free, owner, run_id, now, float(lease_s)])
+        out.mine.update(free)
     return out
 
 

@@ -10,15 +10,17 @@ import time
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import duckdb
-import pandas as pd
 
 from core.errors import UserError
 from core.files import PROJECT_ROOT  # noqa: E402
 from core.store import leftovers, oslock
 from core.store.schema import ensure_schema
+
+if TYPE_CHECKING:   # pandas costs ~0.2 s to import: a run never needs it (.df() imports it itself)
+    import pandas as pd
 
 DB_BUSY_TIMEOUT = 30.0      # seconds we wait for another process to release the file
 MERGE_INTERVAL = 1.0        # seconds between journal → DuckDB merges during a run (dashboard lag)

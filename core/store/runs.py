@@ -4,13 +4,15 @@ results, status changes, deletion."""
 from __future__ import annotations
 
 import json
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
 from core.errors import UserError
 from core.store.db import connect, transaction
 from core.store.rows import refresh_run_counts
+
+if TYPE_CHECKING:   # not imported by a run (see db.py)
+    import pandas as pd
 
 
 def set_run_status(db_path, run_id: str, status: str, finished: bool = False) -> None:

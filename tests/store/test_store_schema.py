@@ -71,6 +71,40 @@ def test_a_version_1_database_gains_the_pos_column_and_keeps_its_rows(tmp_path):
         assert "pos" in {r[0] for r in con.execute("DESCRIBE v_results").fetchall()}
 
 
+def _layout(con):
+    """Every table's and view's columns in order with their types, and the versions recorded."""
+    cols = con.execute("SELECT table_name, column_index, column_name, data_type FROM duckdb_columns() "
+                       "WHERE database_name = current_database() ORDER BY table_name, column_index").fetchall()
+    keys = con.execute("SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints() "
+                       "WHERE database_name = current_database() ORDER BY ALL").fetchall()
+    versions = [r[0] for r in con.execute("SELECT version FROM schema_version ORDER BY version").fetchall()]
+    return cols, keys, versions
+
+
+def test_a_new_store_has_the_layout_of_one_migrated_from_version_1(tmp_path):
+    """A new file skips the backfills (it has no row to re-score): its layout must still be exactly that of a file
+    brought up from version 1 with rows in it, through every migration and backfill."""
+    from core.store import schema
+
+    old = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(old))
+    con.execute(schema._VERSION_TABLE)
+    for sql in schema.MIGRATIONS[0][1]:
+        con.execute(sql)
+    con.execute("INSERT INTO schema_version (version) VALUES (1)")
+    con.execute("INSERT INTO items (run_id, idx, config_id, prompt, operation, members, truth) "
+                "VALUES ('r', 0, 'c', 'p', 'union', 'numbers', '[1]')")
+    con.execute("INSERT INTO results (run_id, idx, cache_key, parsed, correct) VALUES ('r', 0, 'k', '[1]', true)")
+    con.close()
+    with store.connect(old) as con:
+        migrated = _layout(con)
+    with store.connect(tmp_path / "new.duckdb") as con:
+        fresh = _layout(con)
+    assert fresh[2] == migrated[2] == [n for n, _ in schema.MIGRATIONS]
+    assert fresh[0] == migrated[0]
+    assert fresh[1] == migrated[1]
+
+
 def test_items_bulk_insert_typed_and_extra(tmp_path):
     db = tmp_path / "s.duckdb"
     items = [_item(i, new_factor=i % 2) for i in range(500)]

@@ -86,7 +86,9 @@ def register(subparsers) -> None:
                    help="vllm/: context length the engine reserves (default: the model's)")
     r.add_argument("--vllm-accelerator", default=None, help="vllm/: GPU type the engines need, e.g. A100, H100 "
                    "(default: any)")
-    p.set_defaults(func=main)
+    # every connection, journal and session is closed when main returns: python -m core may skip the interpreter's
+    # object-by-object teardown (core.cli.exit_fast)
+    p.set_defaults(func=main, exit_fast=True)
 
 
 def _unreachable(base_url: str, timeout: float = 5.0) -> str | None:
@@ -133,10 +135,18 @@ def _first_error(db_path, run_id: str) -> str | None:
     return row[0][0] if row else None
 
 
-def _accuracy_text(db_path, progress) -> str:
+def _accuracy_text(db_path, progress, task: str | None = None) -> str:
     """The run's accuracy as every view shows it by default: the strict verdict (the reference's answer rule) for
-    set operations, with the lenient one beside; a quantifier run's own verdict."""
+    set operations, with the lenient one beside; a quantifier run's own verdict. From the run's final counts when
+    the runner has them (``progress.scored_strict``: the same numbers ``run_overview`` reads, without opening the
+    database again or importing the analysis), else from the store."""
     lenient = "-" if progress.accuracy is None else f"{progress.accuracy:.3f}"
+    if progress.scored_strict is not None and task is not None:
+        if task != "setops" or not progress.scored_strict:
+            return lenient
+        # the percentage run_overview computes, back to a fraction: the same digits to the last one
+        accuracy = 100.0 * (progress.correct_strict / progress.scored_strict)
+        return f"{accuracy / 100:.3f} strict (lenient {lenient})"
     try:
         from core import store
         from core.analysis import run_overview
@@ -312,7 +322,7 @@ def main(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     progress = handle.progress()
-    acc = _accuracy_text(args.db, progress)
+    acc = _accuracy_text(args.db, progress, config.get("task"))
     print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
           f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
           f"accuracy {acc}, cost ${progress.cost_usd:.4f}, {progress.elapsed:.1f} s")
