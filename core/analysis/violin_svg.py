@@ -74,9 +74,13 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
         refs = refs if not refs.empty else None
     legend = color is not None or refs is not None
     left, right = 78, width - 20
-    top = 40 if legend else 16
-    bottom = height - 78
     band = (right - left) / len(cats)
+    tick_font = 14 if band > 140 else 12
+    # a label wider than its category is wrapped onto two lines (at a space or "_" near its middle)
+    ticks = [_wrap(c, band - 8, tick_font) for c in cats]
+    two_lines = any(len(t) > 1 for t in ticks)
+    top = 40 if legend else 16
+    bottom = height - 78 - (16 if two_lines else 0)
 
     def y_of(v: float) -> float:
         return bottom - (v - Y_LOW) / (Y_HIGH - Y_LOW) * (bottom - top)
@@ -139,10 +143,16 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
                     out.append(f'<line x1="{cx - band * 0.42:.1f}" y1="{ym:.1f}" x2="{cx + band * 0.42:.1f}" '
                                f'y2="{ym:.1f}" stroke="{BOX_COLOR}" stroke-width="1.5" stroke-dasharray="6,4"/>')
             out.append("</g>")
-            if color is None:
-                out.append(f'<text x="{cx:.1f}" y="{y_of(107) + 5:.1f}" text-anchor="middle" fill="#222" '
-                           f'font-size="{13 if band > 190 else 11}">μ {_fmt(row["mean"])} · σ {_fmt(row["std"])} '
-                           f"· N {n:,}</text>")
+            if color is None:   # on one line where the category is wide enough, else on two
+                stats = f"μ {_fmt(row['mean'])} · σ {_fmt(row['std'])}"
+                if band > 200:
+                    out.append(f'<text x="{cx:.1f}" y="{y_of(107) + 5:.1f}" text-anchor="middle" fill="#222" '
+                               f'font-size="13">{stats} · N {n:,}</text>')
+                else:
+                    size = 12 if band > 120 else 10
+                    out.append(f'<text x="{cx:.1f}" y="{y_of(109):.1f}" text-anchor="middle" fill="#222" '
+                               f'font-size="{size}">{stats}<tspan x="{cx:.1f}" dy="{size + 2}">N {n:,}</tspan>'
+                               "</text>")
     if refs is not None:   # the published mean ± std
         for _, r in refs.iterrows():
             xi = xs.index(r[x])
@@ -157,14 +167,17 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
                        + "".join(f'<line x1="{cx - 6:.1f}" y1="{yy:.1f}" x2="{cx + 6:.1f}" y2="{yy:.1f}" '
                                  'stroke="#222" stroke-width="1.5"/>' for yy in (lo_y, hi_y))
                        + f'<path d="{_diamond(cx, y_of(m), 7)}" fill="#222"/></g>')
-    for xi, cat in enumerate(cats):   # x tick labels with N of each violin
+    below = 16 if two_lines else 0
+    for xi, (cat, lines) in enumerate(zip(cats, ticks)):   # x tick labels with N of each violin
         cx = left + band * (xi + 0.5)
         ns = counts.get(cat) or [0]
-        out.append(f'<text x="{cx:.1f}" y="{bottom + 22}" text-anchor="middle" fill="#333">{esc(cat)}</text>'
-                   f'<text x="{cx:.1f}" y="{bottom + 40}" text-anchor="middle" fill="#555" font-size="12">'
+        text = "".join(f'<tspan x="{cx:.1f}" dy="{0 if i == 0 else tick_font + 2}">{esc(t)}</tspan>'
+                       for i, t in enumerate(lines))
+        out.append(f'<text y="{bottom + 22}" text-anchor="middle" fill="#333" font-size="{tick_font}">{text}</text>'
+                   f'<text x="{cx:.1f}" y="{bottom + 40 + below}" text-anchor="middle" fill="#555" font-size="12">'
                    f"N={esc(' · '.join(f'{k:,}' for k in ns))}</text>")
     out.append(f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#bbb"/>'
-               f'<text x="{(left + right) / 2:.1f}" y="{bottom + 66}" text-anchor="middle" fill="#333">'
+               f'<text x="{(left + right) / 2:.1f}" y="{bottom + 66 + below}" text-anchor="middle" fill="#333">'
                f"{esc(x_title or (label(x) if x else ''))}</text>")
     if legend:   # one row above the plot
         lx = left
@@ -184,6 +197,18 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
                        f'<text x="{lx + 20}" y="22" fill="#333">{esc(name)}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _wrap(text: str, room: float, font: int) -> list[str]:
+    """``text`` as one line, or two split at the space or "_" nearest its middle when it is wider than ``room``
+    pixels (about 0.55 em a character)."""
+    if len(text) * font * 0.55 <= room:
+        return [text]
+    cuts = [i for i, ch in enumerate(text) if ch in " _"]
+    if not cuts:
+        return [text]
+    cut = min(cuts, key=lambda i: abs(i - len(text) / 2))
+    return [text[:cut + 1].rstrip(), text[cut + 1:]]
 
 
 def _diamond(cx: float, cy: float, r: float) -> str:

@@ -113,3 +113,20 @@ def test_draws_violin_view_of_a_store(tmp_path):
     assert len(summ) > 1
     root = _parse(violin_svg.violin_svg(summ, "operation", "members"))
     assert len(root.findall(f"./{NS}g")) == len(summ)        # one hoverable group per violin
+
+
+def test_long_labels_wrap_instead_of_overlapping():
+    names = ["baseline", "baseline_allow_empty", "chain_of_thought", "composite", "composite_allow_empty",
+             "domain_expertise", "self_recitation"]
+    summ = _summary({n: [40, 50, 60, 70] for n in names}, by=("approach",))
+    root = _parse(violin_svg.violin_svg(summ, "approach"))
+    labels = {"".join(t.itertext()): [s.text for s in t.findall(f"{NS}tspan")] for t in root.iter(f"{NS}text")
+              if t.findall(f"{NS}tspan") and "N 4" not in "".join(t.itertext())}
+    assert labels["baseline_allow_empty"] == ["baseline_", "allow_empty"]
+    assert labels["composite_allow_empty"] == ["composite_", "allow_empty"]
+    assert labels["baseline"] == ["baseline"]
+    # four wide categories: one line each, the numbers above on one line too
+    wide = _parse(violin_svg.violin_svg(_summary({n: [40, 50, 60] for n in names[:4]}, by=("approach",)),
+                                        "approach"))
+    assert all(len(t.findall(f"{NS}tspan")) <= 1 for t in wide.iter(f"{NS}text"))
+    assert "μ 50.0 · σ 10.0 · N 3" in "".join(wide.itertext())
