@@ -94,10 +94,8 @@ scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.get('task'))}  \n"
             f"**Status** {_ui.md(row.get('status'))}")
-# every run's overview in this scoring: the same numbers per run as asking for this run alone, and the scan the
-# table above made already holds both scorings (core.analysis.run_overview's memo), so this costs no query
-ov = _ui.cached_analysis("run_overview", None, scoring=scoring)
-ov = ov[ov["run_id"] == run_id].reset_index(drop=True)
+# the same numbers as this run's own overview, from the scan the table above made (no query on the aggregates)
+ov = _ui.cached_analysis("run_overview_among", [run_id], scoring=scoring)
 acc = ov["accuracy"].iloc[0] if not ov.empty else None
 acc_text = f"{acc:.1f} % ({int(ov['n_correct'].iloc[0])} of {int(ov['answered'].iloc[0])})" \
     if acc is not None and pd.notna(acc) else "–"

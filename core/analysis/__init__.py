@@ -98,6 +98,7 @@ from core.analysis.queries import (
     item_detail,
     label,
     run_overview,
+    run_overview_among,
     view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
@@ -157,7 +158,7 @@ __all__ = [
     "mcnemar_counts", "paired_comparison", "paired_items",
     "paired_summary", "BOOTSTRAP_MAX",
     "reference_for", "reference_table", "reference_error_table", "reference_tables", "reference_task", "robustness",
-    "robustness_caveat", "run_overview", "series_without_points", "view_columns", "violin_data", "violin_summary", "violin_view",
+    "robustness_caveat", "run_overview", "run_overview_among", "series_without_points", "view_columns", "violin_data", "violin_summary", "violin_view",
     "wilson_interval",
     "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
     "run_labels", "p_text", "selection_facts", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",

@@ -4,6 +4,7 @@ and tests, item-by-item pairing, McNemar's test and the agreement map."""
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -89,14 +90,32 @@ def _series_json(series: Sequence[Series]) -> list:
     return [[s.name, list(s.run_ids)] for s in series]
 
 
+_ALIGNED: dict = {}                 # the last two alignments of this process (compare_view and compare_difference
+_ALIGNED_LOCK = threading.Lock()    # both start from one), by memo key: 200,000 rows each at paper scale, so not
+_ALIGNED_KEEP = 2                   # in memo's 64 deep-copied entries
+
+
 def _aligned(con, series: list, x: str, align: bool, filters: dict, scoring: str):
-    """compare_runs with ``factors=False``, memoised in this process (the view and the difference both start
-    from it)."""
+    """compare_runs with ``factors=False``, kept for the next caller in this process while the runs do not change.
+    Callers only read the points."""
     from core.analysis import memo
 
-    return memo.call(con, "compare_runs", lambda con, ser, *a: compare_runs(
-        con, [Series(n, tuple(ids)) for n, ids in ser], x=a[0], align=a[1], filters=a[2], scoring=a[3],
-        factors=False), series, x, align, filters, scoring)
+    def compute():
+        return compare_runs(con, [Series(n, tuple(ids)) for n, ids in series], x=x, align=align, filters=filters,
+                            scoring=scoring, factors=False)
+
+    k = memo.key(con, "compare_runs", (series, x, align, filters, scoring), {})
+    if k is None:
+        return compute()
+    with _ALIGNED_LOCK:
+        if k in _ALIGNED:
+            return _ALIGNED[k]
+    out = compute()
+    with _ALIGNED_LOCK:
+        _ALIGNED[k] = out
+        while len(_ALIGNED) > _ALIGNED_KEEP:
+            _ALIGNED.pop(next(iter(_ALIGNED)))
+    return out
 
 
 def compare_view(con, series: Sequence[Series], x: str = "operation", align: bool = True,

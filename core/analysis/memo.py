@@ -20,7 +20,8 @@ _CACHE: "OrderedDict[str, Any]" = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def _key(con, name: str, args: tuple, kwargs: dict) -> str | None:
+def key(con, name: str, args: tuple, kwargs: dict) -> str | None:
+    """The memo's key of ``name(*args, **kwargs)`` on ``con``'s store, or None where nothing is memoised."""
     import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
     from core.analysis import aggregated
     from core.store.schema import database_file
@@ -32,27 +33,47 @@ def _key(con, name: str, args: tuple, kwargs: dict) -> str | None:
         spec = json.dumps([name, args, kwargs], sort_keys=True, default=str)
     except (TypeError, ValueError):
         return None
-    return json.dumps([str(path), aggregates.versions(con), spec])
+    return json.dumps([str(path), code_fingerprint(), aggregates.versions(con), spec])
+
+
+_FINGERPRINT: list[str] = []
+
+
+def code_fingerprint() -> str:
+    """A digest of core's source files: part of every key, so a result kept in the store by an earlier version of
+    the code (another algorithm, another output layout) is never read by this one — a finished run's versions never
+    change again, so they alone would keep it forever. Computed once per process (~200 small files)."""
+    if not _FINGERPRINT:
+        import hashlib
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parent.parent
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode("utf-8") + b"\0" + path.read_bytes())
+        _FINGERPRINT.append(digest.hexdigest()[:16])
+    return _FINGERPRINT[0]
 
 
 def call(con, name: str, fn: Callable, *args, persist: bool = False, **kwargs):
     """``fn(con, *args, **kwargs)``, memoised (see the module docstring). ``persist``: also kept in the store's
-    ``analysis_cache`` table (JSON), so another process — a page after a restart, the next CLI call — reads it
-    instead of computing it again; for results that are plain JSON (the findings report)."""
-    key = _key(con, name, args, kwargs)
-    if key is None:
+    ``analysis_cache`` table (JSON; not while a run of the store is live), so another process — a page after a
+    restart, the next CLI call — reads it instead of computing it again; for results that are plain JSON (the
+    findings report)."""
+    k = key(con, name, args, kwargs)
+    if k is None:
         return fn(con, *args, **kwargs)
     with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return copy.deepcopy(_CACHE[key])
-    out = _stored(con, key) if persist else None
+        if k in _CACHE:
+            _CACHE.move_to_end(k)
+            return copy.deepcopy(_CACHE[k])
+    out = _stored(con, name, k) if persist else None
     if out is None:
         out = fn(con, *args, **kwargs)
-        if persist:
-            _store(con, key, out)
+        if persist and not _live(con):
+            _store(con, name, k, out)
     with _LOCK:
-        _CACHE[key] = copy.deepcopy(out)
+        _CACHE[k] = copy.deepcopy(out)
         while len(_CACHE) > MAX_ENTRIES:
             _CACHE.popitem(last=False)
     return out
@@ -85,20 +106,31 @@ def json_frame(got: dict):
     return frame
 
 
-KEEP_STORED = 200   # analysis_cache rows kept (the newest)
+KEEP_STORED = 200   # analysis_cache rows kept per function (the newest): browsing never evicts the findings
 
 
-def _stored(con, key: str):
+def _live(con) -> bool:
+    """Whether a run of the store is still being written: then the versions change with every merge and a result
+    kept now would never be read again (each click of a page watching the run would write a row)."""
     import duckdb
 
     try:
-        row = con.execute("SELECT value FROM analysis_cache WHERE key = ?", [_digest(key)]).fetchall()
+        return bool(con.execute("SELECT count(*) FROM runs WHERE status IN ('running', 'pending')").fetchone()[0])
+    except duckdb.Error:
+        return True
+
+
+def _stored(con, name: str, key: str):
+    import duckdb
+
+    try:
+        row = con.execute("SELECT value FROM analysis_cache WHERE key = ?", [_digest(name, key)]).fetchall()
     except duckdb.Error:
         return None
     return json.loads(row[0][0]) if row else None
 
 
-def _store(con, key: str, value) -> None:
+def _store(con, name: str, key: str, value) -> None:
     """Keep ``value`` (JSON) under ``key``; a store that cannot take it (read-only, busy) just does not keep it."""
     import duckdb
 
@@ -106,18 +138,21 @@ def _store(con, key: str, value) -> None:
         text = json.dumps(value, default=str)
     except (TypeError, ValueError):
         return
+    prefix = f"{name}:"
     try:
-        con.execute("INSERT OR REPLACE INTO analysis_cache VALUES (?, ?, now())", [_digest(key), text])
-        con.execute("DELETE FROM analysis_cache WHERE key NOT IN "
-                    "(SELECT key FROM analysis_cache ORDER BY stored_at DESC LIMIT ?)", [KEEP_STORED])
+        con.execute("INSERT OR REPLACE INTO analysis_cache VALUES (?, ?, now())", [_digest(name, key), text])
+        con.execute("DELETE FROM analysis_cache WHERE starts_with(key, ?) AND key NOT IN (SELECT key FROM "
+                    "analysis_cache WHERE starts_with(key, ?) ORDER BY stored_at DESC LIMIT ?)",
+                    [prefix, prefix, KEEP_STORED])
     except duckdb.Error:
         pass
 
 
-def _digest(key: str) -> str:
+def _digest(name: str, key: str) -> str:
+    """The stored key: the function's name (rows are pruned per function) and a digest of the whole key."""
     import hashlib
 
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return f"{name}:{hashlib.sha256(key.encode('utf-8')).hexdigest()}"
 
 
 def clear() -> None:

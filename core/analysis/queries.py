@@ -497,6 +497,18 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, sc
     return con.execute(sql, params).df()
 
 
+def run_overview_among(con, run_ids: Sequence[str], view: str = VIEW, scoring: str = "lenient") -> pd.DataFrame:
+    """run_overview of ``run_ids``, read from every run's overview when the aggregates serve it (that statement is
+    memoised with both scorings: a page that lists every run, then shows one, asks the store once); else their own
+    scan of the rows, never every run's."""
+    from core.analysis import aggregated
+
+    if aggregated.usable(con, view, None, ()):
+        every = run_overview(con, None, view, scoring)
+        return every[every["run_id"].isin(list(run_ids))].reset_index(drop=True)
+    return run_overview(con, run_ids, view, scoring)
+
+
 def _run_overview_aggregated(con, run_ids: Sequence[str] | None) -> pd.DataFrame:
     """run_overview from the store's aggregates, for every scoring (column ``scoring``) in one statement."""
     import core.store.aggregates as aggregates

@@ -5,9 +5,10 @@ before the first chart appears. The Findings forests and the violins of big sele
 
 from __future__ import annotations
 
-# XML's special characters and every one Markdown or Streamlit's directives (``:red[…]``, ``$…$``) could read, as
-# character references (one pass: a reference's own "&" and "#" are never escaped again)
-_ESCAPES = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'\\`*_~[]$:!#|"})
+# XML's special characters, every one Markdown or Streamlit's directives (``:red[…]``, ``$…$``) could read, and the
+# line breaks and tabs that would end the one-line HTML block Markdown passes through, as character references (one
+# pass: a reference's own "&" and "#" are never escaped again)
+_ESCAPES = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'\\`*_~[]$:!#|\n\r\t"})
 
 
 def escape(text) -> str:

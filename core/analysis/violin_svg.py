@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import svg
-from core.analysis.figures import BOX_COLOR, PALETTE, _eq, _order, level_text, level_texts
+from core.analysis.figures import BOX_COLOR, PALETTE, _eq, _order, level_text
 from core.analysis.queries import _isnan, label
 
 Y_LOW, Y_HIGH = -5.0, 112.0          # the Plotly figure's y range: room below 0 and for the μ · σ · N line
@@ -67,19 +67,19 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
     xs = _order(x, summary[x].tolist()) if x else [None]
     cats = [level_text(x, v) for v in xs] if x else ["all"]
     colours = _order(color, summary[color].tolist()) if color else [None]
-    x_text = level_texts(summary[x], x) if x else pd.Series(["all"] * len(summary), index=summary.index)
     refs = None
     if reference is not None and not reference.empty and x and x in reference.columns:
         refs = reference[reference[x].isin(xs)]
         refs = refs if not refs.empty else None
-    legend = color is not None or refs is not None
     left, right = 78, width - 20
     band = (right - left) / len(cats)
     tick_font = 14 if band > 140 else 12
     # a label wider than its category is wrapped onto two lines (at a space or "_" near its middle)
     ticks = [_wrap(c, band - 8, tick_font) for c in cats]
     two_lines = any(len(t) > 1 for t in ticks)
-    top = 40 if legend else 16
+    legend_items, legend_rows = _legend(color, colours, refs is not None and (reference_name or
+                                                                          "published (mean ± std)"), left, right)
+    top = 16 + 24 * legend_rows
     bottom = height - 78 - (16 if two_lines else 0)
 
     def y_of(v: float) -> float:
@@ -104,12 +104,18 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
     for ci, c in enumerate(colours):
         fill = PALETTE[ci % len(PALETTE)]
         for xi, (xv, cat) in enumerate(zip(xs, cats)):
-            rows = summary[(x_text == cat) & (_eq(summary[color], c) if color else True)]
+            # by value, not by its text: a level written "none" and a missing one are two violins
+            mask = pd.Series(True, index=summary.index)
+            if x:
+                mask &= _eq(summary[x], xv)
+            if color:
+                mask &= _eq(summary[color], c)
+            rows = summary[mask]
             if rows.empty:
                 continue
             row = rows.iloc[0]
             n = int(row["N"])
-            counts.setdefault(cat, []).append(n)
+            counts.setdefault(xi, []).append(n)
             cx = left + band * (xi + 0.5) + ((ci - (n_c - 1) / 2) * band * 0.7 / n_c if color else 0.0)
             shape = np.asarray(row["shape"], dtype=float)
             ys, d = density(shape)
@@ -170,7 +176,7 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
     below = 16 if two_lines else 0
     for xi, (cat, lines) in enumerate(zip(cats, ticks)):   # x tick labels with N of each violin
         cx = left + band * (xi + 0.5)
-        ns = counts.get(cat) or [0]
+        ns = counts.get(xi) or [0]
         text = "".join(f'<tspan x="{cx:.1f}" dy="{0 if i == 0 else tick_font + 2}">{esc(t)}</tspan>'
                        for i, t in enumerate(lines))
         out.append(f'<text y="{bottom + 22}" text-anchor="middle" fill="#333" font-size="{tick_font}">{text}</text>'
@@ -179,24 +185,36 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
     out.append(f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#bbb"/>'
                f'<text x="{(left + right) / 2:.1f}" y="{bottom + 66 + below}" text-anchor="middle" fill="#333">'
                f"{esc(x_title or (label(x) if x else ''))}</text>")
-    if legend:   # one row above the plot
-        lx = left
-        if color:
-            title = esc(label(color)) + ":"
-            out.append(f'<text x="{lx}" y="22" fill="#333" font-weight="bold">{title}</text>')
-            lx += 12 + 8 * len(label(color))
-            for ci, c in enumerate(colours):
-                name = level_text(color, c)
-                out.append(f'<rect x="{lx}" y="11" width="14" height="14" fill="{PALETTE[ci % len(PALETTE)]}" '
-                           f'fill-opacity="0.6" stroke="{PALETTE[ci % len(PALETTE)]}"/>'
-                           f'<text x="{lx + 20}" y="22" fill="#333">{esc(name)}</text>')
-                lx += 34 + 8 * len(name)
-        if refs is not None:
-            name = reference_name or "published (mean ± std)"
-            out.append(f'<path d="{_diamond(lx + 7, 18, 7)}" fill="#222"/>'
-                       f'<text x="{lx + 20}" y="22" fill="#333">{esc(name)}</text>')
+    out.extend(legend_items)
     out.append("</svg>")
     return "".join(out)
+
+
+def _legend(color: str | None, colours: list, reference: str | None, left: float, right: float
+            ) -> tuple[list[str], int]:
+    """The legend's SVG elements and its number of rows: the colour factor's name, a swatch and name per colour,
+    the published reference's diamond; an entry that would pass the right edge starts a new row (about 0.55 em a
+    character at 14 px)."""
+    esc = svg.escape
+    out, row, lx = [], 0, left
+    entries = ([("title", label(color) + ":", None)] if color else []) + \
+        [("colour", level_text(color, c), PALETTE[ci % len(PALETTE)]) for ci, c in enumerate(colours) if color] + \
+        ([("reference", reference, None)] if reference else [])
+    for kind, name, fill in entries:
+        width = (0 if kind == "title" else 20) + 7.7 * len(name) + 18
+        if lx + width > right and lx > left:
+            row, lx = row + 1, left
+        y = 22 + 24 * row
+        if kind == "title":
+            out.append(f'<text x="{lx:.1f}" y="{y}" fill="#333" font-weight="bold">{esc(name)}</text>')
+        elif kind == "colour":
+            out.append(f'<rect x="{lx:.1f}" y="{y - 11}" width="14" height="14" fill="{fill}" fill-opacity="0.6" '
+                       f'stroke="{fill}"/><text x="{lx + 20:.1f}" y="{y}" fill="#333">{esc(name)}</text>')
+        else:
+            out.append(f'<path d="{_diamond(lx + 7, y - 4, 7)}" fill="#222"/>'
+                       f'<text x="{lx + 20:.1f}" y="{y}" fill="#333">{esc(name)}</text>')
+        lx += width
+    return out, (row + 1 if entries else 0)
 
 
 def _wrap(text: str, room: float, font: int) -> list[str]:

@@ -16,7 +16,8 @@ four small tables maintained by the writers of ``items`` and ``results`` in the 
                  answers that did not follow the instruction, sums of precision / recall / Jaccard, cost);
 ``agg_lengths``  per (run, configuration, scoring, correct, truth length, answer length): how many answered
                  items — the error table's "G vs. L" lists;
-``agg_runs``     per run, a version that grows with every write touching it (a cache key).
+``agg_runs``     per run, a version that grows with every write touching it (a cache key), drawn from one counter
+                 for the store (its row ``HIGH_WATER``) so that no version is ever given twice.
 
 Writers: ``rows.insert_items`` and ``rows.write_calls_results`` (runner merges, provider batches, imports of
 OpenAI batch files), ``io`` (imports), ``runs.delete_run``, ``leftovers`` (orphan rows), the migrations that
@@ -167,15 +168,22 @@ def _refresh_configs(con, run_ids: Sequence[str]) -> None:
         con.executemany("INSERT INTO agg_inside VALUES (?, ?, ?)", inside)
 
 
+# agg_runs' row of no run: the highest version ever given in this store. Versions are drawn from one counter for
+# the whole store and never given twice, even after a run is deleted and run again under the same id (run ids are
+# deterministic) or the aggregates are rebuilt: a (run, version) pair names one state of one run's results for the
+# store's lifetime, which is what the analysis caches keyed on it need (core/analysis/memo.py).
+HIGH_WATER = ""
+
+
 def _bump(con, run_ids: Iterable[str]) -> None:
     run_ids = sorted(set(run_ids))
     if not run_ids:
         return
     ph = ", ".join("?" * len(run_ids))
     con.execute(f"""INSERT INTO agg_runs
-        SELECT u.run_id, coalesce(a.version, 0) + 1
-        FROM (SELECT unnest([{ph}]) AS run_id) u LEFT JOIN agg_runs a ON a.run_id = u.run_id
-        ON CONFLICT (run_id) DO UPDATE SET version = excluded.version""", run_ids)
+        SELECT run_id, (SELECT coalesce(max(version), 0) FROM agg_runs) + 1
+        FROM (SELECT unnest([?, {ph}]) AS run_id)
+        ON CONFLICT (run_id) DO UPDATE SET version = excluded.version""", [HIGH_WATER, *run_ids])
 
 
 # ------------------------------------------------------------------------------------------------- maintenance
@@ -226,15 +234,17 @@ def drop_runs(con, run_ids: Sequence[str]) -> None:
     if not run_ids or not present(con):
         return
     ph = ", ".join("?" * len(run_ids))
-    for table in TABLES:
+    for table in TABLES:   # agg_runs' high-water row stays: a version is never given twice
         con.execute(f"DELETE FROM {table} WHERE run_id IN ({ph})", run_ids)
 
 
 def rebuild(con) -> int:
     """Recompute every aggregate from the rows (migration 6 on an existing store; the synthetic filler).
     Returns the number of runs."""
+    high = con.execute("SELECT coalesce(max(version), 0) FROM agg_runs").fetchone()[0]
     for table in TABLES:
         con.execute(f"DELETE FROM {table}")
+    con.execute("INSERT INTO agg_runs VALUES (?, ?)", [HIGH_WATER, high])   # the counter goes on from there
     run_ids = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
     if not run_ids:
         return 0
@@ -249,7 +259,8 @@ def versions(con, run_ids: Sequence[str] | None = None) -> tuple:
     if not present(con):
         return ()
     if run_ids is None:
-        return tuple(con.execute("SELECT run_id, version FROM agg_runs ORDER BY run_id").fetchall())
+        return tuple(con.execute("SELECT run_id, version FROM agg_runs WHERE run_id <> ? ORDER BY run_id",
+                                 [HIGH_WATER]).fetchall())
     run_ids = sorted(set(run_ids))
     if not run_ids:
         return ()
@@ -261,8 +272,8 @@ def versions(con, run_ids: Sequence[str] | None = None) -> tuple:
 def _snapshot(con) -> dict:
     out = {}
     for t in TABLES:
-        rows = con.execute(f"SELECT * EXCLUDE (version) FROM {t}" if t == "agg_runs" else f"SELECT * FROM {t}"
-                           ).fetchall()
+        rows = con.execute(f"SELECT * EXCLUDE (version) FROM {t} WHERE run_id <> ?" if t == "agg_runs" else
+                           f"SELECT * FROM {t}", [HIGH_WATER] if t == "agg_runs" else []).fetchall()
         # sums of doubles may differ in their last bits with the order DuckDB adds them in
         out[t] = sorted((tuple(round(v, 9) if isinstance(v, float) else v for v in row) for row in rows), key=repr)
     return out

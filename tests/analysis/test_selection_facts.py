@@ -41,3 +41,22 @@ def test_the_facts_are_the_separate_answers(tmp_path):
             assert facts["factors"] and set(facts["varying"]) <= set(facts["factors"])
         strict, lenient = (A.selection_facts(con, ids[:2])["overview"][sc] for sc in ("strict", "lenient"))
         assert not strict.equals(lenient)   # the perturbed runs' verdicts differ by scoring
+
+
+def test_run_overview_among_is_the_runs_own_overview(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    ids = [runner.run(g, "reference/solver", db_path=db).run_id for g in (SETOPS, DECEPTIVE, QUANT)]
+    _perturb(db, ids[:2], random.Random(4))
+    with store.connect(db) as con:
+        for path in ("aggregates", "rows"):
+            for run_ids in (ids[:1], ids[1:], ids):
+                for sc in A.SCORINGS:
+                    memo.clear()
+                    if path == "rows":
+                        with aggregated.rows_only():
+                            got, want = A.run_overview_among(con, run_ids, scoring=sc), \
+                                A.run_overview(con, run_ids, scoring=sc)
+                    else:
+                        got, want = A.run_overview_among(con, run_ids, scoring=sc), \
+                            A.run_overview(con, run_ids, scoring=sc)
+                    pd.testing.assert_frame_equal(got, want)

@@ -77,9 +77,16 @@ def test_colours_side_by_side_with_a_legend_and_references():
     root = _parse(violin_svg.violin_svg(summ, "operation", "model", reference=ref, reference_name="paper"))
     polys = root.findall(f".//{NS}polygon")
     assert len(polys) == 3
-    # the two colours of one level sit side by side: m1 left of m2
-    xs = {p.get("fill"): float(p.get("points").split()[0].split(",")[0]) for p in polys[:1] + polys[2:]}
-    assert len(xs) == 2
+    # the two colours of one level sit side by side: m1 (first colour) left of m2, both left of difference's
+    def centre(poly):
+        xs = [float(pt.split(",")[0]) for pt in poly.get("points").split()]
+        return (min(xs) + max(xs)) / 2
+
+    from core.analysis.figures import PALETTE
+
+    union_m1, diff_m1, union_m2 = polys
+    assert union_m1.get("fill") == diff_m1.get("fill") == PALETTE[0] and union_m2.get("fill") == PALETTE[1]
+    assert centre(union_m1) < centre(union_m2) < centre(diff_m1)
     texts = "".join(root.itertext())
     assert "Model:" in texts and "m1" in texts and "m2" in texts and "paper" in texts
     assert "N=3 · 3" in texts and "N=3" in texts
@@ -130,3 +137,40 @@ def test_long_labels_wrap_instead_of_overlapping():
                                         "approach"))
     assert all(len(t.findall(f"{NS}tspan")) <= 1 for t in wide.iter(f"{NS}text"))
     assert "μ 50.0 · σ 10.0 · N 3" in "".join(wide.itertext())
+
+
+def test_a_line_break_in_a_name_keeps_the_drawing_on_one_line():
+    name = "two\nlines\r\n- not a list\n\n---"
+    summ = _summary({(name, name): [10, 20, 30]}, by=("members", "model"))
+    text = violin_svg.violin_svg(summ, "members", "model", x_title=name)
+    root = _parse(text)                                       # one line, and well-formed
+    assert "\r" not in text and "\t" not in text
+    assert name.replace("\r\n", "\n") in "".join(root.itertext()).replace("\r\n", "\n")
+
+
+def test_a_level_named_none_and_a_missing_level_are_two_violins():
+    summ = _summary({"none": [10, 20, 30], None: [60, 70, 80, 90]}, by=("quantifier",))
+    root = _parse(violin_svg.violin_svg(summ, "quantifier"))
+    tips = sorted(t.text.split(";")[0] for t in root.iter(f"{NS}title"))
+    assert tips == ["none: 3 configurations, 30 items", "none: 4 configurations, 40 items"]
+    texts = "".join(root.itertext())
+    assert "N=3" in texts and "N=4" in texts and "N=3 · " not in texts and "N=4 · " not in texts
+    one = _parse(violin_svg.violin_svg(_summary({None: [10, 20, 30]}, by=("quantifier",)).drop(
+        columns="quantifier"), None))                                  # no split at all: one violin
+    assert len(one.findall(f".//{NS}polygon")) == 1
+
+
+def test_a_long_legend_wraps_inside_the_drawing():
+    models = [f"anthropic/claude-model-number-{i}-long-name" for i in range(5)]
+    summ = _summary({("union", m): [40, 50, 60] for m in models}, by=("operation", "model"))
+    root = _parse(violin_svg.violin_svg(summ, "operation", "model", width=1000))
+    swatches = [r for r in root.iter(f"{NS}rect") if r.get("width") == "14"]
+    assert len(swatches) == 5
+    assert all(float(r.get("x")) + 14 < 1000 for r in swatches)          # every entry inside
+    rows = sorted({float(r.get("y")) for r in swatches})
+    assert len(rows) >= 2                                               # on more than one row
+    names = [t.text for t in root.iter(f"{NS}text")]
+    assert all(m in names for m in models)
+    # the plot starts below the legend: the top grid line (100 %) is under the last legend row
+    top_grid = min(float(line.get("y1")) for line in root.iter(f"{NS}line") if line.get("stroke") == "#ebebeb")
+    assert top_grid > rows[-1] + 14
