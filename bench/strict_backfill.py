@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import duckdb
 
 from core import store
 from core.store import schema
+from tests.support import version_1_store
 
 SHAPES = [
     "<answer>{12, 45, 7}</answer>",
@@ -39,11 +39,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="studio-backfill-")
     path = os.path.join(tmp, "v1.duckdb")
-    con = duckdb.connect(path)
-    con.execute(schema._VERSION_TABLE)
-    for sql in schema.MIGRATIONS[0][1]:
-        con.execute(sql)
-    con.execute("INSERT INTO schema_version (version) VALUES (1)")
+    con = version_1_store(path)
     con.execute("INSERT INTO runs (run_id, run_key, task, config_json, model, status) "
                 "VALUES ('r', 'r', 'setops', '{}', 'm', 'done')")
     shapes = "[" + ", ".join("'" + s.replace("'", "''") + "'" for s in SHAPES) + "]"

@@ -10,6 +10,7 @@ import pytest
 
 from core import store
 from core.store.schema import FACTOR_COLUMNS, SCHEMA_VERSION
+from tests.support import version_1_store
 
 CONTRACT_VIEW_COLUMNS = {
     "run_id", "idx", "config_id", "sample", "prompt", "truth", "parsed", "followed", "correct", "jaccard",
@@ -52,14 +53,9 @@ def test_schema_tables_view_and_version(tmp_path):
 def test_a_version_1_database_gains_the_pos_column_and_keeps_its_rows(tmp_path):
     """Migration 2 adds items.pos (declared in core/tasks/setops/factors.py with since=2) to a file written by the
     previous version; its rows stay as they were, with no part of speech."""
-    from core.store import schema
 
     db = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(schema._VERSION_TABLE)
-    for sql in schema.MIGRATIONS[0][1]:
-        con.execute(sql)
-    con.execute("INSERT INTO schema_version (version) VALUES (1)")
+    con = version_1_store(str(db))
     con.execute("INSERT INTO items (run_id, idx, config_id, prompt, operation, members) "
                 "VALUES ('r', 0, 'c', 'p', 'union', 'words')")
     assert "pos" not in {r[0] for r in con.execute("DESCRIBE items").fetchall()}
@@ -87,11 +83,7 @@ def test_a_new_store_has_the_layout_of_one_migrated_from_version_1(tmp_path):
     from core.store import schema
 
     old = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(old))
-    con.execute(schema._VERSION_TABLE)
-    for sql in schema.MIGRATIONS[0][1]:
-        con.execute(sql)
-    con.execute("INSERT INTO schema_version (version) VALUES (1)")
+    con = version_1_store(str(old))
     con.execute("INSERT INTO items (run_id, idx, config_id, prompt, operation, members, truth) "
                 "VALUES ('r', 0, 'c', 'p', 'union', 'numbers', '[1]')")
     con.execute("INSERT INTO results (run_id, idx, cache_key, parsed, correct) VALUES ('r', 0, 'k', '[1]', true)")
