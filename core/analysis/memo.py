@@ -1,8 +1,10 @@
 """In-process memo of analysis results: a repeated ``report`` call (or any caller that asks again) on a database
 nobody wrote to meanwhile is answered without SQL over the results.
 
-The key is the database file, every run's aggregate version (core/store/aggregates.py: grows with each write of
-items or results through the store), whether the aggregate path is on, the function and its arguments. Results are
+The key is the database file, a fingerprint of core's sources, every run's aggregate version (core/store/
+aggregates.py: grows with each write of items or results through the store, never given twice in a store), whether
+the aggregate path is on, the function and its arguments. ``persist`` keeps a result in the store's analysis_cache
+too, for the next process (the newest KEEP_STORED per function). Results are
 copied in and out, so a caller that changes what it got back does not change the memo. Stores without aggregates
 (older layouts opened read-only, flat tables) are never memoised.
 """
@@ -141,6 +143,7 @@ def _store(con, name: str, key: str, value) -> None:
     prefix = f"{name}:"
     try:
         con.execute("INSERT OR REPLACE INTO analysis_cache VALUES (?, ?, now())", [_digest(name, key), text])
+        con.execute("DELETE FROM analysis_cache WHERE NOT contains(key, ':')")   # kept before keys were named
         con.execute("DELETE FROM analysis_cache WHERE starts_with(key, ?) AND key NOT IN (SELECT key FROM "
                     "analysis_cache WHERE starts_with(key, ?) ORDER BY stored_at DESC LIMIT ?)",
                     [prefix, prefix, KEEP_STORED])
