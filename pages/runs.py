@@ -97,10 +97,19 @@ c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.
 # the same numbers as this run's own overview, from the scan the table above made (no query on the aggregates)
 ov = _ui.cached_analysis("run_overview_among", [run_id], scoring=scoring)
 acc = ov["accuracy"].iloc[0] if not ov.empty else None
-acc_text = f"{acc:.1f} % ({int(ov['n_correct'].iloc[0])} of {int(ov['answered'].iloc[0])})" \
+acc_text = f"{acc:.1f} % ({int(ov['n_correct'].iloc[0]):,} of {int(ov['answered'].iloc[0]):,})" \
     if acc is not None and pd.notna(acc) else "–"
-c2.markdown(f"**Items** {row.get('n_items')} · **done** {row.get('n_done')} · **failed** {row.get('n_failed')} · "
-            f"**cached** {row.get('n_cached')}  \n**Accuracy ({scoring})** {acc_text}  \n"
+
+
+def _count(v) -> str:
+    """A run's count as the page shows it: thousands separated, "–" where the run has none (runs written around the
+    runner, e.g. the synthetic filler, carry no counts)."""
+    return "–" if v is None or pd.isna(v) else f"{int(v):,}"
+
+
+c2.markdown(f"**Items** {_count(row.get('n_items'))} · **done** {_count(row.get('n_done'))} · **failed** "
+            f"{_count(row.get('n_failed'))} · **cached** {_count(row.get('n_cached'))}  \n"
+            f"**Accuracy ({scoring})** {acc_text}  \n"
             f"**Source** {_ui.md(row.get('source'))}")
 c3.page_link(_ui.PAGE_FILES["results"], label="Open in Results →", query_params={"runs": run_id,
                                                                                "scoring": scoring})
