@@ -161,12 +161,7 @@ else:
 for warning in shown["warnings"]:
     st.warning(_ui.md(warning))
 if shown["points"] is None and not shown["empty"]:
-    st.caption(f"{shown['n_points']:,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
-               "quantiles of its configurations' accuracies; the table below has the exact figures."
-               + (" Hover over a violin for its numbers." if shown["static"] else ""))
-    st.toggle("Zoomable chart", key="cmp_interactive",
-              help="Draw these violins with Plotly: zoom, pan, hover and a PNG download (the first Plotly chart in a "
-                   "browser tab takes about a second longer to appear).")
+    _ui.sketch_note(shown["n_points"], "cmp_interactive", shown["static"])
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not shown["empty"]:

@@ -192,12 +192,7 @@ if view == "violins":
     for warning in figures.violin_warnings(points, x, color, summary=summary):
         st.warning(_ui.md(warning))
     if points is None and n_configs:
-        st.caption(f"{n_configs:,} configurations: each violin is drawn from {figures.SKETCH:,} evenly spaced "
-                   "quantiles of its configurations' accuracies (shape, quartiles and mean to within a tenth of a "
-                   "point); the table below has the exact figures.")
-        st.toggle("Zoomable chart", key="res_interactive",
-                  help="Draw these violins with Plotly: zoom, pan, hover and a PNG download (the first Plotly chart "
-                       "in a browser tab takes about a second longer to appear).")
+        _ui.sketch_note(n_configs, "res_interactive", static=False)
     picked = []
     for pt in (event.selection.points if event is not None and hasattr(event, "selection") else []) or []:
         cd = pt.get("customdata") if isinstance(pt, dict) else None

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from core.analysis.queries import RUN_FACTORS, VIEW, _quote, _src, _where, factor_columns
-from core.analysis.summaries import _config_accuracy_sql
+from core.analysis.summaries import _config_accuracy_sql, frame_from_json
 
 # --------------------------------------------------------------------------------------------------------------------
 # comparisons (A6)
@@ -77,15 +77,6 @@ def series_without_points(points: pd.DataFrame, series: Sequence[Series]) -> lis
     return [s.name for s in series if s.name not in have]
 
 
-def _json_frame(got: dict) -> pd.DataFrame:
-    from core.analysis import memo
-
-    frame = memo.json_frame(got)
-    if "shape" in frame.columns:
-        frame["shape"] = [np.asarray(v, dtype=float) for v in frame["shape"]]
-    return frame
-
-
 def _series_json(series: Sequence[Series]) -> list:
     return [[s.name, list(s.run_ids)] for s in series]
 
@@ -137,19 +128,18 @@ def compare_view(con, series: Sequence[Series], x: str = "operation", align: boo
                     scoring, limit, persist=True)
     out = dict(got)
     for k in ("shapes", "by_series", "summary", "points"):
-        out[k] = _json_frame(got[k]) if got[k] is not None else None
+        out[k] = frame_from_json(got[k]) if got[k] is not None else None
     return out
 
 
 def _compare_view(con, series: list, x: str, align: bool, filters: dict, scoring: str, limit: int) -> dict:
+    from core.analysis.memo import frame_json
     from core.analysis.summaries import group_summary, violin_summary
 
     points, shared = _aligned(con, series, x, align, filters, scoring)
     colour = ["series"] if len(series) > 1 else []
     aligned_away = bool(points.empty and align and len(series) > 1
                         and not _aligned(con, series, x, False, filters, scoring)[0].empty)
-    from core.analysis.memo import frame_json
-
     return {"shared": list(shared), "empty": bool(points.empty), "aligned_away": aligned_away,
             "missing": series_without_points(points, [Series(n, ()) for n, _ in series]),
             "n_points": int(len(points)),

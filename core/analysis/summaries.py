@@ -107,9 +107,17 @@ def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color:
     # kept in the store once per state of the runs (core/analysis/memo.py): a cold server reads the first violins
     got = memo.call(con, "violin_view", _violin_view_json, list(run_ids) if run_ids is not None else None, x, color,
                     dict(filters or {}), view, scoring, limit, int(sketch), persist=True)
-    summary = memo.json_frame(got["summary"])
-    summary["shape"] = [np.asarray(v, dtype=float) for v in summary["shape"]] if len(summary) else []
-    return (memo.json_frame(got["points"]) if got["points"] is not None else None), summary
+    return (memo.json_frame(got["points"]) if got["points"] is not None else None), frame_from_json(got["summary"])
+
+
+def frame_from_json(got: dict) -> pd.DataFrame:
+    """memo.json_frame, with a violin ``shape`` column (lists in JSON) back as numpy arrays."""
+    from core.analysis import memo
+
+    frame = memo.json_frame(got)
+    if "shape" in frame.columns:
+        frame["shape"] = [np.asarray(v, dtype=float) for v in frame["shape"]]
+    return frame
 
 
 def _violin_view_json(con, run_ids, x, color, filters, view, scoring, limit, sketch) -> dict:

@@ -1,7 +1,7 @@
 """Shared UI helpers for every page (the only Streamlit-aware helpers; core never imports streamlit), one module per
 kind: ``nav`` (the page list), ``db`` (store handle, cached analysis, run list), ``url`` (query-string state),
 ``pickers`` (run picker, slice filters), ``model_picker``, ``progress`` (start and follow runs), ``lazy`` (expanders
-built only when open).
+built only when open), ``violins`` (the note and zoom toggle under sketched violins).
 
 Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 
@@ -51,5 +51,6 @@ from pages._ui.pickers import current_scoring, run_picker, scoring_switch, selec
 from pages._ui.progress import report_download, run_is_live, run_progress, start_run, with_live_status  # noqa: F401
 from pages._ui.text import md, md_code  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
+from pages._ui.violins import sketch_note  # noqa: F401
 
 _leave_pages_directory_mode()
