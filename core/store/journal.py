@@ -178,8 +178,10 @@ def _quarantine(db_path, journal: Path, bad: list[tuple[int, bytes, str]]) -> No
                 journal.name, len(bad), lines, bad[0][2], target)
 
 
-def merge_records(con, records: list[dict]) -> set[str]:
-    """Write journal records into the open connection (caller owns the transaction). Returns the run ids touched."""
+def merge_records(con, records: list[dict], stored_items_only: bool = False) -> set[str]:
+    """Write journal records into the open connection (caller owns the transaction). Returns the run ids touched.
+    ``stored_items_only`` (a dead process's journal): results of items not in the DB are left out, their calls kept
+    (a run journals answers while its items are still being inserted; it merges them only after)."""
     from core.store.rows import write_calls_results
 
     calls, results = [], []
@@ -187,7 +189,7 @@ def merge_records(con, records: list[dict]) -> set[str]:
         calls.extend(rec.get("calls") or [])
         results.extend(rec.get("results") or [])
     _with_times(calls + results)
-    write_calls_results(con, calls, results)
+    write_calls_results(con, calls, results, stored_items_only=stored_items_only)
     return {r["run_id"] for r in results}
 
 
@@ -240,7 +242,8 @@ def recover_into(con, db_path=None) -> tuple[int, list[Path]]:
             continue  # another process recovered it meanwhile
         if bad:
             _quarantine(db_path, path, bad)
-        touched |= merge_records(con, records)
+        # its process may have died before its run's items were in the DB: their answers go to the cache only
+        touched |= merge_records(con, records, stored_items_only=True)
         merged += len(records)
         merged_paths.append(path)
     stale = [

@@ -162,9 +162,10 @@ def redact_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
-def write_calls_results(con, calls: list[dict], results: list[dict]) -> None:
+def write_calls_results(con, calls: list[dict], results: list[dict], stored_items_only: bool = False) -> None:
     """Upsert successful calls and results (idempotent; a success is never replaced by an error). Error reasons and
-    replies are redacted on the way in: nothing the store holds carries a known key."""
+    replies are redacted on the way in: nothing the store holds carries a known key. ``stored_items_only``: results
+    of items not in the DB are left out (their calls are kept: a later run scores them from the cache)."""
     calls = redact_rows(_dedupe([c for c in calls if c.get("error") is None], key=lambda c: c["cache_key"]))
     results = redact_rows(_dedupe(results, key=lambda r: (r["run_id"], int(r["idx"]))))
     if calls:
@@ -184,9 +185,9 @@ def write_calls_results(con, calls: list[dict], results: list[dict]) -> None:
                     WHERE results.run_id = n.run_id AND results.idx = n.idx
                       AND NOT (results.error IS NULL AND n.error IS NOT NULL)"""
             )
-            con.execute(
-                f"INSERT OR IGNORE INTO results ({names}) SELECT {names} FROM _results_in"
-            )
+            kept = (" n WHERE EXISTS (SELECT 1 FROM items i WHERE i.run_id = n.run_id AND i.idx = n.idx)"
+                    if stored_items_only else "")
+            con.execute(f"INSERT OR IGNORE INTO results ({names}) SELECT {names} FROM _results_in{kept}")
             aggregates.after_results(con, "_results_in")
         finally:
             con.unregister("_results_in")
