@@ -126,7 +126,7 @@ class _Executor:
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
         self._commits: set[asyncio.Task] = set()
-        self._waiting_keys: set[str] = set()
+        self._cached_groups: dict[str, list[dict]] = {}   # key -> items answered from the cache (being scored)
         self._merge_error: BaseException | None = None
         self._items_ready: asyncio.Task | None = None     # inserts the run's items (if missing) during the first wave
 
@@ -208,6 +208,68 @@ class _Executor:
     def _failure_rows(self, items: list[dict], key: str, reason: str, attempts: int) -> list[dict]:
         return failure_rows(self.run_id, items, reason, attempts)
 
+    def _to_answer(self, items: list[dict], keys: dict[int, str], done: set[int], cached: dict[str, dict],
+                   waiting_keys: set[str]) -> dict[str, list[dict]]:
+        """key -> its items still to answer (``items`` not done, grouped by cache key); the items of cached keys go to
+        ``self._cached_groups`` (scored from the cache), those of keys in a provider batch are counted as waiting."""
+        groups: dict[str, list[dict]] = {}
+        for it in items:
+            if it["idx"] not in done:
+                groups.setdefault(keys[it["idx"]], []).append(it)
+        waiting = sum(len(groups.pop(k)) for k in [k for k in groups if k in waiting_keys])
+        if waiting:
+            with self.handle._lock:
+                self.handle._progress.waiting += waiting
+        self._cached_groups = {k: groups.pop(k) for k in [k for k in groups if k in cached]}
+        return groups
+
+    def _cached_rows(self, cached: dict[str, dict]) -> list[dict]:
+        rows = []
+        for key, items in self._cached_groups.items():
+            rows += self._result_rows(items, key, cached[key]["response"], 0, True)
+        self._cached_groups = {}
+        return rows
+
+    def _count_cached(self, rows: list[dict]) -> None:
+        ok = [r for r in rows if r.get("error") is None]
+        with self.handle._lock:
+            p = self.handle._progress
+            p.done += len(ok)
+            p.cached += len(ok)
+            p.correct += sum(1 for r in ok if r.get("correct"))
+        self._emit(force=True)
+
+    async def _feed(self, rest: list[dict], done: set[int]) -> None:
+        """The run's later items (after ``split_head``'s first prompts), while the first calls are at the model: their
+        keys, which are cached, which sit in a provider batch; the others go to the workers (``SharedWork.add``),
+        the cached ones are scored and stored once the run's items are in the DB."""
+        await asyncio.sleep(FIRST_WAVE_HEAD_START)   # the workers send the first calls first
+        rest = [it for it in rest if it["idx"] not in done]
+        if not rest:
+            return
+        plan, draw = self.plan, self.draw
+        keys = await asyncio.to_thread(lambda: {it["idx"]: call_key(plan, it, draw) for it in rest})
+
+        def look():
+            with store.connect(self.db_path) as con:
+                return _cached_and_waiting(con, list(dict.fromkeys(keys[it["idx"]] for it in rest)))
+
+        cached, waiting_keys = await asyncio.to_thread(look)
+        groups = self._to_answer(rest, keys, set(), cached, waiting_keys)
+        self.work.add(groups)
+        cached_rows = self._cached_rows(cached)
+        if cached_rows:
+            await asyncio.shield(self._items_ready)
+
+            def write_cached():
+                with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
+                    store.write_calls_results(con, [], cached_rows)
+                    store.refresh_run_counts(con, self.run_id)
+
+            await asyncio.to_thread(write_cached)
+            self._count_cached(cached_rows)
+        gc_pacing.freeze_plan()   # the rest of the plan too
+
     # -- main
     async def _main(self) -> None:
         h = self.handle
@@ -217,7 +279,9 @@ class _Executor:
             self._cancel_tasks()
         plan = self.plan
         items = await asyncio.to_thread(_items, plan)
-        keys = {it["idx"]: call_key(plan, it, self.draw) for it in items}
+        # the first prompts' keys now, the others' while the first calls are at the model (``_feed``)
+        head, rest = split_head(items, self.claim_block)
+        keys = {it["idx"]: call_key(plan, it, self.draw) for it in head}
 
         def setup():
             with store.connect(self.db_path) as con:
@@ -239,21 +303,18 @@ class _Executor:
                    FROM results r LEFT JOIN calls c USING (cache_key)
                    WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
             done = {r[0] for r in done_rows}
-            order = list(dict.fromkeys(keys[it["idx"]] for it in items if it["idx"] not in done))
-            cached = store.lookup_calls(con, order)
-            # prompts sitting in a provider batch (this run's or another's) are not called live: they are paid for
-            # already and arrive when the batch is collected
-            self._waiting_keys = batch_store.in_flight(con, set(order) - set(cached))
+            order = list(dict.fromkeys(keys[it["idx"]] for it in head if it["idx"] not in done))
+            cached, waiting_keys = _cached_and_waiting(con, order)
             # the first block of calls is claimed right here (no extra DB open before the first call)
-            first_keys = [k for k in order if k not in cached and k not in self._waiting_keys][:self.claim_block]
+            first_keys = [k for k in order if k not in cached and k not in waiting_keys][:self.claim_block]
             first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
-            return done_rows, done, cached, first_claim, first_keys
+            return done_rows, done, cached, waiting_keys, first_claim, first_keys
 
         import duckdb
 
         for attempt in range(5):
             try:
-                done_rows, done, cached, first_claim, first_keys = await asyncio.to_thread(setup)
+                done_rows, done, cached, waiting_keys, first_claim, first_keys = await asyncio.to_thread(setup)
                 break
             except duckdb.TransactionException:
                 # two transactions of this process touched the same rows (another run or a page of this process
@@ -271,17 +332,8 @@ class _Executor:
         self._emit(force=True)
 
         # answers already in the cache: score them and store in one transaction
-        groups: dict[str, list[dict]] = {}
-        for it in items:
-            if it["idx"] in done:
-                continue
-            groups.setdefault(keys[it["idx"]], []).append(it)
-        waiting = sum(len(groups.pop(k)) for k in [k for k in groups if k in self._waiting_keys])
-        if waiting:
-            h._update(waiting=waiting)
-        cached_rows = []
-        for key in [k for k in groups if k in cached]:
-            cached_rows += self._result_rows(groups.pop(key), key, cached[key]["response"], 0, True)
+        groups = self._to_answer(head, keys, done, cached, waiting_keys)
+        cached_rows = self._cached_rows(cached)
         if cached_rows:
             def write_cached():
                 with store.connect(self.db_path) as con, store.transaction(con):
@@ -291,11 +343,7 @@ class _Executor:
                     store.refresh_run_counts(con, self.run_id)
                 self._items_missing = None
             await asyncio.to_thread(write_cached)
-            ok = [r for r in cached_rows if r.get("error") is None]
-            p = h.progress()
-            h._update(done=p.done + len(ok), cached=p.cached + len(ok),
-                      correct=p.correct + sum(1 for r in ok if r.get("correct")))
-            self._emit(force=True)
+            self._count_cached(cached_rows)
 
         # the calls still to make. The items' rows (if missing) and the scorer's warm-up are done in a thread while
         # the first wave of calls is at the model. Answers are journalled (durable, reported) meanwhile, but none
@@ -307,13 +355,15 @@ class _Executor:
         items_ready = self._items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         items_ready.add_done_callback(self._items_inserted)
         writer = _JournalWriter(journal, on_failure=lambda exc: self._cancel_tasks())
-        work = self.work = SharedWork(self, groups, first_claim, first_keys, self.claim_block, items_ready)
+        feed = loop.create_task(self._feed(rest, done)) if rest else None
+        work = self.work = SharedWork(self, groups, first_claim, first_keys, self.claim_block, items_ready, feed)
         gc_pacing.freeze_plan()   # the plan lives as long as the run: not traversed by every collection
         self._drained = work.drained
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
         h._update(calls_started_at=time.time())
-        self._tasks = [loop.create_task(self._worker(work, writer)) for _ in range(min(self.concurrency, len(groups)))]
+        slots = self.concurrency if feed is not None else min(self.concurrency, len(groups))
+        self._tasks = [loop.create_task(self._worker(work, writer)) for _ in range(slots)]
         if h.cancelled:
             self._cancel_tasks()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -332,7 +382,8 @@ class _Executor:
         p = h.progress()
         status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else
                                                   "waiting" if p.waiting else "incomplete")
-        if writer.error is not None:
+        feed_error = feed.exception() if feed is not None and feed.done() and not feed.cancelled() else None
+        if writer.error is not None or feed_error is not None:
             status = "error"
         # the last records and the run's final counts/status in one transaction (one DB open, not two)
         counts = await self._merge(writer, final=True, status=status)
@@ -346,6 +397,9 @@ class _Executor:
             error = (f"cannot write results ({_why(writer.error)} in {journal.path.parent}); the run stopped at "
                      f"{p.done}/{p.total} answered, every answer reported is kept; free space and run the same "
                      "command again to continue")
+        elif feed_error is not None:
+            error = (f"cannot look up the cache for the run's later items ({_why(feed_error)}); the {p.done} answers "
+                     "are stored; run the same command again to continue")
         elif counts is None:
             status = "error"
             error = (f"cannot write to the database ({_why(self._merge_error)}); the {p.done} answers are safe in "
@@ -564,6 +618,29 @@ class _Executor:
                     breaker.abandoned(probe)
         return ({"calls": [], "results": self._failure_rows(items, key, reason, attempt), "key": key}, False, attempt,
                 None)
+
+
+def split_head(items: list[dict], prompts: int) -> tuple[list[dict], list[dict]]:
+    """(head, rest): the items of the first ``prompts`` distinct prompts, in order, and the others. A prompt's items
+    are all on one side (its cache key is too), so the two sides never share a call."""
+    first: set[str] = set()
+    for it in items:
+        if len(first) == prompts and it["prompt"] not in first:
+            break
+        first.add(it["prompt"])
+    if len(first) < prompts:
+        return items, []
+    head, rest = [], []
+    for it in items:
+        (head if it["prompt"] in first else rest).append(it)
+    return head, rest
+
+
+def _cached_and_waiting(con, keys: list[str]) -> tuple[dict[str, dict], set[str]]:
+    """Of ``keys``: the cached calls (key -> row), and the uncached keys sitting in a provider batch (this run's or
+    another's: not called live, they are paid for already and arrive when the batch is collected)."""
+    cached = store.lookup_calls(con, keys)
+    return cached, batch_store.in_flight(con, set(keys) - set(cached))
 
 
 def _why(exc: BaseException | None) -> str:

@@ -25,7 +25,7 @@ MAX_POLL_FAILURES = 10    # failed looks (DB busy or failing) after which this r
 
 class SharedWork:
     def __init__(self, ex, groups: dict[str, list[dict]], first: claims.Claimed | None, first_keys: list[str],
-                 block: int, ready_to_write: asyncio.Future | None):
+                 block: int, ready_to_write: asyncio.Future | None, feeding: asyncio.Future | None = None):
         self.ex = ex                              # the run's core.runner.executor._Executor
         self.groups = groups                      # key -> its items (still to answer)
         self.block = block
@@ -36,13 +36,23 @@ class SharedWork:
         self.ready_to_write = ready_to_write      # the run's items are in the DB (results may be written)
         self.shared = 0                           # items answered by another run's call
         self.poll_failures = 0
+        self.feeding = feeding                    # adds the run's later keys (``add``); None: all are here
         self._claiming: asyncio.Task | None = None
         self._polling: asyncio.Task | None = None
         self.drained = asyncio.Event()            # nothing left to hand out (the last call is being sent)
         if first is not None:
             self._take_claimed(first, first_keys)
-        if not groups:
+        if not groups and self._fed:
             self.drained.set()
+
+    @property
+    def _fed(self) -> bool:
+        return self.feeding is None or self.feeding.done()
+
+    def add(self, groups: dict[str, list[dict]]) -> None:
+        """More keys to answer (none of them known yet): claimed in blocks like the others."""
+        self.groups.update(groups)
+        self.todo.extend(groups)
 
     # -- the workers' side
     async def take(self) -> tuple[str, list[dict]] | None:
@@ -51,11 +61,14 @@ class SharedWork:
             if self.ready:
                 key = self.ready.popleft()
                 self._prefetch()
-                if not (self.ready or self.todo or self.waiting):
+                if not (self.ready or self.todo or self.waiting) and self._fed:
                     self.drained.set()
                 return key, self.groups[key]
             if self.todo or self._claiming is not None:   # (a block being claimed has left ``todo`` already)
                 await self._claim_next()
+                continue
+            if not self._fed:
+                await asyncio.wait([self.feeding])   # its error (if any) is the run's to report
                 continue
             if self.waiting:
                 await self._poll()
@@ -65,7 +78,7 @@ class SharedWork:
 
     async def close(self) -> None:
         """Wait for a claim or poll still under way (the workers are gone: cancelled or done)."""
-        pending = [t for t in (self._claiming, self._polling) if t is not None]
+        pending = [t for t in (self._claiming, self._polling, self.feeding) if t is not None]
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
 
