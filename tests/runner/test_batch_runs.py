@@ -151,13 +151,15 @@ def test_given_up_prompts_stay_given_up_while_other_batches_run(tmp_path):
     assert sum(sent.values()) == 40 and len(srv.created) == 4     # each prompt went out once
 
 
-def test_live_run_leaves_prompts_in_flight_alone(tmp_path):
+@pytest.mark.parametrize("concurrency", [None, 2])   # 2: most prompts are looked up while the first calls fly
+def test_live_run_leaves_prompts_in_flight_alone(tmp_path, concurrency):
     srv = BatchStandIn().start()
     db = tmp_path / "l.duckdb"
     try:
         srv.hold()
         p = batch_run(srv, "openai", SMALL, db, wait=False)
-        live = runner.run(SMALL, MODELS["openai"], base_url=srv.openai_url, db_path=db, max_attempts=1)
+        live = runner.run(SMALL, MODELS["openai"], base_url=srv.openai_url, db_path=db, max_attempts=1,
+                          concurrency=concurrency)
         plain = srv.stats()["plain_calls"]
         srv.release()
         done = batch_run(srv, "openai", SMALL, db)

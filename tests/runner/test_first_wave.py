@@ -114,3 +114,50 @@ def test_recovery_keeps_a_dead_runs_results_only_for_stored_items(tmp_path, stor
     assert not list(store.journal_dir(db).glob("*.jsonl"))
     assert db_rows(db, "SELECT count(*) FROM calls") == [(8,)]
     assert db_rows(db, "SELECT count(*) FROM results") == [(8 if stored else 0,)]
+
+
+def _items_of(prompts: str) -> list[dict]:
+    return [{"idx": i, "prompt": p} for i, p in enumerate(prompts)]
+
+
+@pytest.mark.parametrize("prompts, n, head, rest", [
+    ("abacbd", 2, [0, 1, 2, 4], [3, 5]),      # a prompt's later items stay with its first
+    ("abacbd", 4, [0, 1, 2, 3, 4, 5], []),    # exactly n distinct prompts: no rest
+    ("abc", 5, [0, 1, 2], []),                # fewer prompts than n
+    ("aaab", 1, [0, 1, 2], [3]),
+])
+def test_split_head_never_splits_a_prompt(prompts, n, head, rest):
+    h, r = executor.split_head(_items_of(prompts), n)
+    assert [it["idx"] for it in h] == head and [it["idx"] for it in r] == rest
+
+
+def test_items_sharing_a_prompt_across_the_head_and_the_rest_share_one_call(tmp_path, monkeypatch):
+    """40 prompts, each asked by two items (idx k and k + 40): at 2 in flight the head is 8 prompts, and their second
+    items come after 32 others — one call per prompt all the same, both items scored from it."""
+    db = tmp_path / "r.duckdb"
+    real = executor._items
+
+    def twice(plan):
+        first = real(plan)[:40]
+        return first + [{**it, "idx": it["idx"] + 40} for it in first]
+
+    monkeypatch.setattr(executor, "_items", twice)
+    model = FakeModel(latency=0.001, concurrency=2)
+    p = runner.run(CFG, model, db_path=db)
+    assert (p.status, p.done, p.calls) == ("done", 80, 40) and model.calls == 40
+    assert db_rows(db, "SELECT count(DISTINCT cache_key), count(*) FROM results WHERE error IS NULL") == [(40, 80)]
+    assert db_rows(db, "SELECT count(*) FROM results a JOIN results b ON b.idx = a.idx + 40 "
+                       "AND a.cache_key = b.cache_key") == [(40,)]
+
+
+def test_a_run_half_in_the_cache_takes_the_later_half_from_it_too(tmp_path):
+    """Cached prompts among the later items (looked up while the first calls fly) are scored from the cache."""
+    db = tmp_path / "r.duckdb"
+    model = FakeModel(latency=0.001, concurrency=2)
+    half = runner.run(CFG, model, db_path=db, limit=40)          # spread over the grid: head and rest alike
+    p = runner.run(CFG, model, db_path=db)
+    assert (half.done, p.status, p.done, p.cached, p.calls) == (40, "done", 80, 40, 40) and model.calls == 80
+    assert db_rows(db, "SELECT count(*) FILTER (WHERE cached), count(*) FROM results WHERE run_id = ? "
+                       "AND error IS NULL", [p.run_id]) == [(40, 80)]
+    again = runner.run(CFG, model, db_path=db, name="again", fresh=False)
+    assert again.done == 80 and model.calls == 80
