@@ -19,8 +19,6 @@ from __future__ import annotations
 import secrets
 from typing import Iterable
 
-import pyarrow as pa
-
 from core.store.db import now_utc
 from core.store.rows import rows_table
 from core.store.schema import BATCH_COLUMNS, BATCH_REQUEST_COLUMNS
@@ -34,6 +32,8 @@ def new_batch_id() -> str:
 
 
 def _keys_table(con, name: str, keys: Iterable[str]) -> None:
+    import pyarrow as pa
+
     con.register(name, pa.table({"cache_key": pa.array(sorted(set(keys)), type=pa.string())}))
 
 
@@ -98,6 +98,8 @@ def set_outcomes(con, batch_id: str, outcomes: dict[str, tuple[str, str | None]]
     """Record each request's outcome by custom_id; requests with none get ``default`` (e.g. 'missing')."""
     if outcomes:
         ids = list(outcomes)
+        import pyarrow as pa
+
         con.register("_bo_in", pa.table({
             "custom_id": pa.array(ids, type=pa.string()),
             "outcome": pa.array([outcomes[i][0] for i in ids], type=pa.string()),

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Iterable
 
-import pyarrow as pa
-
 from core.store.db import now_utc
 from core.store.journal import owner_alive
 
@@ -32,7 +30,9 @@ class Claimed:
                                                      # answers not merged yet: recover it, then claim again)
 
 
-def _keys_table(keys: Iterable[str]) -> pa.Table:
+def _keys_table(keys: Iterable[str]):
+    import pyarrow as pa  # (not before a run's first call: see ``claim``)
+
     return pa.table({"cache_key": pa.array(sorted(set(keys)), type=pa.string())})
 
 

@@ -4,15 +4,16 @@ counters derived from them."""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
 from core.redaction import redact
 from core.store.cache import canonical_json
 from core.store.db import now_utc
 from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # ------------------------------------------------------------------------------------------------------ row shaping
 
@@ -26,25 +27,35 @@ def _to_json(value: Any) -> str | None:
 _NONE = type(None)
 # the Python types a column's values may have for Arrow to convert them exactly as ``_column``'s rules would (NaN in
 # a float column becomes NULL through ``from_pandas``); anything else takes the rules value by value
-_NATIVE = ((pa.types.is_string, {str, _NONE}), (pa.types.is_floating, {float, _NONE}),
-           (pa.types.is_integer, {int, _NONE}), (pa.types.is_boolean, {bool, _NONE}))
+_NATIVE = {"VARCHAR": {str, _NONE}, "DOUBLE": {float, _NONE}, "BIGINT": {int, _NONE}, "BOOLEAN": {bool, _NONE}}
+_ARROW: dict[str, Any] = {}
 
 
-def _column(values: list, typ: pa.DataType) -> pa.Array:
+def arrow_type(typ: str):
+    """The Arrow type of a column type of core/store/schema.py (a DuckDB type name)."""
+    if not _ARROW:
+        import pyarrow as pa
+
+        _ARROW.update({"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
+                       "TIMESTAMP": pa.timestamp("us")})
+    return _ARROW[typ]
+
+
+def _column(values: list, column_type: str) -> pa.Array:
     """``values`` as an Arrow array of ``typ``, leniently: JSON text for structures in a string column, numbers
     from text, NaN as NULL, a value that cannot be converted as NULL. Values that all have the column's own Python
     type (what the runner writes) are handed to Arrow in one go (a merge of a thousand results took ~50 ms in the
     rules below, ~1 ms this way)."""
-    kinds = set(map(type, values))
-    for is_kind, native in _NATIVE:
-        if is_kind(typ):
-            if kinds <= native:
-                return pa.array(values, type=typ, from_pandas=True)
-            break
-    if pa.types.is_string(typ):
+    import pyarrow as pa
+
+    typ = arrow_type(column_type)
+    native = _NATIVE.get(column_type)
+    if native is not None and set(map(type, values)) <= native:
+        return pa.array(values, type=typ, from_pandas=True)
+    if column_type == "VARCHAR":
         return pa.array([None if v is None else (v if isinstance(v, str) else canonical_json(v)) for v in values],
                         type=typ)
-    if pa.types.is_floating(typ):
+    if column_type == "DOUBLE":
         out = []
         for v in values:
             if v is None or isinstance(v, bool):
@@ -57,7 +68,7 @@ def _column(values: list, typ: pa.DataType) -> pa.Array:
                 except (TypeError, ValueError):
                     out.append(None)
         return pa.array(out, type=typ)
-    if pa.types.is_integer(typ):
+    if column_type == "BIGINT":
         out = []
         for v in values:
             if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -74,7 +85,7 @@ def _column(values: list, typ: pa.DataType) -> pa.Array:
                 except ValueError:
                     out.append(None)
         return pa.array(out, type=typ)
-    if pa.types.is_boolean(typ):
+    if column_type == "BOOLEAN":
         out = []
         for v in values:
             if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -84,8 +95,6 @@ def _column(values: list, typ: pa.DataType) -> pa.Array:
             else:
                 out.append(bool(v))
         return pa.array(out, type=typ)
-    if pa.types.is_timestamp(typ):
-        return pa.array(values, type=typ)
     return pa.array(values, type=typ)
 
 
@@ -108,11 +117,15 @@ def item_table(run_id: str, items: Iterable[dict]) -> pa.Table:
                 cols[name].append(_to_json(it.get(name)))
             else:
                 cols[name].append(it.get(name))
+    import pyarrow as pa
+
     arrays = [_column(cols[name], typ) for name, typ in ITEM_COLUMNS]
     return pa.Table.from_arrays(arrays, names=[name for name, _ in ITEM_COLUMNS])
 
 
-def rows_table(rows: list[dict], columns: Sequence[tuple[str, pa.DataType]]) -> pa.Table:
+def rows_table(rows: list[dict], columns: Sequence[tuple[str, str]]) -> pa.Table:
+    import pyarrow as pa
+
     arrays = [_column([r.get(name) for r in rows], typ) for name, typ in columns]
     return pa.Table.from_arrays(arrays, names=[name for name, _ in columns])
 

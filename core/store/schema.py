@@ -24,14 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 # a submodule import: never waits on a core.store another thread is initialising
 import core.store.aggregates as aggregates  # noqa: PLR0402
-from core.store.backfill import BACKFILLS
 from core.tasks import item_columns
 
-S, I, F, B, TS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.timestamp("us")  # noqa: E741
+# column types as DuckDB names (core/store/rows.py maps them to Arrow types: pyarrow is imported at the first write,
+# not by every process that opens the store — a run sends its first calls before it writes a row)
+S, I, F, B, TS = "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN", "TIMESTAMP"  # noqa: E741
 
 RUN_COLUMNS = [
     ("run_id", S), ("run_key", S), ("draw", I), ("created_at", TS), ("updated_at", TS), ("finished_at", TS),
@@ -65,11 +65,8 @@ STRICT_RESULT_COLUMNS = [("parsed_strict", S), ("followed_strict", B), ("correct
 CLAIMED_RESULT_COLUMNS = [("claimed_correct", B), ("claimed_correct_strict", B)]
 RESULT_COLUMNS = _RESULT_COLUMNS_V1 + STRICT_RESULT_COLUMNS + CLAIMED_RESULT_COLUMNS   # as of now
 
-_SQL_TYPE = {S: "VARCHAR", I: "BIGINT", F: "DOUBLE", B: "BOOLEAN", TS: "TIMESTAMP"}
-
-
 def _cols(columns) -> str:
-    return ",\n  ".join(f'"{n}" {_SQL_TYPE[t]}' for n, t in columns)
+    return ",\n  ".join(f'"{n}" {t}' for n, t in columns)
 
 
 # Run-level factors read from the run's parameters (runs stored before a parameter existed get its default).
@@ -133,7 +130,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # 2 (issue 9): strict (reference) scoring stored beside lenient; rows already stored are re-scored from their
     # responses by backfill.BACKFILLS[2] (also: GQG's own answer rule in correct_gqg). items.pos (the part of speech
     # of word and deceptive members; core/tasks/setops/factors.py) is added below.
-    (2, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}' for name, typ in
+    (2, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in
          STRICT_RESULT_COLUMNS]),
     (3, [   # issue 10: provider batches (new tables only: safe on any earlier file)
         f"CREATE TABLE IF NOT EXISTS batches (\n  {_cols(BATCH_COLUMNS)},\n  PRIMARY KEY (batch_id))",
@@ -144,11 +141,11 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         f"CREATE TABLE IF NOT EXISTS claims (\n  {_cols(CLAIM_COLUMNS)},\n  PRIMARY KEY (cache_key))",
     ]),
     # 5 (issue 22): imports are re-scored from their responses; the file's own verdicts are kept beside ours
-    (5, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}' for name, typ in
+    (5, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in
          CLAIMED_RESULT_COLUMNS]),
     # 6 (issue 20): counts per (run, configuration) kept by the writers (core/store/aggregates.py); built from the
     # rows already stored by backfill.BACKFILLS[6]
-    (6, aggregates.ddl([(name, _SQL_TYPE[typ]) for name, typ, _ in FACTOR_SPECS])),
+    (6, aggregates.ddl([(name, typ) for name, typ, _ in FACTOR_SPECS])),
     (7, [   # issue 22: computed Embeddings results, shown again after a reload (core/embeddings/results_store.py)
         (f"CREATE TABLE IF NOT EXISTS embedding_results (\n  {_cols(EMBEDDING_RESULT_COLUMNS)},\n  "
          "PRIMARY KEY (digest))"),
@@ -156,7 +153,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:
-    _statements.extend(f'ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "{name}" {_SQL_TYPE[typ]}'
+    _statements.extend(f'ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "{name}" {typ}'
                        for table in ("items", "agg_configs") if table == "items" or _number > 6
                        for name, typ, since in FACTOR_SPECS if since == _number > 1)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -243,8 +240,11 @@ def _migrate(con) -> int:
                 continue
             for sql in statements:
                 con.execute(sql)
-            if number in BACKFILLS and not new_file:
-                BACKFILLS[number](con)
+            if not new_file:
+                from core.store.backfill import BACKFILLS  # (imports the scorers: only for rows stored before)
+
+                if number in BACKFILLS:
+                    BACKFILLS[number](con)
             done.append(number)
         if done:
             con.execute("INSERT INTO schema_version (version) VALUES " + ", ".join("(?)" for _ in done), done)

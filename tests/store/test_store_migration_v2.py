@@ -121,7 +121,6 @@ def test_a_failing_backfill_leaves_the_version_1_file_as_it_was(tmp_path, monkey
         raise RuntimeError("simulated failure while re-scoring")
 
     monkeypatch.setitem(backfill.BACKFILLS, 2, broken)
-    monkeypatch.setitem(schema.BACKFILLS, 2, broken)
     with pytest.raises(RuntimeError, match="simulated"), store.connect(db):
         pass
     con = duckdb.connect(str(db))
