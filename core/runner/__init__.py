@@ -19,8 +19,9 @@ Running the same thing again resumes the newest run with that key (finished item
 instead of starting over; ``fresh=True`` starts a new run with a new *draw index*, which is part of every cache key,
 so every call is made anew. ``run_id = "<task>-<run_key[:10]>-d<draw>"``.
 
-How one call goes: cache lookup (bulk, once at start: identical (model, params, prompt, draw) already stored → scored
-from the stored response, no call) → wait for a concurrency slot (``concurrency`` workers; default
+How one call goes: cache lookup (bulk: the first ``claim_block`` prompts' at start, the later ones' while the first
+calls are at the model; identical (model, params, prompt, draw) already stored → scored from the stored response, no
+call) → wait for a concurrency slot (``concurrency`` workers; default
 ``model.default_concurrency``) → rate limits (requests/tokens per minute) → ``model.complete`` under a per-call timeout
 → on ``RetryableError`` / timeout: exponential back-off with full jitter, at least the server's Retry-After (which also
 pauses every worker), up to ``max_attempts``; ``ModelError`` fails at once → the finished call and the scored results
@@ -34,8 +35,11 @@ A failed call is recorded with its reason in ``results.error``; re-running the r
 
 Throughput (``bench/runner_throughput.py``): everything before the first call is kept short — the model's one-off
 costs (``model.prepare()``, e.g. importing aiohttp) run in a thread from ``start_run`` on; journal recovery, the done
-rows and the cache lookup share one DB transaction; a new run's item rows are inserted (and the scorer warmed up)
-while the first wave of calls is at the model, and no call is journalled before they are in. The last records and
+rows and the first prompts' cache lookup share one DB transaction (the later prompts are keyed and looked up while
+the first calls fly: ``executor.split_head`` keeps a prompt's items on one side); a new run's item rows are inserted
+(and the scorer warmed up) while the first wave of calls is at the model. Answers are journalled and reported
+meanwhile, but not merged before the items are in (the DB never holds results of items it lacks; a dead process's
+journal is recovered with only the results of stored items, its calls going to the cache). The last records and
 the final status go in one transaction, after an extra merge made as soon as the last calls are sent. During the
 calls: claims of four keys per slot per DB visit (opening DuckDB costs ~15 ms of CPU), merges that hand rows to Arrow
 in one go, and Python's garbage collector paced while runs are live (``gc_pacing``: the plan frozen, young
