@@ -161,3 +161,27 @@ def test_a_run_half_in_the_cache_takes_the_later_half_from_it_too(tmp_path):
                        "AND error IS NULL", [p.run_id]) == [(40, 80)]
     again = runner.run(CFG, model, db_path=db, name="again", fresh=False)
     assert again.done == 80 and model.calls == 80
+
+
+def test_a_failed_lookup_of_the_later_items_ends_the_run_with_an_error_and_a_resume_finishes_it(tmp_path,
+                                                                                               monkeypatch):
+    db = tmp_path / "r.duckdb"
+    real = executor._cached_and_waiting
+    looked = []
+
+    def second_fails(con, keys):
+        looked.append(len(keys))
+        if len(looked) == 2:   # the first is the head's, in the run's setup
+            raise OSError(5, "Input/output error")
+        return real(con, keys)
+
+    monkeypatch.setattr(executor, "_cached_and_waiting", second_fails)
+    model = FakeModel(latency=0.001, concurrency=2)     # the head: 8 prompts
+    p = runner.run(CFG, model, db_path=db)
+    assert looked == [8, 72] and (p.status, p.done, model.calls) == ("error", 8, 8)
+    assert "cannot look up the cache for the run's later items (input/output error)" in p.error
+    assert store.get_run(db, p.run_id)["status"] == "error"
+    assert db_rows(db, "SELECT count(*) FROM results WHERE error IS NULL") == [(8,)]
+    monkeypatch.undo()
+    again = runner.run(CFG, model, db_path=db)
+    assert (again.status, again.done) == ("done", 80) and model.calls == 80
