@@ -36,7 +36,7 @@ A failed call is recorded with its reason in ``results.error``; re-running the r
 Throughput (``bench/runner_throughput.py``): everything before the first call is kept short — the model's one-off
 costs (``model.prepare()``, e.g. importing aiohttp) run in a thread from ``start_run`` on; journal recovery, the done
 rows and the first prompts' cache lookup share one DB transaction (the later prompts are keyed and looked up while
-the first calls fly: ``executor.split_head`` keeps a prompt's items on one side); a new run's item rows are inserted
+the first calls fly: ``later_items.split_head`` keeps a prompt's items on one side); a new run's item rows are inserted
 (and the scorer warmed up) while the first wave of calls is at the model. Answers are journalled and reported
 meanwhile, but not merged before the items are in (the DB never holds results of items it lacks; a dead process's
 journal is recovered with only the results of stored items, its calls going to the cache). The last records and

@@ -11,8 +11,10 @@ import time
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
-from core.runner import gc_pacing
+from core.runner import gc_pacing, later_items
 from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
+from core.runner.group_commit import JournalWriter
+from core.runner.later_items import FIRST_WAVE_HEAD_START
 from core.runner.plan import (
     _estimate_in_tokens,
     _estimate_out_tokens,
@@ -24,14 +26,13 @@ from core.runner.plan import (
 )
 from core.runner.ratelimit import RateLimiter
 from core.runner.sharing import SharedWork
-from core.store import batches as batch_store, claims
+from core.store import claims
 from core.store.journal import Journal, delete_journals, merge_records, owner_tag, recover_into
 
 MAX_BACKOFF = 60.0             # cap of one back-off sleep (seconds), Retry-After excepted
 UNREACHABLE_PER_ATTEMPT = 20   # connection errors a call may meet per attempt while the breaker paces them
 BASE_BACKOFF = 0.5
 PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final one always fires)
-FIRST_WAVE_HEAD_START = 0.02   # seconds the workers get to send the first calls before setup leftovers run
 
 
 CLAIMS_PER_SLOT = 4
@@ -41,60 +42,6 @@ def claim_block(concurrency: int) -> int:
     """Keys claimed per DB visit: four per concurrency slot (a visit costs ~40 ms of CPU, ~15 ms of it opening
     DuckDB; at 256 in flight and ~1,000 calls/s that is one visit a second rather than two)."""
     return max(8, CLAIMS_PER_SLOT * concurrency)
-
-
-class _JournalWriter:
-    """Group commit: records queued by workers are written and fsynced together; ``commit`` returns when durable.
-    A record may be journalled before the run's items are in the DB (they are inserted while the first calls are
-    at the model): the run merges none before they are, and a dead process's journal is recovered with only the
-    results whose items are stored (``core.store.journal.recover_into``)."""
-
-    def __init__(self, journal: Journal, on_failure=None):
-        self.journal = journal
-        self.on_failure = on_failure   # called once with the first write error (the run stops: nothing is durable)
-        self.error: BaseException | None = None
-        self.pending: list[tuple[dict, asyncio.Future]] = []
-        self.committed: list[dict] = []   # durable, not yet merged into DuckDB
-        self.event = asyncio.Event()
-        self.closing = False
-        self.task = asyncio.get_running_loop().create_task(self._loop())
-
-    async def commit(self, record: dict) -> None:
-        fut = asyncio.get_running_loop().create_future()
-        self.pending.append((record, fut))
-        self.event.set()
-        await asyncio.shield(fut)
-
-    async def _loop(self) -> None:
-        while True:
-            await self.event.wait()
-            self.event.clear()
-            batch, self.pending = self.pending, []
-            if batch:
-                try:
-                    # in a thread: the loop keeps serving the calls in flight meanwhile (slots are pipelined, so
-                    # the fsync latency is off the critical path)
-                    await asyncio.to_thread(self.journal.append, [r for r, _ in batch])
-                except Exception as exc:  # disk full etc.: the calls are not durable → not finished
-                    for _, fut in batch:
-                        if not fut.done():
-                            fut.set_exception(exc)
-                    if self.error is None and isinstance(exc, OSError):
-                        self.error = exc
-                        if self.on_failure is not None:
-                            self.on_failure(exc)
-                    continue
-                self.committed.extend(r for r, _ in batch)
-                for _, fut in batch:
-                    if not fut.done():
-                        fut.set_result(None)
-            if self.closing and not self.pending:
-                return
-
-    async def close(self) -> None:
-        self.closing = True
-        self.event.set()
-        await self.task
 
 
 class _Executor:
@@ -144,6 +91,7 @@ class _Executor:
                 store.set_run_status(self.db_path, self.run_id, "error", finished=True)
             except Exception:
                 pass
+            self._release_claims()   # an identical run elsewhere need not wait out their lease
             self._emit(force=True)
         finally:
             try:
@@ -224,10 +172,11 @@ class _Executor:
         return groups
 
     def _cached_rows(self, cached: dict[str, dict]) -> list[dict]:
+        """The results of the items ``_to_answer`` found in the cache, scored from it."""
+        groups, self._cached_groups = self._cached_groups, {}
         rows = []
-        for key, items in self._cached_groups.items():
+        for key, items in groups.items():
             rows += self._result_rows(items, key, cached[key]["response"], 0, True)
-        self._cached_groups = {}
         return rows
 
     def _count_cached(self, rows: list[dict]) -> None:
@@ -239,37 +188,6 @@ class _Executor:
             p.correct += sum(1 for r in ok if r.get("correct"))
         self._emit(force=True)
 
-    async def _feed(self, rest: list[dict], done: set[int]) -> None:
-        """The run's later items (after ``split_head``'s first prompts), while the first calls are at the model: their
-        keys, which are cached, which sit in a provider batch; the others go to the workers (``SharedWork.add``),
-        the cached ones are scored and stored once the run's items are in the DB."""
-        await asyncio.sleep(FIRST_WAVE_HEAD_START)   # the workers send the first calls first
-        rest = [it for it in rest if it["idx"] not in done]
-        if not rest:
-            return
-        plan, draw = self.plan, self.draw
-        keys = await asyncio.to_thread(lambda: {it["idx"]: call_key(plan, it, draw) for it in rest})
-
-        def look():
-            with store.connect(self.db_path) as con:
-                return _cached_and_waiting(con, list(dict.fromkeys(keys[it["idx"]] for it in rest)))
-
-        cached, waiting_keys = await asyncio.to_thread(look)
-        groups = self._to_answer(rest, keys, set(), cached, waiting_keys)
-        self.work.add(groups)
-        cached_rows = self._cached_rows(cached)
-        if cached_rows:
-            await asyncio.shield(self._items_ready)
-
-            def write_cached():
-                with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
-                    store.write_calls_results(con, [], cached_rows)
-                    store.refresh_run_counts(con, self.run_id)
-
-            await asyncio.to_thread(write_cached)
-            self._count_cached(cached_rows)
-        gc_pacing.freeze_plan()   # the rest of the plan too
-
     # -- main
     async def _main(self) -> None:
         h = self.handle
@@ -280,7 +198,7 @@ class _Executor:
         plan = self.plan
         items = await asyncio.to_thread(_items, plan)
         # the first prompts' keys now, the others' while the first calls are at the model (``_feed``)
-        head, rest = split_head(items, self.claim_block)
+        head, rest = later_items.split_head(items, self.claim_block)
         keys = {it["idx"]: call_key(plan, it, self.draw) for it in head}
 
         def setup():
@@ -304,7 +222,7 @@ class _Executor:
                    WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
             done = {r[0] for r in done_rows}
             order = list(dict.fromkeys(keys[it["idx"]] for it in head if it["idx"] not in done))
-            cached, waiting_keys = _cached_and_waiting(con, order)
+            cached, waiting_keys = later_items.cached_and_waiting(con, order)
             # the first block of calls is claimed right here (no extra DB open before the first call)
             first_keys = [k for k in order if k not in cached and k not in waiting_keys][:self.claim_block]
             first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
@@ -348,14 +266,15 @@ class _Executor:
         # the calls still to make. The items' rows (if missing) and the scorer's warm-up are done in a thread while
         # the first wave of calls is at the model. Answers are journalled (durable, reported) meanwhile, but none
         # is merged before the items are in the DB (``_merge``), so the DB never holds results of items it does not
-        # have. (Answers waiting for the insert — at 20,000 items ~0.5 s, into the third wave — kept the slots idle.)
-        # A failed insert stops the run; the next command merges its journalled answers as cached calls.
+        # have. (Answers waiting for the insert — at 20,000 items ~0.5 s, into the third wave — kept the slots idle;
+        # claim blocks still take turns with it under the run's db_lock.) A failed insert stops the run; the next run
+        # in this process, or any command once this process has ended, merges its journalled answers as cached calls.
         journal = Journal(store.journal_dir(self.db_path), self.run_id)
         first = next(iter(groups.values()))[0] if groups else None
         items_ready = self._items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         items_ready.add_done_callback(self._items_inserted)
-        writer = _JournalWriter(journal, on_failure=lambda exc: self._cancel_tasks())
-        feed = loop.create_task(self._feed(rest, done)) if rest else None
+        writer = JournalWriter(journal, on_failure=lambda exc: self._cancel_tasks())
+        feed = loop.create_task(later_items.feed(self, rest, done)) if rest else None
         work = self.work = SharedWork(self, groups, first_claim, first_keys, self.claim_block, items_ready, feed)
         gc_pacing.freeze_plan()   # the plan lives as long as the run: not traversed by every collection
         self._drained = work.drained
@@ -397,13 +316,13 @@ class _Executor:
             error = (f"cannot write results ({_why(writer.error)} in {journal.path.parent}); the run stopped at "
                      f"{p.done}/{p.total} answered, every answer reported is kept; free space and run the same "
                      "command again to continue")
-        elif feed_error is not None:
-            error = (f"cannot look up the cache for the run's later items ({_why(feed_error)}); the {p.done} answers "
-                     "are stored; run the same command again to continue")
         elif counts is None:
             status = "error"
             error = (f"cannot write to the database ({_why(self._merge_error)}); the {p.done} answers are safe in "
                      f"{journal.path} and the next command on this database merges them")
+        elif feed_error is not None:
+            error = (f"cannot prepare the run's later items ({_why(feed_error)}); the {p.done} answers are stored; "
+                     "run the same command again to continue")
         if error is not None:
             await asyncio.to_thread(self._mark_failed)
         h._update(status=status, in_flight=0, **({"error": redact(error, self._secret)} if error else {}))
@@ -418,6 +337,14 @@ class _Executor:
         t = self._items_ready
         return t is not None and t.done() and not t.cancelled() and t.exception() is None
 
+    def _release_claims(self) -> None:
+        """Best effort: drop this run's claims (the run stopped on an error before its final merge)."""
+        try:
+            with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
+                claims.release_run(con, self.owner, self.run_id)
+        except Exception:
+            pass
+
     def _mark_failed(self) -> None:
         """Best effort: the run is not left 'running' (if even this cannot be written, the next command's journal
         recovery marks it interrupted: its process is gone by then)."""
@@ -430,7 +357,7 @@ class _Executor:
         for t in self._tasks:
             t.cancel()
 
-    async def _merge_loop(self, writer: _JournalWriter, stop: asyncio.Event) -> None:
+    async def _merge_loop(self, writer: JournalWriter, stop: asyncio.Event) -> None:
         """Merge every MERGE_INTERVAL seconds, and once more as soon as the last calls are sent (the loop is idle
         while they are at the model), so the final merge after them has only their records left."""
         drained_merged = False
@@ -445,7 +372,7 @@ class _Executor:
             if not stop.is_set():
                 await self._merge(writer, final=False)
 
-    async def _merge(self, writer: _JournalWriter, final: bool, status: str | None = None):
+    async def _merge(self, writer: JournalWriter, final: bool, status: str | None = None):
         """Move durable journal records into DuckDB and refresh the run's counts (``final``: also set ``status`` and
         finished_at). Returns the run's counts when nothing is left unmerged, else None. Nothing is merged before
         the run's items are in the DB (the final merge comes after their insert)."""
@@ -478,7 +405,7 @@ class _Executor:
         writer.committed[:0] = records  # try again at the next merge (or recover_journals() later)
         return None
 
-    async def _worker(self, work: SharedWork, writer: _JournalWriter) -> None:
+    async def _worker(self, work: SharedWork, writer: JournalWriter) -> None:
         """One concurrency slot. Pipelined: while call k+1 is at the model, call k's journal record is being
         fsynced; call k+1 is not reported before call k is durable. So per slot at most two calls are "sent but not
         durable" (one at the model, one in the group commit) — after a kill -9 at most 2 × concurrency calls can be
@@ -512,7 +439,7 @@ class _Executor:
         if not task.cancelled():
             task.exception()   # retrieved: a failed write is reported once, by the journal writer's error
 
-    async def _commit(self, writer: _JournalWriter, record: dict, ok: bool, cost, n_items: int) -> None:
+    async def _commit(self, writer: JournalWriter, record: dict, ok: bool, cost, n_items: int) -> None:
         await writer.commit(record)   # durable (fsynced) before it counts
         h = self.handle
         with h._lock:
@@ -618,29 +545,6 @@ class _Executor:
                     breaker.abandoned(probe)
         return ({"calls": [], "results": self._failure_rows(items, key, reason, attempt), "key": key}, False, attempt,
                 None)
-
-
-def split_head(items: list[dict], prompts: int) -> tuple[list[dict], list[dict]]:
-    """(head, rest): the items of the first ``prompts`` distinct prompts, in order, and the others. A prompt's items
-    are all on one side (its cache key is too), so the two sides never share a call."""
-    first: set[str] = set()
-    for it in items:
-        if len(first) == prompts and it["prompt"] not in first:
-            break
-        first.add(it["prompt"])
-    if len(first) < prompts:
-        return items, []
-    head, rest = [], []
-    for it in items:
-        (head if it["prompt"] in first else rest).append(it)
-    return head, rest
-
-
-def _cached_and_waiting(con, keys: list[str]) -> tuple[dict[str, dict], set[str]]:
-    """Of ``keys``: the cached calls (key -> row), and the uncached keys sitting in a provider batch (this run's or
-    another's: not called live, they are paid for already and arrive when the batch is collected)."""
-    cached = store.lookup_calls(con, keys)
-    return cached, batch_store.in_flight(con, set(keys) - set(cached))
 
 
 def _why(exc: BaseException | None) -> str:

@@ -37,6 +37,9 @@ class SharedWork:
         self.shared = 0                           # items answered by another run's call
         self.poll_failures = 0
         self.feeding = feeding                    # adds the run's later keys (``add``); None: all are here
+        self._more = asyncio.Event()              # keys were added, or the feeding ended
+        if feeding is not None:
+            feeding.add_done_callback(lambda _: self._more.set())
         self._claiming: asyncio.Task | None = None
         self._polling: asyncio.Task | None = None
         self.drained = asyncio.Event()            # nothing left to hand out (the last call is being sent)
@@ -53,6 +56,7 @@ class SharedWork:
         """More keys to answer (none of them known yet): claimed in blocks like the others."""
         self.groups.update(groups)
         self.todo.extend(groups)
+        self._more.set()
 
     # -- the workers' side
     async def take(self) -> tuple[str, list[dict]] | None:
@@ -67,8 +71,9 @@ class SharedWork:
             if self.todo or self._claiming is not None:   # (a block being claimed has left ``todo`` already)
                 await self._claim_next()
                 continue
-            if not self._fed:
-                await asyncio.wait([self.feeding])   # its error (if any) is the run's to report
+            if not self._fed:   # (its error, if any, is the run's to report)
+                self._more.clear()
+                await self._more.wait()
                 continue
             if self.waiting:
                 await self._poll()
@@ -77,7 +82,7 @@ class SharedWork:
             return None
 
     async def close(self) -> None:
-        """Wait for a claim or poll still under way (the workers are gone: cancelled or done)."""
+        """Wait for a claim, poll or feeding still under way (the workers are gone: cancelled or done)."""
         pending = [t for t in (self._claiming, self._polling, self.feeding) if t is not None]
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)

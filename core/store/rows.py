@@ -42,7 +42,7 @@ def arrow_type(typ: str):
 
 
 def _column(values: list, column_type: str) -> pa.Array:
-    """``values`` as an Arrow array of ``typ``, leniently: JSON text for structures in a string column, numbers
+    """``values`` as an Arrow array of ``column_type`` (a DuckDB type name, ``arrow_type``), leniently: JSON text for structures in a string column, numbers
     from text, NaN as NULL, a value that cannot be converted as NULL. Values that all have the column's own Python
     type (what the runner writes) are handed to Arrow in one go (a merge of a thousand results took ~50 ms in the
     rules below, ~1 ms this way)."""

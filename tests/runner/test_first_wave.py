@@ -7,7 +7,7 @@ import time
 import pytest
 
 from core import runner, store
-from core.runner import executor
+from core.runner import executor, later_items
 from core.store.journal import Journal, recover
 from tests.runner.test_runner_mechanics import CFG, FakeModel, db_rows
 
@@ -127,7 +127,7 @@ def _items_of(prompts: str) -> list[dict]:
     ("aaab", 1, [0, 1, 2], [3]),
 ])
 def test_split_head_never_splits_a_prompt(prompts, n, head, rest):
-    h, r = executor.split_head(_items_of(prompts), n)
+    h, r = later_items.split_head(_items_of(prompts), n)
     assert [it["idx"] for it in h] == head and [it["idx"] for it in r] == rest
 
 
@@ -166,7 +166,7 @@ def test_a_run_half_in_the_cache_takes_the_later_half_from_it_too(tmp_path):
 def test_a_failed_lookup_of_the_later_items_ends_the_run_with_an_error_and_a_resume_finishes_it(tmp_path,
                                                                                                monkeypatch):
     db = tmp_path / "r.duckdb"
-    real = executor._cached_and_waiting
+    real = later_items.cached_and_waiting
     looked = []
 
     def second_fails(con, keys):
@@ -175,11 +175,11 @@ def test_a_failed_lookup_of_the_later_items_ends_the_run_with_an_error_and_a_res
             raise OSError(5, "Input/output error")
         return real(con, keys)
 
-    monkeypatch.setattr(executor, "_cached_and_waiting", second_fails)
+    monkeypatch.setattr(later_items, "cached_and_waiting", second_fails)
     model = FakeModel(latency=0.001, concurrency=2)     # the head: 8 prompts
     p = runner.run(CFG, model, db_path=db)
     assert looked == [8, 72] and (p.status, p.done, model.calls) == ("error", 8, 8)
-    assert "cannot look up the cache for the run's later items (input/output error)" in p.error
+    assert "cannot prepare the run's later items (input/output error)" in p.error
     assert store.get_run(db, p.run_id)["status"] == "error"
     assert db_rows(db, "SELECT count(*) FROM results WHERE error IS NULL") == [(8,)]
     monkeypatch.undo()
