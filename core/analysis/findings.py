@@ -33,11 +33,12 @@ import pandas as pd
 
 from core.analysis import aggregated, stats
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
+from core.analysis.findings_text import verdict, verdicts
 from core.analysis.queries import VIEW, _quote, _src, _where, check_scoring, factor_columns, view_columns
 from core.analysis.summaries import config_accuracy
 
 __all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "keep", "points",
-           "report", "rows"]
+           "report", "rows", "verdict"]
 
 FAMILIES = ("finding", "report")
 TABLE_BY = ("model", "operation", "members", "condition")
@@ -330,7 +331,6 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
            only: Sequence[str] | None = None, view: str = VIEW, family: str = "finding") -> dict:
     """Every finding (or ``only`` those ids), p values Holm-adjusted within each family: one finding and model
     (``family="finding"``, the default) or every primary contrast of the report (``family="report"``)."""
-    from core.analysis.findings_text import verdicts
     from core.errors import UserError
 
     scoring = check_scoring(scoring)
