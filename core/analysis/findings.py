@@ -80,7 +80,7 @@ def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFram
     keeps its slice (``keep``)."""
     have = set(view_columns(con, view))
     design = _design(con, view)
-    cols = list(dict.fromkeys(["model", "run_id", *design, *(c for c in DRAW if c in have)]))
+    cols = list(dict.fromkeys(["model", "run_id", "config_id", *design, *(c for c in DRAW if c in have)]))
     deceptive = "CASE WHEN members = 'deceptive' THEN NULL ELSE {} END"
     sel = []
     for c in cols:
@@ -288,10 +288,10 @@ def _get_stats(data: pd.DataFrame) -> list[dict]:
     """The reference's get_stats: mean / std / min / max / N of per-configuration accuracy (a configuration = one
     run's cell of the grid) per model × operation × token type (× deceptive condition: the three conditions are
     never pooled); ``items`` = the answered items behind them."""
-    design = [c for c in DESIGN if c in data and data[c].notna().any()]
-    per_config = (data.groupby(["model", "run_id", *design], dropna=False, sort=True)["accuracy"]
-                  .agg(["mean", "size"]).rename(columns={"mean": "accuracy", "size": "n"}).reset_index())
-    by = [c for c in TABLE_BY if c in per_config and per_config[c].notna().any()]
+    by = [c for c in TABLE_BY if c in data and data[c].notna().any()]
+    per_config = (data.groupby(["run_id", "config_id"], sort=False)
+                  .agg(accuracy=("accuracy", "mean"), n=("accuracy", "size"), **{c: (c, "first") for c in by})
+                  .reset_index())
     table = (per_config.groupby(by, dropna=False, sort=True)
              .agg(mean=("accuracy", "mean"), std=("accuracy", "std"), min=("accuracy", "min"),
                   max=("accuracy", "max"), N=("accuracy", "size"), items=("n", "sum")).reset_index())
