@@ -75,8 +75,17 @@ for fd in rep["findings"]:
         continue
     st.subheader(fd["title"])
     st.caption(f"`{fd['id']}` · paper: {_ui.md(fd['source'])} — {_ui.md(fd['claim'])}")
-    for line in fd["verdicts"]:
-        (st.markdown if fd["applicable"] else st.info)(("- " if fd["applicable"] else "") + _ui.md(line))
+    runs_of = {m["model"]: m["runs"] for m in fd.get("models", [])}
+    shown = None
+    for line in fd.get("lines") or [{"model": None, "text": v} for v in fd["verdicts"]]:
+        if not fd["applicable"]:
+            st.info(_ui.md(line["text"]))
+            continue
+        if line["model"] != shown and line["model"] is not None:   # one block of verdicts per model
+            shown = line["model"]
+            pooled = runs_of.get(shown, [])
+            st.markdown(f"**{_ui.md(shown)}**" + (f" · runs: {_ui.md(', '.join(pooled))}" if pooled else ""))
+        st.markdown("- " + _ui.md(line["text"]))
     if not fd["applicable"]:
         continue
     if fd["contrasts"]:   # a static SVG (every text in it escaped): fifteen Plotly charts took a second to draw

@@ -33,7 +33,7 @@ import pandas as pd
 
 from core.analysis import aggregated, stats
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
-from core.analysis.findings_text import verdict, verdicts
+from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.queries import VIEW, _quote, _src, _where, check_scoring, factor_columns, view_columns
 from core.analysis.summaries import config_accuracy
 
@@ -174,7 +174,9 @@ def contrast(df: pd.DataFrame, f: Finding, a, b, confidence: float = 0.95) -> di
     keep = sides.index[sides["any"] & ~sides["all"]]
     out: dict[str, Any] = {"a": plain(a), "b": plain(b), "strata_total": total, "strata_matched": int(len(keep)),
                            "matched_on": strata, "runs": sorted(map(str, part["run_id"].unique())),
-                           "models": sorted(map(str, part["model"].unique()))}
+                           "models": sorted(map(str, part["model"].unique())),
+                           "pooled": {str(m): sorted(map(str, g.unique())) for m, g in part.groupby("model")["run_id"]
+                                      if g.nunique() > 1}}
     if not len(keep):
         out.update(estimate=None, reason=_unmatched_reason(part, strata, part["_a"], a, b))
         return out
@@ -354,6 +356,7 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
             c["significant"] = c["p_adjusted"] is not None and c["p_adjusted"] < alpha
     for fd in found:
         fd["verdicts"] = verdicts(fd, alpha)
+        fd["lines"] = verdict_lines(fd, alpha)
     correction = ("Holm within each finding and model (its pre-specified contrasts)" if family == "finding" else
                   "Holm across every primary contrast of the report (splits of a pooled contrast: their own family)")
     return {"alpha": alpha, "scoring": scoring, "family": family, "correction": correction,

@@ -67,24 +67,36 @@ def verdict(fd: dict, c: dict, alpha: float) -> str:
     notes = [n for n in (c.get("caveat"),) if n]
     if c.get("n") is not None and c["n"] < 10:
         notes.append("few draws: the interval understates the uncertainty")
-    if len(c.get("runs") or ()) > 1:
-        notes.append("runs pooled: " + ", ".join(c["runs"]))
+    for model, runs in (c.get("pooled") or {}).items():
+        notes.append(f"runs of {model} pooled: " + ", ".join(runs))
     if notes:
         text += f" ({'; '.join(notes)})"
+    if factor == "model":   # a level is a model's name: written as it is
+        return text + "."
     return who + text[len(who):][:1].upper() + text[len(who) + 1:] + "."
 
 
-def verdicts(fd: dict, alpha: float) -> list[str]:
-    """Every sentence of a finding: its contrasts, then what it could not answer (per model)."""
+def verdict_lines(fd: dict, alpha: float) -> list[dict]:
+    """Every sentence of a finding as {"model", "text"} (the text without the model's name; model None for a line
+    about the whole finding): its contrasts, then what it could not answer (per model)."""
     if not fd["applicable"]:
-        return [f"Not answerable from these runs: {', '.join(map(str, fd['missing']))}."]
-    out = [verdict(fd, c, alpha) for c in fd["contrasts"]]
+        return [{"model": None, "text": f"Not answerable from these runs: {', '.join(map(str, fd['missing']))}."}]
+    out = []
+    for c in fd["contrasts"]:
+        text = verdict(fd, c, alpha)
+        who = f"{c['model']}: " if c.get("model") else ""
+        out.append({"model": c.get("model"), "text": text[len(who):]})
     factor = fd["factor"]
     for u in fd.get("unanswered", []):
-        who = f"{u['model']}: " if u.get("model") else ""
-        out.append(f"{who}{level_text(factor, u['a'])} vs {level_text(factor, u['b'])}{_where(u)}: not answerable "
-                   f"({u['reason']}).")
+        text = (f"{level_text(factor, u['a'])} vs {level_text(factor, u['b'])}{_where(u)}: not answerable "
+                f"({u['reason']}).")
+        out.append({"model": u.get("model"), "text": text[:1].upper() + text[1:]})
     if fd.get("secondary_to"):
-        out.append(f"Secondary: these split the pooled contrast of {fd['secondary_to']}; they are their own Holm "
-                   "family and do not re-test it.")
+        out.append({"model": None, "text": f"Secondary: these split the pooled contrast of {fd['secondary_to']}; "
+                                            "they are their own Holm family and do not re-test it."})
     return out
+
+
+def verdicts(fd: dict, alpha: float) -> list[str]:
+    """``verdict_lines`` as plain sentences, each named by its model."""
+    return [f"{x['model']}: {x['text']}" if x["model"] else x["text"] for x in verdict_lines(fd, alpha)]
