@@ -156,7 +156,7 @@ DRAW = ["seed", "sample", "members", "size_a", "size_b", "length", "decile", "de
 def _draws(df):
     df = df.copy()
     df["acc"] = df["correct_strict"].astype(float) * 100
-    df["draw"] = df[DRAW].astype(str).agg("|".join, axis=1)
+    df["draw"] = df[DRAW].astype(object).where(df[DRAW].notna(), "").astype(str).agg("|".join, axis=1)
     return df
 
 
@@ -227,7 +227,7 @@ def test_models_are_compared_paired_by_draw_and_the_weaker_one_loses(studied):
     assert {c["a"], c["b"]} == {"openai-compatible/strong", "openai-compatible/weak"}
     sign = +1 if c["a"] == "openai-compatible/strong" else -1
     _significant(c, sign)
-    assert c["design"] == "paired by draw" and c["n"] == 24, c      # the two runs share their draws: 12 x 2 types
+    assert c["design"] == "paired by draw" and c["n"] == 48, c      # the runs share their draws: 12 x 2 sizes x 2 types
     # one verdict per model for every other finding, never pooled
     nvw = found["numbers_vs_words"]["contrasts"]
     assert sorted(x["model"] for x in nvw) == ["openai-compatible/strong", "openai-compatible/weak"]
