@@ -128,3 +128,24 @@ def test_forest_svg_draws_each_contrast_with_its_numbers_and_escapes_text():
     assert xs(zero.getAttribute("x1")) < xs(dot.getAttribute("cx"))
     assert re.search(r">difference in accuracy \(points\)<", svg)
     assert "No contrast to draw" in findings_view.forest_svg({"factor": "members", "contrasts": []})
+
+
+def test_strict_partial_credit_scores_the_strict_parse():
+    from core.analysis.findings_metrics import strict_scores
+
+    assert strict_scores("[1, 2, 3]", "[2, 3, 4, 5]") == (0.5, 2 / 3, 0.4)
+    assert strict_scores("[1, 2]", None) == (0.0, 0.0, 0.0)                 # did not follow the reference's rule
+    assert strict_scores("[]", "[]") == (1.0, 1.0, 1.0)
+    assert strict_scores('["Cat"]', '["cat"]') == (0.0, 0.0, 0.0)          # compared as the strict verdict compares
+
+
+def test_family_report_puts_every_primary_contrast_in_one_family(deceptive_run):
+    db, run_id = deceptive_run
+    with store.connect(db) as con:
+        per_finding = findings.report(con, [run_id])
+        whole = findings.report(con, [run_id], family="report")
+    fams = {c["family"] for fd in whole["findings"] for c in fd["contrasts"] if not fd["secondary_to"]}
+    assert fams == {"every primary contrast of this report"}
+    secondary = [c["family"] for fd in whole["findings"] if fd["secondary_to"] for c in fd["contrasts"]]
+    assert secondary and all(f != "every primary contrast of this report" for f in secondary)
+    assert len({c["family"] for fd in per_finding["findings"] for c in fd["contrasts"]}) > 1
