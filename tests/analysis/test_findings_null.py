@@ -78,6 +78,7 @@ def null_runs(tmp_path_factory):
     return db, ids
 
 
+@pytest.mark.slow
 def test_a_null_model_declares_an_effect_in_few_answerable_findings(null_runs, tmp_path):
     db, ids = null_runs
     out = tmp_path / "r0.json"
