@@ -1,5 +1,6 @@
 """Findings: each hypothesis and figure of the SetLexSem paper as a tested verdict on the selected runs — one
-sentence per contrast (direction, size, interval, pairing, Holm-adjusted significance, the paper's number), the
+verdict per model (never pooled across models; runs of one model pooled and named), one sentence per contrast
+(direction, size, interval, n in independent draws, matched strata, p and its Holm family, the paper's number), the
 contrasts as a forest plot (static SVG; a row's numbers on hover), the violins on request, the reference's table
 and the paper's numbers beside ours."""
 
@@ -15,12 +16,13 @@ from core.analysis import findings_view
 from pages import _ui
 
 st.title("Findings")
-st.caption("The SetLexSem paper's questions, answered for your runs: does swapping hyponyms lower accuracy? are "
-           "words harder than numbers? does accuracy fall with set size? Each contrast is an estimate in accuracy "
-           "points (mean of the first level minus the second) with a 95 % interval, paired where the design pairs "
-           "(deceptive conditions by sample; other factors by matched configuration), and p adjusted by Holm's "
-           "method across every contrast on this page. The unit is per-configuration accuracy, as in the paper's "
-           "violins.")
+st.caption("The SetLexSem paper's questions, answered for your runs, one verdict per model: does swapping "
+           "hyponyms lower accuracy? are words harder than numbers? does accuracy fall with set size? Each contrast "
+           "is an estimate in accuracy points (first level minus second) over independent draws of (A, B) — the "
+           "configurations that reuse a draw are averaged into it —, comparing levels only where every other "
+           "factor and the model are equal (matched strata), with a permutation p and a 95 % bootstrap interval, "
+           "p adjusted by Holm's method within each finding and model (or across the page). How: docs/FIDELITY.md, "
+           "\"How verdicts are computed\".")
 
 runs = _ui.runs_df()
 runs = runs[runs["task"] == "setops"] if not runs.empty else runs
@@ -43,14 +45,24 @@ except (TypeError, ValueError):
     alpha_default = 0.05
 alpha_default = alpha_default if 0 < alpha_default < 1 else 0.05
 alpha = c2.number_input("Significance level α", min_value=0.001, max_value=0.5, value=alpha_default, step=0.01,
-                        format="%.3f", key="find_alpha", help="After Holm's correction across every contrast.")
+                        format="%.3f", key="find_alpha", help="After Holm's correction within each family.")
 _ui.qp_set(alpha=f"{alpha:g}")
+families = {"finding": "each finding and model", "report": "every contrast on this page"}
+family_q = _ui.qp_get("family", "finding")
+family = c1.radio("Holm family", list(families), format_func=families.get, horizontal=True, key="find_family",
+                  index=list(families).index(family_q) if family_q in families else 0,
+                  help="Holm's correction within each finding's pre-specified contrasts for one model (the "
+                       "reference's hypotheses), or across every primary contrast on this page.")
+_ui.qp_set(family=family)
 
-rep = _ui.cached_analysis("findings_report", picked, scoring=scoring, alpha=alpha)
+rep = _ui.cached_analysis("findings_report", picked, scoring=scoring, alpha=alpha, family=family)
 answerable = [f for f in rep["findings"] if f["applicable"]]
 n_sig = sum(1 for f in answerable for c in f["contrasts"] if c.get("significant"))
+models = sorted({m["model"] for f in rep["findings"] for m in f.get("models", [])})
 st.markdown(f"**{len(answerable)} of {len(rep['findings'])} findings** can be answered from these runs; "
-            f"**{n_sig}** contrast(s) significant at α = {alpha:g} after Holm ({scoring} scoring).")
+            f"**{n_sig}** contrast(s) significant at α = {alpha:g} after Holm ({_ui.md(rep['correction'])}; "
+            f"{scoring} scoring). Models, each with its own verdicts: "
+            + ", ".join(_ui.md_code(m) for m in models) + ".")
 d1, d2, d3 = st.columns(3)
 d1.download_button("Findings (JSON)", json.dumps(rep, indent=1, default=str), file_name="findings.json",
                    mime="application/json", key="find_dl_json")
@@ -63,8 +75,17 @@ for fd in rep["findings"]:
         continue
     st.subheader(fd["title"])
     st.caption(f"`{fd['id']}` · paper: {_ui.md(fd['source'])} — {_ui.md(fd['claim'])}")
-    for line in fd["verdicts"]:
-        (st.markdown if fd["applicable"] else st.info)(("- " if fd["applicable"] else "") + _ui.md(line))
+    runs_of = {m["model"]: m["runs"] for m in fd.get("models", [])}
+    shown = None
+    for line in fd.get("lines") or [{"model": None, "text": v} for v in fd["verdicts"]]:
+        if not fd["applicable"]:
+            st.info(_ui.md(line["text"]))
+            continue
+        if line["model"] != shown and line["model"] is not None:   # one block of verdicts per model
+            shown = line["model"]
+            pooled = runs_of.get(shown, [])
+            st.markdown(f"**{_ui.md(shown)}**" + (f" · runs: {_ui.md(', '.join(pooled))}" if pooled else ""))
+        st.markdown("- " + _ui.md(line["text"]))
     if not fd["applicable"]:
         continue
     if fd["contrasts"]:   # a static SVG (every text in it escaped): fifteen Plotly charts took a second to draw

@@ -48,22 +48,20 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
     tasks_of(runs)                                 the tasks among some runs (views never pool two tasks)
 
 Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``aggregated`` (the same views from the store's per-configuration counts) · ``memo`` (repeated calls answered in-process) · ``summaries`` (per-config accuracy, violins,
-intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) ·
+intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) · ``stats`` (every
+interval, test and correction: Wilson, permutation tests, bootstrap intervals, Holm) ·
 ``reference`` (published figures) · ``views`` (defaults and labels of a view) · ``report`` (the static HTML report) ·
 ``figures`` (Plotly figures of all of the above).
 """
 
 from core.analysis.compare import (
     AGREEMENT_LEVELS,
-    BOOTSTRAP_MAX,
     Series,
     agreement_map,
     compare_difference,
     compare_runs,
     compare_view,
-    difference_of_means,
     mcnemar,
-    mcnemar_counts,
     paired_comparison,
     paired_items,
     paired_summary,
@@ -102,6 +100,7 @@ from core.analysis.queries import (
     view_columns,
 )
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
+from core.analysis.stats import BOOTSTRAP_MAX, difference_of_means, mcnemar_counts, wilson_interval
 from core.analysis.summaries import (
     config_accuracy,
     config_interval,
@@ -111,7 +110,6 @@ from core.analysis.summaries import (
     violin_data,
     violin_summary,
     violin_view,
-    wilson_interval,
 )
 from core.analysis.views import (
     config_labels,
@@ -132,13 +130,15 @@ from core.analysis.views import (
 )
 
 
-def findings_report(con, run_ids, scoring: str = "strict", alpha: float = 0.05, only=None) -> dict:
+def findings_report(con, run_ids, scoring: str = "strict", alpha: float = 0.05, only=None,
+                    family: str = "finding") -> dict:
     """The SetLexSem paper's findings on these runs (core/analysis/findings.py); kept in the store by the runs'
     versions (core/analysis/memo.py), so it is computed once per state of the runs, whichever process asks."""
     from core.analysis import memo
     from core.analysis.findings import report
 
-    return memo.call(con, "findings", report, run_ids, scoring=scoring, alpha=alpha, only=only, persist=True)
+    return memo.call(con, "findings", report, run_ids, scoring=scoring, alpha=alpha, only=only, family=family,
+                     persist=True)
 
 
 def finding_points(con, run_ids, finding_id: str, scoring: str = "strict"):

@@ -3,7 +3,6 @@ and tests, item-by-item pairing, McNemar's test and the agreement map."""
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -12,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core.analysis.queries import RUN_FACTORS, VIEW, _quote, _src, _where, factor_columns
+from core.analysis.stats import difference_of_means, mcnemar_counts
 from core.analysis.summaries import _config_accuracy_sql, frame_from_json
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -166,85 +166,6 @@ def compare_difference(con, series: Sequence[Series], a_name: str, b_name: str, 
                      dict(filters or {}), scoring, persist=True)
 
 
-# Above this many configurations in a series the interval is Welch's t interval, not a bootstrap: scipy's BCa
-# bootstrap takes 0.4 s at 2,000 configurations a side, 2.3 s at 5,000 and 6 s at 10,000 (its jackknife grows with
-# the square), and at such sizes the bootstrap distribution of a difference of means is normal to within its own
-# Monte Carlo noise — measured at 5,000 a side: BCa [-1.21, +1.03], Welch [-1.31, +1.00] points.
-BOOTSTRAP_MAX = 2000
-
-
-def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: float = 0.95,
-                        n_resamples: int = 2000, seed: int = 0, bootstrap_max: int = BOOTSTRAP_MAX) -> dict:
-    """Mean(b) − mean(a) of per-config accuracies with a confidence interval, Welch's t-test and the Mann–Whitney
-    U test. The interval is a bootstrap (scipy.stats.bootstrap, BCa when possible, else percentile) while neither
-    series has more than ``bootstrap_max`` configurations, else Welch's t interval (``ci_method`` says which, and a
-    note says why). Where a statistic says nothing (fewer than two configurations, no spread at all), it is NaN and
-    ``notes`` says why, in words a page or report shows instead of a number."""
-    from scipy import stats
-
-    a, b = (np.asarray(v, dtype=float).ravel() for v in (a, b))   # None → NaN, dropped with ±inf
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    out = {"n_a": int(a.size), "n_b": int(b.size), "mean_a": float(a.mean()) if a.size else math.nan,
-           "mean_b": float(b.mean()) if b.size else math.nan, "difference": math.nan, "ci_low": math.nan,
-           "ci_high": math.nan, "confidence": confidence, "welch_t": math.nan, "welch_p": math.nan,
-           "mannwhitney_u": math.nan, "mannwhitney_p": math.nan, "notes": []}
-    if a.size == 0 or b.size == 0:
-        out["notes"].append("one of the series has no configuration in this selection")
-        return out
-    out["difference"] = float(b.mean() - a.mean())
-    if a.size < 2 or b.size < 2:
-        out["notes"].append(f"an interval and the tests need two or more configurations per series (A has "
-                            f"{a.size}, B has {b.size})")
-    if a.size >= 2 and b.size >= 2:
-        def stat(x, y, axis=-1):
-            return np.mean(y, axis=axis) - np.mean(x, axis=axis)
-
-        import warnings
-
-        rng = np.random.default_rng(seed)
-        large = max(a.size, b.size) > bootstrap_max
-        for method in () if large else ("BCa", "percentile"):
-            try:
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    res = stats.bootstrap((a, b), stat, confidence_level=confidence, n_resamples=n_resamples,
-                                          method=method, random_state=rng, vectorized=True)
-                lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-                if np.isfinite(lo) and np.isfinite(hi):
-                    out["ci_low"], out["ci_high"] = lo, hi
-                    out["ci_method"] = method
-                    break
-            except Exception:  # degenerate samples (all equal) make BCa fail; fall back to percentile
-                continue
-        flat_a, flat_b = bool(np.all(a == a[0])), bool(np.all(b == b[0]))
-        if flat_a and flat_b:
-            # every configuration has the same accuracy on each side: the difference is exact, an interval or a
-            # t-test adds nothing (and Welch's t would report p = 0 or be undefined)
-            out["ci_low"] = out["ci_high"] = math.nan
-            out["ci_method"] = "degenerate"
-            out["notes"].append("every configuration has the same accuracy within each series, so there is no "
-                                "spread to build an interval or a t-test on: the difference is exact for these "
-                                "configurations")
-        else:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = stats.ttest_ind(b, a, equal_var=False)
-                welch_ci = t.confidence_interval(confidence_level=confidence) if large else None
-            out["welch_t"], out["welch_p"] = float(t.statistic), float(t.pvalue)
-            if welch_ci is not None and np.isfinite(welch_ci.low) and np.isfinite(welch_ci.high):
-                out["ci_low"], out["ci_high"] = float(welch_ci.low), float(welch_ci.high)
-                out["ci_method"] = "Welch t"
-            if flat_a or flat_b:
-                out["notes"].append(f"all configurations of {'A' if flat_a else 'B'} have the same accuracy: "
-                                    "Welch's test leans on the other series' spread alone")
-        try:
-            u = stats.mannwhitneyu(b, a, alternative="two-sided")
-            out["mannwhitney_u"], out["mannwhitney_p"] = float(u.statistic), float(u.pvalue)
-        except ValueError:
-            pass
-    return out
-
-
 def paired_items(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | None = None,
                  view: str = VIEW, scoring: str = "lenient") -> pd.DataFrame:
     """Items answered in both runs, matched on (config_id, sample, prompt): correct_a, correct_b and factors."""
@@ -275,20 +196,6 @@ def mcnemar(paired: pd.DataFrame) -> dict:
     a = paired["correct_a"].astype(bool).to_numpy()
     b = paired["correct_b"].astype(bool).to_numpy()
     return mcnemar_counts(int(np.sum(a & b)), int(np.sum(a & ~b)), int(np.sum(~a & b)), int(np.sum(~a & ~b)))
-
-
-def mcnemar_counts(both_right: int, only_a: int, only_b: int, both_wrong: int) -> dict:
-    """Exact McNemar test from the four counts of paired correctness (n, the counts, p_value, agreement)."""
-    from scipy.stats import binomtest
-
-    n = both_right + only_a + only_b + both_wrong
-    out = {"n": n, "both_right": both_right, "only_a": only_a, "only_b": only_b, "both_wrong": both_wrong}
-    if not n:
-        return {**out, "p_value": math.nan}
-    d = only_a + only_b
-    out["p_value"] = float(binomtest(only_a, d, 0.5).pvalue) if d else 1.0
-    out["agreement"] = (both_right + both_wrong) / n
-    return out
 
 
 def paired_summary(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | None = None,

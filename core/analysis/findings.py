@@ -1,213 +1,47 @@
-"""The SetLexSem paper's findings as tested verdicts, from any stored runs (issue 18).
+"""The SetLexSem paper's findings (core/analysis/findings_catalogue.py) as tested verdicts, from any stored runs.
 
-Each finding is one of the reference's hypotheses (``configs/post_hypothesis/hypothesis.json`` of
-github:amazon-science/SetLexSem-Challenge; ``id`` = its ``hypo_name``) or a figure the paper draws from its runs
-(Fig 6a / Table 7: length 5 − 3 per decile; precision, recall and Jaccard). A finding names the reference's filter in
-our factor names, the factor it contrasts and the level pairs, how the design pairs them, and the paper's figure,
-claim and numbers. ``report(con, run_ids)`` computes every finding from the stored results:
+``report(con, run_ids)`` computes every finding, **one verdict per model** (never pooled across models; runs of the
+same model are pooled and named). How a contrast of levels a and b of a factor is computed (docs/FIDELITY.md, "How
+verdicts are computed", gives the reasons):
 
-- the unit is **per-configuration accuracy** (as in the paper's violins: one point = the accuracy over the samples
-  of one prompt configuration), except where the design pairs samples (deceptive conditions: the same draw, index
-  and operation, swapped or not) — there the unit is the sample's verdict (0 or 100) and the test is paired;
-- a **directional contrast** per level pair: estimate = mean(a) − mean(b) in accuracy points, its confidence
-  interval, p (paired t-test on the differences where the design pairs — configurations equal in every other factor,
-  or samples —, Welch's t-test otherwise), n per side, and **Holm-adjusted p across every contrast of the report**;
-- a **test of spread** beside the test of means (the paper's figure of merit is the variance of accuracy):
-  Brown–Forsythe (Levene's test around the median) and the two standard deviations;
-- the reference's table (mean / std / min / max / N of per-configuration accuracy per operation × token type,
-  its ``get_stats``), and the paper's numbers beside ours;
-- "not answerable" with the missing levels when the runs lack what a finding contrasts.
+1. **Unit = the independent draw.** The grid reuses each drawn (A, B) across operations, phrasings, approaches,
+   shots and deceptive conditions (``findings_catalogue.DRAW`` names the columns that identify a draw). Item verdicts
+   (0 / 100) are averaged per (stratum, draw, level) — repeated items of pooled runs included — and tested at the
+   level of draws, never of items or configurations.
+2. **Matched strata.** A stratum = one value of every other design factor (the model fixed). Only strata that hold
+   both levels are kept; the rest are dropped and counted ("matched 12 of 20 strata"). None kept → not answerable.
+3. **Test and interval** (core/analysis/stats.py). A factor that varies within a draw, or two models that answered
+   the same draws: per draw, the mean over its matched strata of (a − b); sign-flip permutation test over draws and a
+   percentile bootstrap interval. A factor that varies between draws (size, token type, length, decile, overlap):
+   per draw, the mean over its matched configurations; the stratified difference of means, stratified on the
+   other draw-level factors, label permutation within strata, stratified bootstrap.
+4. **Families.** Holm within one finding and model (its pre-specified contrasts), named in the output;
+   ``family="report"`` makes every primary contrast of the report one family. A finding that splits another's pooled
+   contrast (``secondary_to``) is secondary: its own family, never the pooled one's.
+5. **Spread** (the paper's figure of merit): standard deviation of per-configuration accuracy (over the matched
+   configurations of each level) and the Brown–Forsythe test, reported beside the verdict, not part of the family
+   (configurations share draws, so its p is optimistic).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from core.analysis import aggregated
+from core.analysis import aggregated, stats
+from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
+from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.queries import VIEW, _quote, _src, _where, check_scoring, factor_columns, view_columns
-from core.analysis.summaries import config_accuracy, group_summary
+from core.analysis.summaries import config_accuracy
 
-DESIGN = ("operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition",
-          "swap_count", "overlap", "phrasing", "approach", "shots")
-TABLE_BY = ("operation", "members")
-WORDLIKE = ("words", "deciles", "deceptive")
+__all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "keep", "points",
+           "report", "rows", "verdict"]
 
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    title: str
-    factor: str                                   # the column the finding contrasts
-    pairs: tuple = ()                             # (a, b) level pairs; empty = adjacent levels present
-    filters: Mapping[str, Sequence] = field(default_factory=dict)   # the reference's filter, our names
-    pairing: str = "config"                       # "config" | "sample" | "none"
-    within: tuple[str, ...] = ()                  # contrasts computed separately per level of these columns
-    ignore: tuple[str, ...] = ()                  # factors that change with ``factor`` (left out of the pairing key)
-    source: str = ""                              # the paper's figure / table
-    claim: str = ""                               # what the paper says
-    paper: Mapping[tuple, float] = field(default_factory=dict)   # paper's estimate per (a, b[, within]) in points
-    paper_table: str | None = None                # data/reference_figures.json table beside ours
-    kind: str = "contrast"                        # "contrast" | "metrics"
-
-
-FINDINGS: tuple[Finding, ...] = (
-    Finding("which_prompt_language_is_better_formal_vs_plain", "Formal vs plain demonstration phrasing", "phrasing",
-            (("formal", "plain"),), {"members": ["numbers", "words"]},
-            source="Fig 9, Appendix Table 10 (demonstration phrasing)",
-            claim="formal phrasing is better than plain (76.8 vs 72.2, seven LLMs pooled)",
-            paper={("formal", "plain"): 4.6}, paper_table="setlexsem_by_phrasing"),
-    Finding("operation_types", "Set operations", "operation",
-            (("union", "intersection"), ("union", "difference"), ("union", "symmetric_difference"),
-             ("intersection", "difference"), ("difference", "symmetric_difference"),
-             ("intersection", "symmetric_difference")),
-            {"members": ["numbers", "words"]}, source="Fig 4a, Appendix Table 4 (operation)",
-            claim="union is easiest; symmetric difference hardest (88.9 / 71.2 / 73.0 / 65.3)",
-            paper={("union", "intersection"): 17.71, ("union", "difference"): 15.9,
-                   ("union", "symmetric_difference"): 23.63, ("intersection", "difference"): -1.81,
-                   ("difference", "symmetric_difference"): 7.73, ("intersection", "symmetric_difference"): 5.92},
-            paper_table="setlexsem_by_operation"),
-    Finding("numbers_vs_words", "Numbers vs words", "members", (("numbers", "words"),),
-            {"members": ["numbers", "words"]}, ignore=("pos", "length"), source="Fig 5, Appendix Table 6 (operation × token type)",
-            claim="numbers are easier than words for most operations",
-            paper_table="setlexsem_by_operation_members"),
-    Finding("operand_size", "Operand size", "size_a", (),
-            {"members": ["numbers", "words"], "phrasing": ["formal"], "shots": [0]}, ignore=("size_b",),
-            source="Fig 4b, Appendix Table 5 (operand size)",
-            claim="accuracy falls as sets grow (90.4 / 80.6 / 70.5 / 54.4 for 2 / 4 / 8 / 16)",
-            paper={(2, 4): 9.78, (4, 8): 10.14, (8, 16): 16.06}, paper_table="setlexsem_by_size"),
-    Finding("llm_comparison", "Models compared", "model", (),
-            {"members": ["numbers", "words"], "phrasing": ["formal"], "shots": [0], "length": [1, 2, 3, 4],
-             "approach": ["baseline_allow_empty", "composite_allow_empty"]},
-            source="Fig 3, Appendix Table 3 (LLMs)", claim="models differ in mean and, more, in spread",
-            paper_table="setlexsem_by_model"),
-    Finding("compare_deciles", "Token frequency deciles", "decile", (), {"members": ["deciles"],
-                                                                       "phrasing": ["formal"]},
-            source="Fig 6 (token frequency)", claim="rarer words are not uniformly harder: the effect depends "
-                                                       "on length (Fig 6a)"),
-    Finding("deceptiveness_swapping_effect", "Swapping hyponyms between the sets", "condition",
-            (("swapped", "not_swapped"),), {"members": ["deceptive"], "phrasing": ["formal"]}, pairing="sample",
-            ignore=("swap_count",), source="Fig 7, Appendix Table 8 (deceptive words)",
-            claim="swapping lowers accuracy (Claude Haiku 71.9 vs 91.8; −41 points on intersections)",
-            paper={("swapped", "not_swapped"): -19.96}, paper_table="setlexsem_deceptive"),
-    Finding("deceptiveness_effect", "Deceptive vs random words", "condition", (("swapped", "random"),),
-            {"members": ["deceptive"], "phrasing": ["formal"]}, pairing="none", ignore=("swap_count",),
-            source="Fig 7, Appendix Table 8", claim="swapped deceptive sets are harder than a random baseline (71.9 vs 81.1)",
-            paper={("swapped", "random"): -9.18}, paper_table="setlexsem_deceptive"),
-    Finding("deceptiveness_effect_k_shots", "Swapping effect by number of demonstrations", "condition",
-            (("swapped", "not_swapped"),), {"members": ["deceptive"], "phrasing": ["formal"]}, pairing="sample",
-            within=("shots",), ignore=("swap_count",), source="Fig 8 (demonstrations × relationship between A and B)",
-            claim="demonstrations do not remove the swapping effect"),
-    Finding("effect_of_deceptive_words_when_sampled_for_word_and_overlap_samplers",
-            "Deceptive sets vs plainly sampled words", "sampler",
-            (("words", "deceptive not_swapped"), ("words", "deceptive swapped")),
-            {"members": ["words", "deceptive"], "phrasing": ["formal"]}, pairing="none",
-            ignore=("condition", "swap_count", "pos", "length"), source="Fig 7, Appendix Table 8 (words vs deceptive)",
-            claim="deceptive (swapped) sets are harder than words sampled plainly"),
-    Finding("effect_of_deceptive_words_when_sampled_for_word_and_overlap_samplers_for_each_set_operation",
-            "Deceptive sets vs plainly sampled words, per operation", "sampler",
-            (("words", "deceptive not_swapped"), ("words", "deceptive swapped")),
-            {"members": ["words", "deceptive"], "phrasing": ["formal"]}, pairing="none", within=("operation",),
-            ignore=("condition", "swap_count", "pos", "length"), source="Appendix Table 9 (deceptive, per operation)",
-            claim="the gap is largest for intersections", paper_table="setlexsem_deceptive_by_operation"),
-    Finding("is_overlap_important_only_haiku_numbers", "Overlap between the sets (numbers)", "overlapping",
-            (("overlap", "independent"),), {"members": ["numbers"], "phrasing": ["formal"]}, pairing="none",
-            ignore=("overlap",), source="Appendix (overlap samplers)",
-            claim="a controlled overlap changes accuracy on numbers"),
-    Finding("is_overlap_important_only_haiku_words", "Overlap between the sets (words)", "overlapping",
-            (("overlap", "independent"),), {"members": ["words"], "phrasing": ["formal"]}, pairing="none",
-            ignore=("overlap",), source="Appendix (overlap samplers)",
-            claim="a controlled overlap changes accuracy on words"),
-    Finding("length_5_minus_3_per_decile", "Word length 5 vs 3, per frequency decile (Fig 6a)", "length",
-            ((5, 3),), {"members": ["deciles"]}, within=("decile",), source="Fig 6a, Appendix Table 7",
-            claim="longer words are easier, most in rare deciles (+16.6 points in decile 2, +1.7 in decile 5)",
-            paper={(5, 3, 2): 16.6, (5, 3, 3): 11.2, (5, 3, 4): 6.4, (5, 3, 5): 1.7, (5, 3, 6): 4.9,
-                   (5, 3, 7): 4.2, (5, 3, 8): 2.5, (5, 3, 9): 3.8},
-            paper_table="setlexsem_len5_minus_len3_by_decile"),
-    Finding("precision_recall_jaccard", "Precision, recall and Jaccard of the answers", "operation",
-            source="§3 metrics (per-item precision, recall, Jaccard)", kind="metrics",
-            claim="partial credit: how far wrong answers are from the truth"),
-)
-BY_ID = {f.id: f for f in FINDINGS}
-
-# columns made from others for a finding (the reference groups by them; we store their parts): ``sampler`` =
-# words, or "deceptive <condition>"; ``overlapping`` = "overlap" when a fraction of the smaller set is shared by
-# design, else "independent" (see _derive)
-
-
-# ---------------------------------------------------------------------------------------------------- statistics
-
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment (family-wise error), NaN kept as NaN."""
-    idx = [i for i, p in enumerate(pvalues) if p is not None and not math.isnan(p)]
-    order = sorted(idx, key=lambda i: pvalues[i])
-    m = len(order)
-    out = [float("nan")] * len(pvalues)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        out[i] = running
-    return out
-
-
-def mean_difference(a: Sequence[float], b: Sequence[float], paired: bool, confidence: float = 0.95) -> dict:
-    """mean(a) − mean(b) with its interval and p (paired t on a − b, or Welch's t)."""
-    from scipy import stats
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    out = {"estimate": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "p": float("nan"),
-           "paired": paired, "n_a": int(len(a)), "n_b": int(len(b)), "caveat": None}
-    if len(a) == 0 or len(b) == 0:
-        return out
-    out["estimate"] = float(a.mean() - b.mean())
-    q = 0.5 + confidence / 2
-    if paired:
-        d = a - b
-        n = len(d)
-        if n < 2:
-            out["caveat"] = "one pair: no interval"
-            return out
-        sd = d.std(ddof=1)
-        if sd == 0:
-            out.update(ci_low=out["estimate"], ci_high=out["estimate"], p=1.0 if out["estimate"] == 0 else 0.0,
-                       caveat="every pair differs by the same amount: no sampling variation to test")
-            return out
-        se = sd / math.sqrt(n)
-        t = stats.t.ppf(q, n - 1)
-        out.update(ci_low=out["estimate"] - t * se, ci_high=out["estimate"] + t * se,
-                   p=float(stats.ttest_1samp(d, 0.0).pvalue))
-        return out
-    if len(a) < 2 or len(b) < 2:
-        out["caveat"] = "fewer than two configurations on a side: no interval"
-        return out
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    se = math.sqrt(va + vb)
-    if se == 0:
-        out.update(ci_low=out["estimate"], ci_high=out["estimate"], p=1.0 if out["estimate"] == 0 else 0.0,
-                   caveat="no variation on either side: no test")
-        return out
-    df = (va + vb) ** 2 / ((va ** 2 / (len(a) - 1) if va else 0) + (vb ** 2 / (len(b) - 1) if vb else 0))
-    t = stats.t.ppf(q, df)
-    out.update(ci_low=out["estimate"] - t * se, ci_high=out["estimate"] + t * se,
-               p=float(stats.ttest_ind(a, b, equal_var=False).pvalue))
-    return out
-
-
-def spread_test(a: Sequence[float], b: Sequence[float]) -> dict:
-    """Standard deviations and the Brown–Forsythe test of equal spread (Levene around the median)."""
-    from scipy import stats
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    out = {"std_a": float(a.std(ddof=1)) if len(a) > 1 else float("nan"),
-           "std_b": float(b.std(ddof=1)) if len(b) > 1 else float("nan"), "p": float("nan"),
-           "test": "Brown–Forsythe"}
-    if len(a) > 1 and len(b) > 1 and (np.ptp(a) > 0 or np.ptp(b) > 0):
-        out["p"] = float(stats.levene(a, b, center="median").pvalue)
-    return out
+FAMILIES = ("finding", "report")
+TABLE_BY = ("model", "operation", "members", "condition")
 
 
 # ----------------------------------------------------------------------------------------------------- the data
@@ -217,10 +51,11 @@ def _design(con, view: str) -> list[str]:
     return [c for c in DESIGN if c in have]
 
 
-def _points(con, run_ids, f: Finding, scoring: str, view: str) -> pd.DataFrame:
-    """Per-configuration accuracy with every design factor, the model and the finding's derived column."""
+def points(con, run_ids, f: Finding, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
+    """Per-configuration accuracy with every design factor, the model and the finding's derived column (the
+    reference's unit for its tables and violins)."""
     # a column that changes inside a configuration (a deceptive sample's part of speech) is not a design factor:
-    # grouping configurations by it would split them (issue 18)
+    # grouping configurations by it would split them
     if aggregated.usable(con, view, run_ids, ()):
         inside = aggregated.inside_columns(con, run_ids)["varies"]
     else:
@@ -233,24 +68,51 @@ def _points(con, run_ids, f: Finding, scoring: str, view: str) -> pd.DataFrame:
 def _derive(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
     if df.empty:
         return df
-    if f.factor == "sampler" or "sampler" in f.within:
-        cond = df["condition"].fillna("") if "condition" in df else ""
-        df["sampler"] = np.where(df["members"] == "deceptive", "deceptive " + cond, df["members"])
     if f.factor == "overlapping":
         ov = pd.to_numeric(df["overlap"], errors="coerce").fillna(0) if "overlap" in df else 0
         df["overlapping"] = np.where(ov > 0, "overlap", "independent")
     return df
 
 
-def _samples(con, run_ids, f: Finding, scoring: str, view: str) -> pd.DataFrame:
-    """One row per answered item (verdict 0/100) with the design factors, model and sample index."""
+def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
+    """One row per answered set-operation item of the runs: model, run, design factors, the draw's columns, the
+    verdict as 0 / 100 (``accuracy``) and ``draw`` (an integer naming the draw). One query per report; each finding
+    keeps its slice (``keep``)."""
+    have = set(view_columns(con, view))
     design = _design(con, view)
-    cols = ["model", "run_id", "seed", "sample", *design]
-    where, params = _where(con, run_ids, f.filters, view=view)
-    sel = ", ".join(_quote(c) for c in cols)
-    df = con.execute(f"SELECT {sel}, 100.0 * CAST(correct AS INTEGER) AS accuracy FROM {_src(con, view, scoring)} "
-                     f"{where}", params).df()
-    return _derive(df, f)
+    cols = list(dict.fromkeys(["model", "run_id", "config_id", *design, *(c for c in DRAW if c in have)]))
+    deceptive = "CASE WHEN members = 'deceptive' THEN NULL ELSE {} END"
+    sel = []
+    for c in cols:
+        q = _quote(c)
+        # for deceptive items ``pos`` and the sets are outcomes of the condition, not of the draw
+        sel.append(f"{deceptive.format(q)} AS {q}" if c in ("pos", "set_a", "set_b") and "members" in have else q)
+    where, params = _where(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
+    df = con.execute(f"SELECT {', '.join(sel)}, 100.0 * CAST(correct AS INTEGER) AS accuracy "
+                     f"FROM {_src(con, view, scoring)} {where}", params).df()
+    draw_cols = [c for c in DRAW if c in df.columns]
+    df["draw"] = df.groupby(draw_cols, dropna=False, sort=True).ngroup() if draw_cols and len(df) else 0
+    return df
+
+
+def keep(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
+    """The finding's slice of ``rows``: its filters (a level written 4 or 4.0 is one level), its derived column."""
+    mask = pd.Series(True, index=df.index)
+    for col, values in f.filters.items():
+        if col not in df:
+            return df.iloc[:0].copy()
+        values = list(values)
+        hit = pd.Series(False, index=df.index)
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if numbers:
+            hit |= pd.to_numeric(df[col], errors="coerce").isin(numbers)
+        texts = [str(v) for v in values if v is not None and v not in numbers]
+        if texts:
+            hit |= df[col].astype(str).isin(texts) & df[col].notna()
+        if any(v is None for v in values):
+            hit |= df[col].isna()
+        mask &= hit
+    return _derive(df[mask].copy(), f)
 
 
 def _level_eq(series: pd.Series, level) -> pd.Series:
@@ -267,52 +129,8 @@ def _levels(df: pd.DataFrame, column: str) -> list:
         return sorted(vals, key=str)
 
 
-def _pair_key(df: pd.DataFrame, f: Finding) -> list[str]:
-    """The columns two observations must share to be a pair: every design factor but the contrasted one (and those
-    that change with it), the model (except when models are contrasted), and for samples the seed and index."""
-    skip = {f.factor, "accuracy", "n", "n_correct", "config_id", "run_id", "sampler", "overlapping",
-            *f.ignore, *f.within}
-    if f.factor == "sampler":
-        skip |= {"members", "condition"}
-    return [c for c in df.columns if c not in skip]
-
-
-def _pair_ids(side_a: pd.DataFrame, side_b: pd.DataFrame, key: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """One integer per row of each side, equal where the rows agree on every ``key`` column (a missing value
-    matches a missing value): the pairing key, numbered over both sides at once."""
-    if not key:
-        return np.zeros(len(side_a), dtype=np.int64), np.zeros(len(side_b), dtype=np.int64)
-    both = pd.concat([side_a[key], side_b[key]], ignore_index=True)
-    ids = both.groupby(key, dropna=False, sort=False).ngroup().to_numpy()
-    return ids[:len(side_a)], ids[len(side_a):]
-
-
-def _contrast(df: pd.DataFrame, f: Finding, a, b, unit: str) -> dict:
-    side_a, side_b = df[_level_eq(df[f.factor], a)], df[_level_eq(df[f.factor], b)]
-    paired = False
-    if f.pairing in ("config", "sample"):
-        key = _pair_key(df, f)
-        if f.pairing == "config":
-            key = [c for c in key if c not in ("seed", "sample")]
-        ka, kb = _pair_ids(side_a, side_b, key)
-        ma = side_a["accuracy"].groupby(ka).mean()
-        mb = side_b["accuracy"].groupby(kb).mean()
-        common = ma.index.intersection(mb.index)
-        if len(common) >= 2:
-            paired = True
-            stats = mean_difference(ma[common].to_numpy(), mb[common].to_numpy(), paired=True)
-            stats["n_pairs"] = int(len(common))
-    if not paired:
-        stats = mean_difference(side_a["accuracy"].to_numpy(), side_b["accuracy"].to_numpy(), paired=False)
-        stats["n_pairs"] = 0
-    spread = spread_test(side_a["accuracy"].to_numpy(), side_b["accuracy"].to_numpy())
-    return {"a": _plain(a), "b": _plain(b), **{k: _plain(v) for k, v in stats.items()}, "unit": unit,
-            "mean_a": _plain(side_a["accuracy"].mean()) if len(side_a) else None,
-            "mean_b": _plain(side_b["accuracy"].mean()) if len(side_b) else None,
-            "spread": {k: _plain(v) for k, v in spread.items()}}
-
-
-def _plain(v):
+def plain(v):
+    """A value as plain JSON: numpy scalars unwrapped, NaN → None."""
     if isinstance(v, (np.integer,)):
         return int(v)
     if isinstance(v, (np.floating, float)):
@@ -322,11 +140,164 @@ def _plain(v):
     return v
 
 
-def _get_stats(points: pd.DataFrame) -> list[dict]:
-    """The reference's get_stats: mean / std / min / max / N of per-configuration accuracy per operation × type."""
-    by = [c for c in TABLE_BY if c in points]
-    table = group_summary(points, by)
-    return [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
+# ----------------------------------------------------------------------------------------------------- contrasts
+
+def strata_columns(df: pd.DataFrame, f: Finding) -> list[str]:
+    """The design factors a contrast holds equal: every design factor present but the contrasted one, those that
+    change with it (``ignore``) and the split (``within``). The model is held equal by computing per model."""
+    skip = {f.factor, *f.ignore, *f.within}
+    return [c for c in DESIGN if c in df.columns and c not in skip and df[c].notna().any()]
+
+
+def _codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    if not cols or df.empty:
+        return np.zeros(len(df), dtype=np.int64)
+    return df.groupby(cols, dropna=False, sort=True).ngroup().to_numpy()
+
+
+def _unmatched_reason(part: pd.DataFrame, strata: list[str], is_a: pd.Series, a, b) -> str:
+    differ = [c for c in strata if not set(part.loc[is_a, c].astype(str)) & set(part.loc[~is_a, c].astype(str))]
+    why = f" ({', '.join(differ)} never equal)" if differ else ""
+    return f"no stratum holds both {a} and {b} with every other factor equal{why}"
+
+
+def contrast(df: pd.DataFrame, f: Finding, a, b, confidence: float = 0.95) -> dict:
+    """The contrast a − b of ``df`` (one model's items, or two models' for the model comparison): estimate in
+    points, interval, p (unadjusted), units, matched strata, spread. See the module docstring for the method."""
+    sa, sb = _level_eq(df[f.factor], a), _level_eq(df[f.factor], b)
+    part = df[sa | sb].copy()
+    part["_a"] = sa[sa | sb].to_numpy()
+    strata = strata_columns(part, f)
+    part["_s"] = _codes(part, strata)
+    total = int(part["_s"].nunique())
+    sides = part.groupby("_s")["_a"].agg(["any", "all"])
+    keep = sides.index[sides["any"] & ~sides["all"]]
+    out: dict[str, Any] = {"a": plain(a), "b": plain(b), "strata_total": total, "strata_matched": int(len(keep)),
+                           "matched_on": strata, "runs": sorted(map(str, part["run_id"].unique())),
+                           "models": sorted(map(str, part["model"].unique())),
+                           "pooled": {str(m): sorted(map(str, g.unique())) for m, g in part.groupby("model")["run_id"]
+                                      if g.nunique() > 1}}
+    if not len(keep):
+        out.update(estimate=None, reason=_unmatched_reason(part, strata, part["_a"], a, b))
+        return out
+    part = part[part["_s"].isin(keep)]
+    cells = part.groupby(["_s", "draw", "_a"])["accuracy"].mean().unstack("_a")
+    both = cells.dropna()
+    within = f.factor in WITHIN_DRAW and len(both) > 0
+    if within:
+        diff = (both[True] - both[False]).groupby(level="draw").mean()
+        res = stats.paired_contrast(diff.to_numpy(), confidence)
+        out.update(design="paired by draw", n=res["n"], n_a=res["n"], n_b=res["n"],
+                   strata_matched=int(both.index.get_level_values("_s").nunique()),
+                   mean_a=plain(both[True].groupby(level="draw").mean().mean()),
+                   mean_b=plain(both[False].groupby(level="draw").mean().mean()))
+        used = both.reset_index()
+        conf = pd.concat([used.groupby("_s")[True].mean().rename("a"), used.groupby("_s")[False].mean().rename("b")],
+                         axis=1)
+        spread = stats.spread_test(conf["a"].to_numpy(), conf["b"].to_numpy())
+    else:
+        long = part.groupby(["_s", "draw", "_a"], sort=True)["accuracy"].mean().rename("acc").reset_index()
+        units = long.groupby(["draw", "_a"], sort=True)["acc"].mean().reset_index()   # one unit per draw (and level)
+        draw_level = [c for c in strata if c not in WITHIN_DRAW]
+        if draw_level:
+            units = units.merge(part.drop_duplicates(["draw", "_a"])[["draw", "_a", *draw_level]],
+                                on=["draw", "_a"], how="left")
+        units["_t"] = _codes(units, draw_level)
+        sides_t = units.groupby("_t")["_a"].agg(["any", "all"])
+        units = units[units["_t"].isin(sides_t.index[sides_t["any"] & ~sides_t["all"]])]
+        res = stats.stratified_contrast(units["acc"].to_numpy(), units["_a"].to_numpy(), units["_t"].to_numpy(),
+                                        confidence)
+        out.update(design="between draws" + (f", stratified on {', '.join(draw_level)}" if draw_level else ""),
+                   n=res["n"], n_a=res["n_a"], n_b=res["n_b"], draw_strata=int(units["_t"].nunique()),
+                   mean_a=plain(units.loc[units["_a"], "acc"].mean()),
+                   mean_b=plain(units.loc[~units["_a"], "acc"].mean()))
+        conf = long.groupby(["_s", "_a"])["acc"].mean().unstack("_a")
+        spread = stats.spread_test(conf[True].dropna().to_numpy(), conf[False].dropna().to_numpy())
+    out.update({k: plain(res[k]) for k in ("estimate", "ci_low", "ci_high", "p", "test", "exact", "caveat")})
+    out["unit"] = "draws"
+    out["spread"] = {k: plain(v) for k, v in spread.items()}
+    return out
+
+
+def _model_pairs(present: list) -> list[tuple]:
+    return [(x, y) for i, x in enumerate(present) for y in present[i + 1:]]
+
+
+def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "strict", view: str = VIEW,
+             data: pd.DataFrame | None = None) -> dict:
+    """One finding from the stored runs, per model (p values not yet adjusted: ``report`` adjusts per family).
+    ``data``: the runs' ``rows`` when the caller has them."""
+    out: dict[str, Any] = {"id": f.id, "title": f.title, "factor": f.factor, "filters": dict(f.filters),
+                           "within": list(f.within), "secondary_to": f.secondary_to, "source": f.source,
+                           "claim": f.claim, "paper": _paper_rows(f), "contrasts": [], "unanswered": [],
+                           "table": [], "applicable": True, "missing": [], "models": []}
+    if f.kind == "metrics":
+        out.update(_metrics(con, run_ids, f, scoring, view))
+        return out
+    data = keep(rows(con, run_ids, scoring, view) if data is None else data, f)
+    if data.empty or f.factor not in data or data[f.factor].isna().all():
+        out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
+        return out
+    out["table"] = _get_stats(data)
+    out["models"] = [{"model": str(m), "runs": sorted(map(str, g["run_id"].unique()))}
+                     for m, g in data.groupby("model", sort=True)]
+    groups = [(None, data)] if f.factor == "model" else [(str(m), g) for m, g in data.groupby("model", sort=True)]
+    for model, part_m in groups:
+        present = _levels(part_m, f.factor)
+        pairs = list(f.pairs) or (_model_pairs(present) if f.factor == "model" else
+                                  [(present[i], present[i + 1]) for i in range(len(present) - 1)])
+        splits = [((), part_m)] if not f.within else list(part_m.groupby(list(f.within), dropna=False, sort=True))
+        for key, part in splits:
+            key = key if isinstance(key, tuple) else (key,)
+            for a, b in pairs:
+                has_a, has_b = _level_eq(part[f.factor], a).any(), _level_eq(part[f.factor], b).any()
+                where = {w: plain(v) for w, v in zip(f.within, key)} if f.within else None
+                if not (has_a and has_b):
+                    if not f.within:
+                        lack = [str(x) for x, h in ((a, has_a), (b, has_b)) if not h]
+                        out["unanswered"].append({"model": model, "a": plain(a), "b": plain(b),
+                                                  "reason": f"no results at {' or '.join(lack)}"})
+                    continue
+                c = contrast(part, f, a, b)
+                c["model"] = model
+                if where:
+                    c["within"] = where
+                c["paper_estimate"] = f.paper.get((a, b, *key) if f.within else (a, b))
+                if c.get("estimate") is None:
+                    out["unanswered"].append({"model": model, "a": plain(a), "b": plain(b), "reason": c["reason"],
+                                              **({"within": where} if where else {})})
+                else:
+                    out["contrasts"].append(c)
+    if not out["contrasts"]:
+        present = _levels(data, f.factor)
+        wanted = sorted({str(x) for p in f.pairs for x in p})
+        have = {str(x) for x in present}
+        missing = [w for w in wanted if w not in have]
+        if not missing:
+            missing = ([f"two levels of {f.factor}"] if len(present) < 2 else
+                       sorted({u["reason"] for u in out["unanswered"]}) or ["levels of the contrast"])
+        out.update(applicable=False, missing=missing)
+    out["spread"] = [dict(c["spread"], a=c["a"], b=c["b"], model=c["model"],
+                          **({"within": c["within"]} if "within" in c else {})) for c in out["contrasts"]]
+    return out
+
+
+def _describe(filters: Mapping[str, Sequence]) -> str:
+    return ", ".join(f"{k} in {list(v)}" for k, v in filters.items()) or "any results"
+
+
+def _get_stats(data: pd.DataFrame) -> list[dict]:
+    """The reference's get_stats: mean / std / min / max / N of per-configuration accuracy (a configuration = one
+    run's cell of the grid) per model × operation × token type (× deceptive condition: the three conditions are
+    never pooled); ``items`` = the answered items behind them."""
+    by = [c for c in TABLE_BY if c in data and data[c].notna().any()]
+    per_config = (data.groupby(["run_id", "config_id"], sort=False)
+                  .agg(accuracy=("accuracy", "mean"), n=("accuracy", "size"), **{c: (c, "first") for c in by})
+                  .reset_index())
+    table = (per_config.groupby(by, dropna=False, sort=True)
+             .agg(mean=("accuracy", "mean"), std=("accuracy", "std"), min=("accuracy", "min"),
+                  max=("accuracy", "max"), N=("accuracy", "size"), items=("n", "sum")).reset_index())
+    return [{k: plain(v) for k, v in row.items()} for row in table.to_dict("records")]
 
 
 def _paper_rows(f: Finding) -> list[dict]:
@@ -335,153 +306,59 @@ def _paper_rows(f: Finding) -> list[dict]:
     from core.analysis.reference import reference_table
 
     try:
-        return [{k: _plain(v) for k, v in row.items()} for row in reference_table(f.paper_table).to_dict("records")]
-    except Exception:   # a table missing from the shipped file: the finding still stands
+        return [{k: plain(v) for k, v in row.items()} for row in reference_table(f.paper_table).to_dict("records")]
+    except (KeyError, ValueError, OSError):   # a table missing from the shipped file: the finding still stands
         return []
 
 
 def _metrics(con, run_ids, f: Finding, scoring: str, view: str) -> dict:
-    where, params = _where(con, run_ids, f.filters, view=view)
-    have = set(view_columns(con, view))
-    if not {"precision", "recall", "jaccard"} <= have:
+    from core.analysis.findings_metrics import metrics_table
+
+    rows_ = metrics_table(con, run_ids, f.filters, scoring, view)
+    if rows_ is None:
         return {"applicable": False, "missing": ["precision/recall/jaccard columns"], "table": []}
-    by = [c for c in ("model", *TABLE_BY) if c in have]
-    sel = ", ".join(_quote(c) for c in by)
-    if aggregated.usable(con, view, run_ids, [*by, "task", *f.filters]):
-        where, params = _where(con, run_ids, f.filters, answered=False, view=view)
-        cond = f"{where} AND task = 'setops' AND n > 0" if where else "WHERE task = 'setops' AND n > 0"
-        df = con.execute(
-            f"SELECT {sel}, CAST(sum(n) AS BIGINT) AS n, 100 * (sum(precision_sum) / sum(precision_n)) AS precision, "
-            f"100 * (sum(recall_sum) / sum(recall_n)) AS recall, 100 * (sum(jaccard_sum) / sum(jaccard_n)) AS jaccard, "
-            f"100.0 * (sum(n_correct) / sum(n)) AS accuracy FROM {aggregated.relation(con, scoring)} {cond} "
-            f"GROUP BY {sel} ORDER BY {sel}", params).df()
-        rows = [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
-        return {"applicable": bool(rows), "missing": [] if rows else ["set-operation results"], "table": rows}
-    cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
-    df = con.execute(
-        f"SELECT {sel}, count(*) AS n, 100 * avg(precision) AS precision, 100 * avg(recall) AS recall, "
-        f"100 * avg(jaccard) AS jaccard, 100.0 * avg(CAST(correct AS INTEGER)) AS accuracy "
-        f"FROM {_src(con, view, scoring)} {cond} GROUP BY {sel} ORDER BY {sel}", params).df()
-    rows = [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
-    return {"applicable": bool(rows), "missing": [] if rows else ["set-operation results"], "table": rows}
+    return {"applicable": bool(rows_), "missing": [] if rows_ else ["set-operation results"], "table": rows_}
 
 
-def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "strict", view: str = VIEW) -> dict:
-    """One finding from the stored runs (p values not yet adjusted: ``report`` adjusts across all)."""
-    out: dict[str, Any] = {"id": f.id, "title": f.title, "factor": f.factor, "filters": dict(f.filters),
-                           "pairing": f.pairing, "within": list(f.within), "source": f.source, "claim": f.claim,
-                           "paper": _paper_rows(f), "contrasts": [], "spread": [], "table": [],
-                           "applicable": True, "missing": []}
-    if f.kind == "metrics":
-        out.update(_metrics(con, run_ids, f, scoring, view))
-        return out
-    points = _points(con, run_ids, f, scoring, view)
-    if points.empty or f.factor not in points:
-        out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
-        return out
-    out["table"] = _get_stats(points)
-    data = _samples(con, run_ids, f, scoring, view) if f.pairing == "sample" else points
-    unit = "samples (paired by draw, index and operation)" if f.pairing == "sample" else "per-configuration accuracy"
-    present = _levels(points, f.factor)
-    pairs = list(f.pairs) or [(present[i], present[i + 1]) for i in range(len(present) - 1)]
-    if not f.pairs and f.factor == "model":
-        pairs = [(x, y) for i, x in enumerate(present) for y in present[i + 1:]]
-    groups = [((), data)] if not f.within else list(data.groupby(list(f.within), dropna=False))
-    for key, part in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        for a, b in pairs:
-            if not (_level_eq(part[f.factor], a).any() and _level_eq(part[f.factor], b).any()):
-                continue
-            c = _contrast(part, f, a, b, unit)
-            if f.within:
-                c["within"] = {w: _plain(v) for w, v in zip(f.within, key)}
-            paper_key = (a, b, *key) if f.within else (a, b)
-            c["paper_estimate"] = f.paper.get(paper_key)
-            out["contrasts"].append(c)
-    if not out["contrasts"]:
-        wanted = sorted({str(x) for p in pairs for x in p}) if pairs else []
-        have = {str(x) for x in present}
-        missing = [w for w in wanted if w not in have] or ([f"two levels of {f.factor}"] if len(present) < 2 else
-                                                           ["levels of the contrast within the same split"])
-        out.update(applicable=False, missing=missing)
-    out["spread"] = [dict(c["spread"], a=c["a"], b=c["b"], **({"within": c["within"]} if "within" in c else {}))
-                     for c in out["contrasts"]]
-    return out
+# ------------------------------------------------------------------------------------------------------- report
 
-
-def _describe(filters: Mapping[str, Sequence]) -> str:
-    return ", ".join(f"{k} in {list(v)}" for k, v in filters.items()) or "any results"
+def _family(fd: dict, c: dict, family: str) -> str:
+    if family == "report" and not fd.get("secondary_to"):
+        return "every primary contrast of this report"
+    who = f" for {c['model']}" if c.get("model") else ""
+    return f"{fd['id']}{who}"
 
 
 def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: float = 0.05,
-           only: Sequence[str] | None = None, view: str = VIEW) -> dict:
-    """Every finding (or ``only`` those ids) with Holm-adjusted p values across all contrasts of the report."""
+           only: Sequence[str] | None = None, view: str = VIEW, family: str = "finding") -> dict:
+    """Every finding (or ``only`` those ids), p values Holm-adjusted within each family: one finding and model
+    (``family="finding"``, the default) or every primary contrast of the report (``family="report"``)."""
+    from core.errors import UserError
+
     scoring = check_scoring(scoring)
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        from core.errors import UserError
-
         raise UserError(f"alpha must be between 0 and 1, got {alpha!r}")
+    if family not in FAMILIES:
+        raise UserError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
     chosen = [BY_ID[i] for i in only] if only else list(FINDINGS)
-    found = [evaluate(con, run_ids, f, scoring, view) for f in chosen]
-    contrasts = [c for fd in found for c in fd["contrasts"]]
-    adjusted = holm([c["p"] if c["p"] is not None else float("nan") for c in contrasts])
-    for c, p in zip(contrasts, adjusted):
-        c["p_adjusted"] = _plain(p)
-        c["significant"] = c["p_adjusted"] is not None and c["p_adjusted"] < alpha
+    data = rows(con, run_ids, scoring, view) if any(f.kind == "contrast" for f in chosen) else None
+    found = [evaluate(con, run_ids, f, scoring, view, data) for f in chosen]
+    members: dict[str, list[dict]] = {}
     for fd in found:
-        fd["verdicts"] = [verdict(fd, c, alpha) for c in fd["contrasts"]] if fd["applicable"] else [
-            f"Not answerable from these runs: missing {', '.join(map(str, fd['missing']))}."]
-    return {"alpha": alpha, "scoring": scoring, "correction": "Holm, across every contrast in the report",
-            "runs": list(run_ids) if run_ids is not None else None, "findings": found}
-
-
-# -------------------------------------------------------------------------------------------------------- words
-
-def _level_text(factor: str, v) -> str:
-    from core.analysis.figures import level_text
-
-    if factor in ("sampler", "overlapping"):
-        return str(v).replace("_", " ")
-    return level_text(factor, v)
-
-
-def _p_text(p) -> str:
-    if p is None:
-        return "p not defined"
-    return "adjusted p < 0.001" if p < 0.001 else f"adjusted p = {p:.3f}"
-
-
-def verdict(fd: dict, c: dict, alpha: float) -> str:
-    """One sentence a person can read: direction, size, interval, pairing, adjusted significance, the paper."""
-    factor = fd["factor"]
-    a, b = _level_text(factor, c["a"]), _level_text(factor, c["b"])
-    where = ""
-    if c.get("within"):
-        where = " (" + ", ".join(f"{_level_text(k, v)}" if k != "decile" else f"decile {v}"
-                                 for k, v in c["within"].items()) + ")"
-    est = c.get("estimate")
-    if est is None:
-        return f"{a} vs {b}{where}: no estimate ({c.get('caveat') or 'no data'})."
-    if abs(est) < 0.05:
-        size = f"{a} and {b} score the same on average"
-    else:
-        size = f"{a} {'beats' if est > 0 else 'trails'} {b} by {abs(est):.1f} points"
-    ci = (f" [{c['ci_low']:.1f}, {c['ci_high']:.1f}]" if c.get("ci_low") is not None and c.get("ci_high") is not None
-          else "")
-    if c.get("paired"):
-        unit = "samples" if "samples" in c.get("unit", "") else "matched configurations"
-        how = f"paired over {c['n_pairs']} {unit}"
-    else:
-        how = f"unpaired, {c['n_a']} vs {c['n_b']} {'samples' if 'samples' in c.get('unit', '') else 'configurations'}"
-    sig = "significant" if c.get("significant") else "not significant"
-    text = f"{size}{where}{ci}, {how}, {_p_text(c.get('p_adjusted'))} ({sig} at α = {alpha:g})"
-    sp = c.get("spread") or {}
-    if sp.get("std_a") is not None and sp.get("std_b") is not None:
-        text += f"; spread (std) {sp['std_a']:.1f} vs {sp['std_b']:.1f}"
-        if sp.get("p") is not None:
-            text += ", Brown–Forsythe p " + ("< 0.001" if sp["p"] < 0.001 else f"= {sp['p']:.3f}")
-    if c.get("paper_estimate") is not None:
-        text += f" — paper: {c['paper_estimate']:+.1f} points"
-    if c.get("caveat"):
-        text += f" ({c['caveat']})"
-    return text[:1].upper() + text[1:] + "."
+        for c in fd["contrasts"]:
+            c["family"] = _family(fd, c, family)
+            members.setdefault(c["family"], []).append(c)
+    for name, cs in members.items():
+        adjusted = stats.holm([c["p"] if c["p"] is not None else float("nan") for c in cs])
+        for c, p in zip(cs, adjusted):
+            c["p_adjusted"] = plain(p)
+            c["family_size"] = len(cs)
+            c["significant"] = c["p_adjusted"] is not None and c["p_adjusted"] < alpha
+    for fd in found:
+        fd["verdicts"] = verdicts(fd, alpha)
+        fd["lines"] = verdict_lines(fd, alpha)
+    correction = ("Holm within each finding and model (its pre-specified contrasts)" if family == "finding" else
+                  "Holm across every primary contrast of the report (splits of a pooled contrast: their own family)")
+    return {"alpha": alpha, "scoring": scoring, "family": family, "correction": correction,
+            "unit": "the independent draw of (A, B)", "runs": list(run_ids) if run_ids is not None else None,
+            "findings": found}

@@ -14,13 +14,14 @@ import plotly.graph_objects as go
 
 from core.analysis import findings as F, svg
 from core.analysis.figures import empty_figure, level_text, violin
+from core.analysis.findings_text import level_text as finding_level
 from core.analysis.summaries import group_summary
 
 
 def points(con, run_ids, finding_id: str, scoring: str = "strict") -> pd.DataFrame:
     """Per-configuration accuracy of a finding's slice, with its derived column (for the violins)."""
     f = F.BY_ID[finding_id]
-    return F._points(con, run_ids, f, F.check_scoring(scoring), F.VIEW)
+    return F.points(con, run_ids, f, F.check_scoring(scoring), F.VIEW)
 
 
 def violin_figure(con, run_ids, finding_id: str, scoring: str = "strict", height: int = 440) -> go.Figure:
@@ -44,11 +45,12 @@ def violin_of(pts: pd.DataFrame, finding_id: str, scoring: str = "strict", heigh
 
 
 def _label(finding: dict, c: dict) -> str:
-    a, b = F._level_text(finding["factor"], c["a"]), F._level_text(finding["factor"], c["b"])
+    a, b = finding_level(finding["factor"], c["a"]), finding_level(finding["factor"], c["b"])
     within = c.get("within") or {}
     suffix = "".join(f" · {k} {v}" if k in ("decile", "shots") else f" · {level_text(k, v)}"
                      for k, v in within.items())
-    return f"{a} − {b}{suffix}"
+    who = f"{c['model']} · " if c.get("model") and finding.get("factor") != "model" else ""
+    return f"{who}{a} − {b}{suffix}"
 
 
 def forest_figure(finding: dict, height: int | None = None) -> go.Figure:
@@ -65,7 +67,7 @@ def forest_figure(finding: dict, height: int | None = None) -> go.Figure:
     fig = go.Figure(go.Scatter(
         x=est, y=labels, mode="markers", marker={"size": 11, "color": colors},
         error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo, "color": "#555"},
-        name="these runs (95 % interval; red = significant after Holm)",
+        name="these runs (95 % interval over draws; red = significant after Holm)",
         customdata=[[c.get("p_adjusted"), c.get("n_a"), c.get("n_b")] for c in cs],
         hovertemplate="%{y}: %{x:.1f} points<br>adjusted p %{customdata[0]:.3g}<extra></extra>"))
     paper = [(lab, c["paper_estimate"]) for lab, c in zip(labels, cs) if c.get("paper_estimate") is not None]
@@ -82,6 +84,10 @@ def forest_figure(finding: dict, height: int | None = None) -> go.Figure:
     fig.update_yaxes(autorange="reversed", type="category")
     return fig
 
+
+UNIT_NOTE = ("One verdict per model. Unit: the independent draw of (A, B) — configurations that reuse a draw are "
+             "averaged into it; levels compared only where every other factor is equal (matched strata); "
+             "permutation p, bootstrap interval over draws.")
 
 SIGNIFICANT, NOT_SIGNIFICANT, INTERVAL, PAPER = "#c0392b", "#7f8c8d", "#555", "#222"
 
@@ -153,8 +159,10 @@ def forest_svg(finding: dict, width: int = 1000) -> str:
             tip += f", 95 % interval [{float(ci[0]):.1f}, {float(ci[1]):.1f}]"
         if p is not None:
             tip += f", adjusted p {float(p):.3g}"
-        if c.get("n_a") is not None:
-            tip += f", n {c.get('n_a')} / {c.get('n_b')}"
+        if c.get("n") is not None and str(c.get("design", "")).startswith("paired"):
+            tip += f", {c['n']} draws"
+        elif c.get("n_a") is not None:
+            tip += f", n {c.get('n_a')} / {c.get('n_b')}" + (" draws" if c.get("unit") == "draws" else "")
         if c.get("paper_estimate") is not None:
             tip += f"; paper {float(c['paper_estimate']):.1f}"
         out.append(f"<g><title>{esc(tip)}</title>"
@@ -200,7 +208,7 @@ def _md_table(rows: Sequence[dict]) -> list[str]:
 def to_markdown(rep: dict) -> str:
     lines = ["# Findings of the SetLexSem paper on these runs", "",
              f"Scoring: **{rep['scoring']}** · α = {rep['alpha']:g} · p values adjusted by {rep['correction']}. "
-             "Unit: per-configuration accuracy (samples where the design pairs them).", ""]
+             f"{UNIT_NOTE}", ""]
     for fd in rep["findings"]:
         lines += [f"## {fd['title']} (`{fd['id']}`)", "",
                   f"*Paper:* {fd['source']} — {fd['claim']}", ""]
@@ -227,7 +235,7 @@ def to_html(con, rep: dict, run_ids) -> str:
 
     parts = [f"<h1>Findings of the SetLexSem paper on these runs</h1><p class='meta'>Scoring: "
              f"<b>{html.escape(rep['scoring'])}</b> · α = {rep['alpha']:g} · {html.escape(rep['correction'])}. "
-             "Unit: per-configuration accuracy (samples where the design pairs them).</p>"]
+             f"{html.escape(UNIT_NOTE)}</p>"]
     for fd in rep["findings"]:
         parts.append(f"<h2>{html.escape(fd['title'])} <code>{html.escape(fd['id'])}</code></h2>")
         parts.append(f"<p class='note'>Paper: {html.escape(fd['source'])} — {html.escape(fd['claim'])}</p>")

@@ -20,7 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.analysis.queries import VIEW, _src, check_scoring
-from core.analysis.summaries import wilson_interval
+from core.analysis.stats import wilson_interval
 
 CONDITIONS = ("not_swapped", "swapped", "random")
 LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}

@@ -25,16 +25,10 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from core.analysis import figures
-from core.analysis.compare import (
-    BOOTSTRAP_MAX,
-    Series,
-    compare_runs,
-    difference_of_means,
-    paired_comparison,
-    series_without_points,
-)
+from core.analysis.compare import Series, compare_runs, paired_comparison, series_without_points
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
 from core.analysis.queries import check_scoring, factor_columns, label, run_overview
+from core.analysis.stats import BOOTSTRAP_MAX, difference_of_means
 from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_view
 from core.analysis.views import p_text, run_labels, tasks_of, view_defaults
 from core.errors import UserError

@@ -11,6 +11,7 @@ import pandas as pd
 
 from core.analysis import aggregated
 from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src, _where, factor_columns
+from core.analysis.stats import wilson_interval
 
 # --------------------------------------------------------------------------------------------------------------------
 # per-config accuracy (violins)
@@ -153,20 +154,6 @@ def _shapes(con, sql: str, params: list, by: Sequence[str], sketch: int) -> pd.D
     summary["shape"] = [np.quantile(v, fractions) if len(v) > sketch else np.asarray(v, dtype=float)
                         for v in summary["shape"]]
     return summary
-
-
-def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for k successes out of n, in percent. (nan, nan) when n == 0."""
-    from scipy.special import ndtri  # normal quantile; much lighter to import than scipy.stats
-
-    if n <= 0:
-        return (math.nan, math.nan)
-    z = float(ndtri(0.5 + confidence / 2))
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (100 * max(0.0, centre - half), 100 * min(1.0, centre + half))
 
 
 def config_interval(con, run_id: str, config_id: str, confidence: float = 0.95, view: str = VIEW,

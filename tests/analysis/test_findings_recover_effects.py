@@ -1,14 +1,16 @@
-"""Issue 18: ``report findings`` recovers effects built into simulated models, through the CLI.
+"""``report findings`` recovers effects built into simulated models, through the CLI, at a few thousand items.
 
 Two OpenAI-compatible stand-ins (one loopback server, told apart by the model name) answer correctly with a
 probability that depends only on set size, token type and the deceptive condition — they ignore phrasing, approach
 and shots. The draw is a hash of (model, prompt), so the test is deterministic. Runs go through ``python -m core
 run``; the findings come from ``python -m core report findings --format json``. What must hold:
 
-- each built-in effect has the right sign, a 95 % interval that excludes 0 and a Holm-adjusted p below α;
-- the estimates equal what the exported per-item results give (computed here with pandas, independently);
-- the contrasts the stand-ins ignore (phrasing, shots) are not significant after correction;
-- the deceptive swap contrast is paired (by sample);
+- each built-in effect (size, numbers vs words, swapping, the model) has the right sign, a 95 % interval that
+  excludes 0 and a Holm-adjusted p below α, with n counted in independent draws;
+- estimates, n, p and intervals equal a short pandas/scipy computation of the documented method (the draw as the
+  unit, matched strata, sign-flip permutation and percentile bootstrap over draws; stratified label permutation
+  between draws) from the exported rows;
+- the contrasts the stand-ins ignore (phrasing) are not significant;
 - a finding the runs cannot answer says which levels are missing.
 """
 
@@ -30,8 +32,8 @@ from tests.support.loopback import LoopbackServer
 
 GRID = {"task": "setops", "seed": 11, "samples": 12, "operations": ["union", "intersection", "difference",
                                                                      "symmetric_difference"],
-        "sizes": [2, 8], "members": ["numbers", "words"], "phrasings": ["formal", "plain"],
-        "approaches": ["baseline"], "shots": [0, 1]}
+        "sizes": [2, 8], "members": ["numbers", "words"], "lengths": [3], "phrasings": ["formal", "plain"],
+        "approaches": ["baseline_allow_empty"], "shots": [0, 1]}
 DECEPTIVE = {"task": "setops", "seed": 5, "samples": 20, "operations": ["union", "intersection", "difference",
                                                                          "symmetric_difference"],
              "sizes": [4], "members": ["deceptive"], "conditions": ["not_swapped", "swapped"],
@@ -108,9 +110,9 @@ def studied(tmp_path_factory):
     return runs, report, export
 
 
-def _contrast(finding, a, b, **within):
+def _contrast(finding, a, b, model="openai-compatible/strong", **within):
     for c in finding["contrasts"]:
-        if str(c["a"]) == str(a) and str(c["b"]) == str(b) and all(
+        if str(c["a"]) == str(a) and str(c["b"]) == str(b) and c.get("model") in (model, None) and all(
                 str((c.get("within") or {}).get(k)) == str(v) for k, v in within.items()):
             return c
     raise AssertionError(f"no contrast {a} vs {b} {within} in {finding['id']}: {finding['contrasts']}")
@@ -127,15 +129,19 @@ def test_built_in_effects_are_recovered_and_ignored_ones_are_not(studied):
     runs, report, export = studied
     strong = runs[("strong", "grid")]
     found = report(strong, runs[("strong", "deceptive")])
-    _significant(_contrast(found["operand_size"], 2, 8), +1)                 # small sets are easier
+    size = _contrast(found["operand_size"], 2, 8)
+    _significant(size, +1)                                                   # small sets are easier
+    assert size["design"].startswith("between draws") and size["n_a"] == size["n_b"] == 24, size   # 12 x 2 types
     _significant(_contrast(found["numbers_vs_words"], "numbers", "words"), +1)
     swap = _contrast(found["deceptiveness_swapping_effect"], "swapped", "not_swapped")
     _significant(swap, -1)
-    assert swap["paired"] and swap["n_pairs"] == 80, swap                    # 4 operations x 20 samples
+    assert swap["design"] == "paired by draw" and swap["n"] == 20, swap      # 20 draws, each over 4 operations
     phrasing = _contrast(found["which_prompt_language_is_better_formal_vs_plain"], "formal", "plain")
-    assert not phrasing["significant"] and phrasing["paired"], phrasing      # the stand-in ignores phrasing
+    assert not phrasing["significant"] and phrasing["design"] == "paired by draw", phrasing
+    assert phrasing["n"] == 48, phrasing                                     # 12 samples x 2 sizes x 2 types
     for c in found["deceptiveness_effect_k_shots"]["contrasts"]:
         assert c["within"] == {"shots": 0}
+    assert found["deceptiveness_effect_k_shots"]["contrasts"][0]["family"] != swap["family"]   # its own family
     # a finding these runs cannot answer says which levels are missing
     assert not found["compare_deciles"]["applicable"] and found["compare_deciles"]["missing"]
     assert found["compare_deciles"]["verdicts"][0].startswith("Not answerable")
@@ -143,40 +149,95 @@ def test_built_in_effects_are_recovered_and_ignored_ones_are_not(studied):
     assert "overlap" in found["is_overlap_important_only_haiku_numbers"]["missing"]
 
 
+DRAW = ["seed", "sample", "members", "size_a", "size_b", "length", "decile", "decile_mode", "overlap", "pos",
+        "hypernym_a", "hypernym_b", "set_a", "set_b"]
+
+
+def _draws(df):
+    df = df.copy()
+    df["acc"] = df["correct_strict"].astype(float) * 100
+    df["draw"] = df[DRAW].astype(object).where(df[DRAW].notna(), "").astype(str).agg("|".join, axis=1)
+    return df
+
+
+def _strata(df, skip):
+    design = ["operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition",
+              "swap_count", "overlap", "phrasing", "approach", "shots"]
+    return [c for c in design if c not in skip and df[c].notna().any()]
+
+
 @pytest.mark.slow
-def test_estimates_equal_the_exported_per_item_results(studied):
+def test_verdicts_equal_a_recomputation_from_the_exported_rows(studied):
+    """The documented method, written again from the export with pandas and scipy: estimate, n, p and interval."""
+    import numpy as np
+    from scipy import stats
+
+    from core.analysis.stats import EXACT_MAX, RESAMPLES, SEED
+
     runs, report, export = studied
     run_id = runs[("strong", "grid")]
     found = report(run_id)
-    df = export(run_id)
-    per_config = df.groupby(["config_id", "members", "size_a", "phrasing", "shots", "operation"], dropna=False)[
-        "correct_strict"].mean().mul(100).reset_index(name="accuracy")
-    formal_k0 = (per_config["phrasing"] == "formal") & (per_config["shots"] == 0)   # the reference's filter
-    everything = per_config["phrasing"].notna()
-    for finding, factor, a, b, rows in (("numbers_vs_words", "members", "numbers", "words", everything),
-                                        ("operand_size", "size_a", 2, 8, formal_k0),
-                                        ("which_prompt_language_is_better_formal_vs_plain", "phrasing", "formal",
-                                         "plain", everything)):
-        sel = per_config[rows]
-        expected = sel.loc[sel[factor] == a, "accuracy"].mean() - sel.loc[sel[factor] == b, "accuracy"].mean()
-        c = _contrast(found[finding], a, b)
-        assert c["estimate"] == pytest.approx(expected, abs=1e-9), (finding, c["estimate"], expected)
+    df = _draws(export(run_id))
+    # paired by draw: formal − plain, per draw the mean over its strata (every other factor equal)
+    strata = _strata(df, {"phrasing"})
+    cells = df.groupby([*strata, "draw", "phrasing"], dropna=False)["acc"].mean().unstack("phrasing").dropna()
+    d = np.sort((cells["formal"] - cells["plain"]).groupby(level="draw").mean().to_numpy())
+    exact = 2 ** len(d) <= EXACT_MAX
+    if np.all(d == 0):
+        p = 1.0
+    else:
+        p = stats.permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
+                                   n_resamples=EXACT_MAX if exact else RESAMPLES,
+                                   random_state=np.random.default_rng(SEED)).pvalue
+    ci = stats.bootstrap((d,), np.mean, n_resamples=RESAMPLES, method="percentile", vectorized=True,
+                         random_state=np.random.default_rng(SEED)).confidence_interval if np.ptp(d) else None
+    c = _contrast(found["which_prompt_language_is_better_formal_vs_plain"], "formal", "plain")
+    assert c["n"] == len(d) and c["estimate"] == pytest.approx(d.mean(), abs=1e-9)
+    assert c["p"] == pytest.approx(p, abs=1e-12)
+    if ci is not None:
+        assert (c["ci_low"], c["ci_high"]) == pytest.approx((ci.low, ci.high), abs=1e-9)
+    # between draws: numbers − words, each draw's mean over its configurations, stratified on the draw's size
+    strata = _strata(df, {"members", "pos"})
+    cells = df.groupby([*strata, "draw", "members"], dropna=False)["acc"].mean().rename("acc").reset_index()
+    units = cells.groupby(["draw", "members", "size_a"])["acc"].mean().reset_index()
+    w = units.groupby("size_a").size() / len(units)
+    diff = units.groupby(["size_a", "members"])["acc"].mean().unstack()
+    estimate = float((w * (diff["numbers"] - diff["words"])).sum())
+    rng = np.random.default_rng(0)
+    null = []
+    for _ in range(2000):
+        shuffled = units.copy()
+        shuffled["members"] = shuffled.groupby("size_a")["members"].transform(lambda s: rng.permutation(s.values))
+        m = shuffled.groupby(["size_a", "members"])["acc"].mean().unstack()
+        null.append(float((w * (m["numbers"] - m["words"])).sum()))
+    p = (np.sum(np.abs(null) >= abs(estimate) - 1e-9) + 1) / (len(null) + 1)
+    c = _contrast(found["numbers_vs_words"], "numbers", "words")
+    assert (c["n_a"], c["n_b"]) == tuple(units["members"].value_counts()[["numbers", "words"]])
+    assert c["estimate"] == pytest.approx(estimate, abs=1e-9)
+    assert c["p"] == pytest.approx(p, abs=0.01)               # two Monte Carlo permutation p values
+    assert c["ci_low"] < estimate < c["ci_high"] and -100 <= c["ci_low"] and c["ci_high"] <= 100
 
 
 @pytest.mark.slow
-def test_models_are_compared_and_the_weaker_one_loses(studied):
+def test_models_are_compared_paired_by_draw_and_the_weaker_one_loses(studied):
     runs, report, export = studied
     found = report(runs[("strong", "grid")], runs[("weak", "grid")])
-    # llm_comparison keeps the reference's filter (allow-empty approaches, formal, k = 0, lengths 1-4): these
-    # baseline runs cannot answer it, and it says so
-    assert not found["llm_comparison"]["applicable"]
+    models = found["llm_comparison"]
+    c = models["contrasts"][0]
+    assert {c["a"], c["b"]} == {"openai-compatible/strong", "openai-compatible/weak"}
+    sign = +1 if c["a"] == "openai-compatible/strong" else -1
+    _significant(c, sign)
+    assert c["design"] == "paired by draw" and c["n"] == 48, c      # the runs share their draws: 12 x 2 sizes x 2 types
+    # one verdict per model for every other finding, never pooled
+    nvw = found["numbers_vs_words"]["contrasts"]
+    assert sorted(x["model"] for x in nvw) == ["openai-compatible/strong", "openai-compatible/weak"]
     both = report(runs[("strong", "deceptive")], runs[("weak", "deceptive")])
-    swap = _contrast(both["deceptiveness_swapping_effect"], "swapped", "not_swapped")
-    assert swap["paired"] and swap["n_pairs"] == 160                         # pairs within each model
+    swaps = both["deceptiveness_swapping_effect"]["contrasts"]
+    assert [(x["model"], x["n"]) for x in swaps] == [("openai-compatible/strong", 20), ("openai-compatible/weak", 20)]
 
 
 def test_holm_adjustment_matches_its_definition():
-    from core.analysis.findings import holm
+    from core.analysis.stats import holm
 
     assert holm([0.01, 0.04, 0.03, float("nan")])[:3] == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])

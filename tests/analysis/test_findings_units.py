@@ -1,5 +1,5 @@
-"""Issue 18: the pieces of the findings — design factors only in robustness and factor lists, the deceptive swap
-contrast paired by sample, verdict sentences, and the Findings page under AppTest."""
+"""The pieces of the findings — design factors only in robustness and factor lists, the deceptive contrasts paired
+by draw, verdict sentences, and the Findings page under AppTest."""
 
 from __future__ import annotations
 
@@ -37,30 +37,38 @@ def test_per_sample_columns_are_never_offered_as_factors(deceptive_run):
     assert rob.equals(again)                                       # the same answer on every call
 
 
-def test_the_swap_contrast_is_paired_by_sample_and_says_so(deceptive_run):
+def test_the_deceptive_contrasts_are_paired_by_draw_and_say_so(deceptive_run):
     db, run_id = deceptive_run
     with store.connect(db) as con:
         rep = findings.report(con, [run_id], only=["deceptiveness_swapping_effect", "deceptiveness_effect",
                                                    "compare_deciles"])
     swap, random_, deciles = rep["findings"]
     c = swap["contrasts"][0]
-    assert c["paired"] and c["n_pairs"] == 8 and c["estimate"] == 0      # the solver: no effect, 2 ops x 4 samples
-    assert "paired over 8 samples" in swap["verdicts"][0]
-    assert not random_["contrasts"][0]["paired"]                      # random draws are not the same samples
+    # the solver: no effect; 4 draws (the three conditions of one draw share it), each over 2 operations
+    assert c["design"] == "paired by draw" and c["n"] == 4 and c["estimate"] == 0 and c["p"] == 1.0
+    assert c["model"] == "reference/solver" and c["strata_matched"] == c["strata_total"] == 2
+    assert "paired over 4 draws (matched 2 of 2 strata)" in swap["verdicts"][0]
+    assert swap["verdicts"][0].startswith("reference/solver: ")
+    assert random_["contrasts"][0]["design"] == "paired by draw"      # the random baseline is drawn with them
     assert not deciles["applicable"] and deciles["verdicts"][0].startswith("Not answerable")
-    assert rep["correction"].startswith("Holm")
+    assert rep["correction"].startswith("Holm within each finding and model")
 
 
 def test_verdict_sentence_reads_as_a_sentence():
     fd = {"factor": "condition"}
-    c = {"a": "swapped", "b": "not_swapped", "estimate": -17.26, "ci_low": -19.0, "ci_high": -15.6, "paired": True,
-         "n_pairs": 40, "n_a": 40, "n_b": 40, "unit": "samples (paired by draw, index and operation)",
-         "p_adjusted": 0.0002, "significant": True, "spread": {"std_a": 30.1, "std_b": 10.2, "p": 0.01},
-         "paper_estimate": -19.96}
+    c = {"a": "swapped", "b": "not_swapped", "estimate": -17.26, "ci_low": -19.0, "ci_high": -15.6,
+         "design": "paired by draw", "n": 40, "n_a": 40, "n_b": 40, "strata_matched": 12, "strata_total": 20,
+         "p": 0.0001, "p_adjusted": 0.0002, "significant": True, "family": "deceptiveness_swapping_effect for m",
+         "family_size": 1, "model": "m", "spread": {"std_a": 30.1, "std_b": 10.2, "p": 0.01},
+         "paper_estimate": -19.96, "runs": ["r1"]}
     text = findings.verdict(fd, c, 0.05)
-    assert text.startswith("Swapped trails Not swapped by 17.3 points [-19.0, -15.6], paired over 40 samples, "
-                           "adjusted p < 0.001 (significant at α = 0.05)"), text
+    assert text.startswith("m: Swapped trails Not swapped by 17.3 points [-19.0, -15.6], paired over 40 draws "
+                           "(matched 12 of 20 strata), p < 0.001; Holm over the 1 contrast(s) of "
+                           "deceptiveness_swapping_effect for m: adjusted p < 0.001 (significant at α = 0.05)"), text
     assert text.endswith("— paper: -20.0 points."), text
+    two = findings.verdict(fd, {**c, "design": "paired by draw", "n": 2, "estimate": 100.0, "ci_low": 100.0,
+                                "ci_high": 100.0, "p": 0.5, "p_adjusted": 0.5, "significant": False}, 0.05)
+    assert "not significant" in two and "few draws" in two
 
 
 def test_findings_page_renders_verdicts(deceptive_run):
@@ -71,7 +79,8 @@ def test_findings_page_renders_verdicts(deceptive_run):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     text = " ".join(m.value for m in at.markdown)
-    assert "paired over 8 samples" in text and "findings** can be answered" in text
+    assert "paired over 4 draws" in text and "findings** can be answered" in text
+    assert "reference/solver" in text
 
 
 def test_forest_svg_draws_each_contrast_with_its_numbers_and_escapes_text():
@@ -119,3 +128,24 @@ def test_forest_svg_draws_each_contrast_with_its_numbers_and_escapes_text():
     assert xs(zero.getAttribute("x1")) < xs(dot.getAttribute("cx"))
     assert re.search(r">difference in accuracy \(points\)<", svg)
     assert "No contrast to draw" in findings_view.forest_svg({"factor": "members", "contrasts": []})
+
+
+def test_strict_partial_credit_scores_the_strict_parse():
+    from core.analysis.findings_metrics import strict_scores
+
+    assert strict_scores("[1, 2, 3]", "[2, 3, 4, 5]") == (0.5, 2 / 3, 0.4)
+    assert strict_scores("[1, 2]", None) == (0.0, 0.0, 0.0)                 # did not follow the reference's rule
+    assert strict_scores("[]", "[]") == (1.0, 1.0, 1.0)
+    assert strict_scores('["Cat"]', '["cat"]') == (0.0, 0.0, 0.0)          # compared as the strict verdict compares
+
+
+def test_family_report_puts_every_primary_contrast_in_one_family(deceptive_run):
+    db, run_id = deceptive_run
+    with store.connect(db) as con:
+        per_finding = findings.report(con, [run_id])
+        whole = findings.report(con, [run_id], family="report")
+    fams = {c["family"] for fd in whole["findings"] for c in fd["contrasts"] if not fd["secondary_to"]}
+    assert fams == {"every primary contrast of this report"}
+    secondary = [c["family"] for fd in whole["findings"] if fd["secondary_to"] for c in fd["contrasts"]]
+    assert secondary and all(f != "every primary contrast of this report" for f in secondary)
+    assert len({c["family"] for fd in per_finding["findings"] for c in fd["contrasts"]}) > 1

@@ -245,3 +245,22 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def set_hash_responder(items_by_prompt: dict, p_right: float = 0.6, salt: str = ""):
+    """A null model for the loopback server (``responder=``): an item is answered right when a hash of (set A, set B,
+    operation, model name, ``salt``) falls below ``p_right`` — its verdict depends on the drawn sets and the operation
+    only, so no other factor (phrasing, approach, shots, size, token type, condition) has any effect, while the
+    configurations that reuse a draw share its verdicts, as a real model's errors do. The model name carries the
+    replication (``null-r7``)."""
+
+    from core.tasks.setops.scoring import solve
+
+    def respond(prompt: str, model: str) -> str:
+        it = items_by_prompt[prompt]
+        key = json.dumps([sorted(map(str, it["set_a"])), sorted(map(str, it["set_b"])), it["operation"], model,
+                          salt])
+        u = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 16 ** 8
+        return solve(it) if u < p_right else "<answer>{zzwrong}</answer>"
+
+    return respond

@@ -2,7 +2,7 @@
 reference's get_stats table (core/analysis/findings.py).
 
     python -m core report findings --run R [--run R2 …] [--scoring strict|lenient] [--alpha 0.05]
-        [--only ID[,ID…]] --format json|md|html --out F
+        [--only ID[,ID…]] [--family finding|report] --format json|md|html --out F
     python -m core report table --run R [--run R2 …] --by FACTOR[,FACTOR…] [--scoring …] [--filter COL=V…] --out F
 """
 
@@ -38,9 +38,10 @@ def register_findings(sub) -> None:
 
     p = sub.add_parser(
         "findings", help="every hypothesis and figure of the SetLexSem paper as a tested verdict",
-        description="For each finding (the reference's hypo_name as id): directional contrasts between levels "
-                    "(estimate = mean accuracy of a minus b, in points; 95 % interval; p; Holm-adjusted p across "
-                    "every contrast of the report; paired where the design pairs), a test of spread "
+        description="For each finding (the reference's hypo_name as id) and each model: directional contrasts "
+                    "between levels (estimate = accuracy of a minus b, in points, over independent draws of (A, B); "
+                    "levels compared only where every other factor is equal; permutation p; bootstrap 95 % "
+                    "interval; Holm-adjusted p within the finding's family), the spread over configurations "
                     "(Brown–Forsythe), the reference's get_stats table and the paper's numbers. Ids: "
                     + ", ".join(f.id for f in FINDINGS))
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
@@ -49,6 +50,9 @@ def register_findings(sub) -> None:
                    help="whose verdict: strict = the reference's answer rule (default), lenient = our parser")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm's correction (0.05)")
     p.add_argument("--only", default=None, help="finding ids joined by commas (default: all)")
+    p.add_argument("--family", choices=("finding", "report"), default="finding",
+                   help="Holm family: each finding and model (default: its pre-specified contrasts), or every "
+                        "primary contrast of the report")
     p.add_argument("--format", choices=("json", "md", "html"), default=None,
                    help="output format (default: from the --out suffix)")
     p.add_argument("--out", required=True, help="output file (.json, .md or .html)")
@@ -73,7 +77,7 @@ def _findings(args: argparse.Namespace) -> int:
     run_ids = _runs(args)
     with store.connect(args.db) as con:
         rep = memo.call(con, "findings", findings.report, run_ids, scoring=args.scoring, alpha=args.alpha,
-                        only=only, persist=True)
+                        only=only, family=args.family, persist=True)
         if fmt == "html":
             text = findings_view.to_html(con, rep, run_ids)
     if fmt == "json":
@@ -84,7 +88,8 @@ def _findings(args: argparse.Namespace) -> int:
     answered = sum(1 for f in rep["findings"] if f["applicable"])
     significant = sum(1 for f in rep["findings"] for c in f["contrasts"] if c.get("significant"))
     print(f"wrote {len(rep['findings'])} finding(s) of run {', '.join(run_ids)} to {out}: {answered} answerable, "
-          f"{significant} significant contrast(s) after Holm at α = {args.alpha:g} ({args.scoring} scoring)")
+          f"{significant} significant contrast(s) after Holm ({args.family} family) at α = {args.alpha:g} "
+          f"({args.scoring} scoring)")
     return 0
 
 
