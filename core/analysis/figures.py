@@ -121,7 +121,7 @@ def _panels(points, x, color, summary, frame, panel, panel_names, *, title, heig
     colors = _order(color, frame[color].tolist()) if color else None
     n = len(levels)
     fig = make_subplots(rows=n, cols=1, subplot_titles=[panel_text(panel, v, panel_names) for v in levels],
-                        vertical_spacing=min(0.12, 0.5 / n))
+                        vertical_spacing=min(0.16, 0.6 / n))
     for i, level in enumerate(levels):
         sub_points = points[_eq(points[panel], level)] if points is not None else None
         sub_summary = summary[_eq(summary[panel], level)] if summary is not None else None
@@ -131,12 +131,16 @@ def _panels(points, x, color, summary, frame, panel, panel_names, *, title, heig
         for trace in one.data:
             if i:
                 trace.showlegend = False      # one legend: the colours are the same in every panel
+            if color and isinstance(trace, go.Violin):
+                trace.offsetgroup = trace.name    # a colour's slot is the same in every panel (not counted across)
             fig.add_trace(trace, row=i + 1, col=1)
         for ann in one.layout.annotations:
             fig.add_annotation(ann.update(xref=f"x{suffix}", yref=f"y{suffix}"))
         for shape in one.layout.shapes:
             fig.add_shape(shape.update(xref=f"x{suffix}", yref=f"y{suffix}"))
         fig.update_xaxes(one.layout.xaxis.to_plotly_json(), row=i + 1, col=1)
+        if i < n - 1:    # the axis title once, under the last panel (it ran into the next panel's title)
+            fig.update_xaxes(title_text=None, row=i + 1, col=1)
         fig.update_yaxes(one.layout.yaxis.to_plotly_json(), row=i + 1, col=1)
     fig.update_layout(title=title, height=max(height, int(0.8 * height * n)),
                       violinmode="group" if color else "overlay", template="plotly_white",
