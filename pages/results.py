@@ -311,6 +311,9 @@ if view == "robustness":
         **({"factors": [f for f in varying if f not in analysis.RUN_FACTORS]} if sizes_same else {}))
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
+    pooled_text = analysis.split_note(run_rows, ["model"], None, labels)
+    if pooled_text:   # per model: runs of one model are pooled in its row — say which
+        st.caption(_ui.md(pooled_text))
     st.dataframe(per_model.rename(columns={"model": "Model", "configs": "Configurations", "mean": "Mean %",
                                            "score": "Robustness score (std)", "min": "Min", "max": "Max"}),
                  hide_index=True, width="stretch",
