@@ -128,9 +128,10 @@ def _violins(con, run_ids, x, color, filters, fig, scoring, labels) -> str:
     return "\n".join(parts)
 
 
-def _robustness(con, run_ids, filters, fig, scoring) -> str:
+def _robustness(con, run_ids, filters, fig, scoring, labels) -> str:
     rob, per_model = robustness(con, run_ids, filters=filters, scoring=scoring)
-    parts = ["<h3>Robustness</h3>",
+    pooled = split_note(run_rows(con, run_ids), ["model"], None, labels)   # per model: names the runs it pools
+    parts = ["<h3>Robustness</h3>", f'<p class="note">{html.escape(pooled)}</p>' if pooled else "",
              ('<p class="note">Robustness score = standard deviation of per-configuration accuracy (lower = more '
               'consistent); spread = highest minus lowest mean accuracy across a factor\'s levels; η² = share of the '
               'variance of per-configuration accuracy the factor explains (one-way ANOVA).</p>'),
@@ -268,7 +269,7 @@ def html_report(con, run_ids: Sequence[str], *, title: str | None = None,
             body.append(_setops_errors(con, ids, x, filters, scoring, labels))
         elif task == "quantifiers":
             body.append(_quantifier_metrics(con, ids, fig, labels))
-        body.append(_robustness(con, ids, filters, fig, scoring))
+        body.append(_robustness(con, ids, filters, fig, scoring, labels))
         if len(ids) >= 2:
             body.append(_comparison(con, ids, labels, x, filters, fig, scoring))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -127,7 +127,7 @@ def split_note(runs: pd.DataFrame, by: Sequence[str], split: str | None, labels:
     if pooled:
         which = "; ".join(", ".join(names.get(r, r) for r in ids) for ids in pooled)
         chosen = " and ".join(label(c).lower() for c in by if c in RUN_LEVEL_GROUPS)
-        return f"Grouped by {chosen}, as chosen: these runs are pooled in one group each — {which}."
+        return f"Grouped by {chosen}: these runs are pooled in one group each — {which}."
     if any(c in RUN_LEVEL_GROUPS for c in by):
         return f"Each of the {n} runs is a group of its own (no two share the run-level columns grouped by)."
     return None   # only when run_split was not asked (split None without a run-level column in by)
