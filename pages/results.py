@@ -40,7 +40,8 @@ if len(tasks) > 1:
     st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task: choose it above.")
 _ui.qp_set(task=task if len(tasks) > 1 else None)
 run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"] == task, "run_id"])] or picked_runs
-labels = analysis.run_labels(runs[runs["run_id"].isin(run_ids)])
+run_rows = runs[runs["run_id"].isin(run_ids)]
+labels = analysis.run_labels(run_rows)
 
 scoring = _ui.scoring_switch()
 facts = _ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection
@@ -121,23 +122,25 @@ if st.session_state.get("res_selection") != selection:
 # ---------------------------------------------------------------------------------------------------- violins
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
 def _violin_figure(db: str, token: str, run_ids: tuple, x: str, color: str | None, filters: dict, scoring: str,
-                   ref_id: str, ref_name: str | None, x_title: str):
+                   ref_id: str, ref_name: str | None, x_title: str, panel: str | None, panel_names: tuple):
     """The violin figure of a selection, built once per state of the store (``token``) and shared by every session:
-    0.3–0.7 s at 200,000 configurations, on every rerun before."""
+    0.3–0.7 s at 200,000 configurations, on every rerun before. ``panel``: one panel per model or run."""
     points, summary = _ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
-                                          scoring=scoring)
+                                          scoring=scoring, panel=panel)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-    return figures.violin(points, x, color, summary, reference=ref_df, reference_name=ref_name, x_title=x_title)
+    return figures.violin(points, x, color, summary, reference=ref_df, reference_name=ref_name, x_title=x_title,
+                          panel=panel, panel_names=dict(panel_names))
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
 def _violin_svg(db: str, token: str, run_ids: tuple, x: str, color: str | None, filters: dict, scoring: str,
-                ref_id: str, ref_name: str | None, x_title: str) -> str:
+                ref_id: str, ref_name: str | None, x_title: str, panel: str | None, panel_names: tuple) -> str:
     """The same violins as one static SVG (core/analysis/violin_svg.py), for a selection too big for markers."""
     _, summary = _ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
-                                     scoring=scoring)
+                                     scoring=scoring, panel=panel)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-    return violin_svg.violin_svg(summary, x, color, reference=ref_df, reference_name=ref_name, x_title=x_title)
+    return violin_svg.violin_svg(summary, x, color, reference=ref_df, reference_name=ref_name, x_title=x_title,
+                                 panel=panel, panel_names=dict(panel_names))
 
 
 if view == "violins":
@@ -149,7 +152,7 @@ if view == "violins":
         c_q = _ui.qp_get("color")
         st.session_state["res_color"] = c_q if c_q in factors and c_q != st.session_state["res_x"] else "(none)"
     x = c1.selectbox("Split by (x axis)", split_opts, format_func=flabel, key="res_x")
-    color_opts = ["(none)"] + [f for f in factors if f != x]
+    color_opts = ["(none)"] + [f for f in factors if f not in (x, "run_id")]   # runs: one panel each (below)
     if st.session_state.get("res_color") not in color_opts:
         st.session_state["res_color"] = "(none)"
     color = c2.selectbox("Colour by", color_opts,
@@ -166,12 +169,16 @@ if view == "violins":
     _ui.qp_set(x=x, color=color, ref=ref_id if ref_id != "(none)" else None)
     # the violins' data — per-configuration points only for a selection small enough to draw them; above that each
     # violin's shape (analysis.violin_view), so 200,000 configurations never leave DuckDB
+    # several models (or runs of one model) are never pooled into a violin: one panel each unless x or the colour
+    # already tells them apart (analysis.run_split)
+    panel = analysis.run_split(run_rows, [x, color])
+    panel_names = tuple(sorted(labels.items())) if panel == "run_id" else ()
     points, summary = _ui.cached_analysis("violin_view", run_ids, x=x, color=color, filters=filters,
-                                          scoring=scoring)
+                                          scoring=scoring, panel=panel)
     n_configs = int(summary["N"].sum()) if not summary.empty else 0
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     figure_args = (_ui.db_path(), _ui.db_token(), tuple(run_ids), x, color, filters, scoring, ref_id,
-                   ref_titles.get(ref_id), flabel(x))
+                   ref_titles.get(ref_id), flabel(x), panel, panel_names)
     # a selection too big for markers has nothing to click: drawn as SVG unless asked for the zoomable chart (the
     # first Plotly chart of a browser tab costs ~0.9 s of compiling its script)
     static = points is None and n_configs > 0 and not st.session_state.get("res_interactive", False)
@@ -189,7 +196,11 @@ if view == "violins":
                + (" (dashed across the violin)" if color is None else "") + "."
                + (" Hover over a violin for its numbers." if static else
                   "" if points is None else " Click or lasso points to list their items."))
-    for warning in figures.violin_warnings(points, x, color, summary=summary):
+    split_text = analysis.split_note(run_rows, [x, color], panel, labels)
+    if split_text:   # several runs: one panel per model / run, or pooled as the user grouped them
+        st.caption(_ui.md(split_text + (" One panel each." if panel else "")))
+    for warning in figures.violin_warnings(points, x, color, summary=summary, panel=panel,
+                                           panel_names=dict(panel_names)):
         st.warning(_ui.md(warning))
     if points is None and n_configs:
         _ui.sketch_note(n_configs, "res_interactive", static=False)
@@ -206,8 +217,12 @@ if view == "violins":
         st.dataframe(analysis.for_display(analysis.readable_items(sel_items.dropna(axis=1, how="all"), labels)),
                      hide_index=True, width="stretch", height=300)
     if not summary.empty:
-        st.dataframe(analysis.for_display(summary.drop(columns=["shape", "min_items"])).rename(columns={x: flabel(x), **({color: flabel(color)} if color
+        shown_summary = summary.drop(columns=["shape", "min_items"])
+        if "run_id" in shown_summary.columns:   # a run's name, never its hash
+            shown_summary["run_id"] = shown_summary["run_id"].map(lambda r: labels.get(r, r))
+        st.dataframe(analysis.for_display(shown_summary).rename(columns={x: flabel(x), **({color: flabel(color)} if color
                                                                          else {}),
+                                             "run_id": "Run", "model": "Model",
                                              "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
                                              "N": "N configs", "items": "Items"}),
                      hide_index=True, width="stretch",
@@ -278,7 +293,10 @@ if view == "errors":
         st.info("No answered set-operation items in this slice." if other_tasks else
                 "No answered items in this slice.")
     else:
-        paper = analysis.error_table_paper_layout(table, by)
+        paper = analysis.error_table_paper_layout(table, by, run_names=labels)
+        split_text = analysis.split_note(run_rows, by, analysis.run_split(run_rows, by), labels)
+        if split_text:   # several runs: say whether their rows are split (by model / run) or pooled, as chosen
+            st.caption(_ui.md(split_text))
         st.caption("Two non-empty accuracies: **Accuracy Non Empty** (the paper's row) counts the correct answers "
                    "whose truth is non-empty over *all* N — so Accuracy = Accuracy Non Empty + Pct Nullset Correct; "
                    "**Accuracy On Non-Empty Truths** divides them by the items whose truth is non-empty.")
@@ -293,6 +311,9 @@ if view == "robustness":
         **({"factors": [f for f in varying if f not in analysis.RUN_FACTORS]} if sizes_same else {}))
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
+    pooled_text = analysis.split_note(run_rows, ["model"], None, labels)
+    if pooled_text:   # per model: runs of one model are pooled in its row — say which
+        st.caption(_ui.md(pooled_text))
     st.dataframe(per_model.rename(columns={"model": "Model", "configs": "Configurations", "mean": "Mean %",
                                            "score": "Robustness score (std)", "min": "Min", "max": "Max"}),
                  hide_index=True, width="stretch",

@@ -46,6 +46,8 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
     view_defaults(runs, varying, factors)          the split and colour a view opens with (``views``)
     run_labels(runs) / config_labels(points, f)    readable names of runs and configurations (never hashes)
     tasks_of(runs)                                 the tasks among some runs (views never pool two tasks)
+    run_split(runs, by) / split_note(runs, by, split, labels)   the run-level column a view of several runs adds
+                                                   (model, or run when two share a model) and its caption
 
 Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``aggregated`` (the same views from the store's per-configuration counts) · ``memo`` (repeated calls answered in-process) · ``summaries`` (per-config accuracy, violins,
 intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) · ``stats`` (every
@@ -122,9 +124,12 @@ from core.analysis.views import (
     readable_level,
     run_choice_labels,
     run_labels,
+    run_rows,
+    run_split,
     selection_facts,
     sizes_always_equal,
     sizes_equal,
+    split_note,
     tasks_of,
     view_defaults,
 )
@@ -162,5 +167,6 @@ __all__ = [
     "wilson_interval",
     "config_labels", "file_stem", "for_display", "readable_items", "readable_level", "run_choice_labels",
     "run_labels", "p_text", "selection_facts", "sizes_equal", "sizes_always_equal", "factor_label", "merge_sizes", "tasks_of", "view_defaults",
+    "run_rows", "run_split", "split_note",
     "findings_report", "finding_points",
 ]

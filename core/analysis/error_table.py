@@ -78,14 +78,14 @@ def _check_unparsed(unparsed: str) -> str:
 
 
 def split_by_run(con, run_ids, by: list[str], view: str = VIEW) -> list[str]:
-    """Never pool several runs' mistakes into one row (issue 22): with more than one run selected and no run-level
-    column in ``by``, the table is split by model — or by run, when two of them share a model."""
-    if run_ids is None or len(set(run_ids)) < 2 or {"model", "run_id", "name"} & set(by):
+    """Never pool several runs' mistakes into one row: with more than one run selected and nothing in ``by`` that
+    keeps them apart, the table is split by model — or by run, when two of them share a model (views.run_split)."""
+    from core.analysis.views import run_rows, run_split
+
+    if run_ids is not None and len(set(run_ids)) < 2:
         return by
-    ph = ", ".join("?" * len(set(run_ids)))
-    models = con.execute(f"SELECT count(DISTINCT model), count(*) FROM runs WHERE run_id IN ({ph})",
-                         list(set(run_ids))).fetchall()[0]
-    return ["model" if models[0] == models[1] else "run_id", *by]
+    split = run_split(run_rows(con, run_ids), by)
+    return [split, *by] if split else by
 
 
 def _counts(con, run_ids, by, filters, view, scoring, unparsed):
@@ -274,14 +274,23 @@ def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] 
     return pd.DataFrame(rows, columns=[*by, *columns])
 
 
-def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """The paper's orientation: one column per group, one row per metric (readable row names)."""
+def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str] = (),
+                             run_names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The paper's orientation: one column per group, one row per metric (readable row names). The groups are
+    those of the table: ``by`` and the run-level column error_table added to keep several runs apart (model or
+    run_id, first), so two runs' groups are two columns, never one. ``run_names``: run_id -> the run's label (a
+    run's column is named by it, never by its hash)."""
     by = [c for c in dict.fromkeys(by) if c]
     if table.empty:
         return pd.DataFrame()
     from core.analysis.views import readable_level  # levels as the plots write them ("symmetric difference")
 
-    names = [" · ".join(readable_level(f, v) for f, v in zip(by, row)) for row in table[by].itertuples(index=False)] \
+    by = [c for c in ("model", "run_id") if c in table.columns and c not in by] + by
+
+    def level(f, v):
+        return str((run_names or {}).get(v, v)) if f == "run_id" else readable_level(f, v)
+
+    names = [" · ".join(level(f, v) for f, v in zip(by, row)) for row in table[by].itertuples(index=False)] \
         if by else ["all"] * len(table)
     out = {}
     for name, (_, row) in zip(names, table.iterrows()):

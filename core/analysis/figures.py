@@ -6,7 +6,7 @@ point per configuration, a box inside each violin and the mean/std/N written abo
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -82,19 +82,80 @@ def _sketched(points: pd.DataFrame | None, summary: pd.DataFrame | None) -> bool
     return points is None and summary is not None and "shape" in summary.columns
 
 
+def panel_text(panel: str, value, names: Mapping | None = None) -> str:
+    """A panel's title: the run's or model's name from ``names`` (a run's label, never its hash), else its level."""
+    if names and value in names:
+        return str(names[value])
+    return f"{label(panel)}: {level_text(panel, value)}"
+
+
 def violin(points: pd.DataFrame | None, x: str = "operation", color: str | None = None,
            summary: pd.DataFrame | None = None, title: str | None = None, height: int = 520,
            reference: pd.DataFrame | None = None, reference_name: str | None = None,
-           empty_message: str = "No answered items for this selection yet", x_title: str | None = None) -> go.Figure:
+           empty_message: str = "No answered items for this selection yet", x_title: str | None = None,
+           panel: str | None = None, panel_names: Mapping | None = None) -> go.Figure:
     """Violins of per-config accuracy (column ``accuracy``) by ``x``, one violin per ``color`` level side by side.
     ``summary`` (from analysis.group_summary) adds mean/std/N above the violins; ``reference`` (columns x, mean,
     std) overlays published means ± std as black diamonds. ``empty_message`` is shown when there are no points.
     With ``points`` None and a ``summary`` from analysis.violin_view (its ``shape`` column), each violin is drawn
-    from its group's shape — the way a selection of more than summaries.MAX_DRAWN_POINTS configurations is drawn anyway."""
+    from its group's shape — the way a selection of more than summaries.MAX_DRAWN_POINTS configurations is drawn anyway.
+    ``panel`` (a column of the frames: model or run_id, views.run_split): one panel per level, stacked, titled by
+    ``panel_names`` — several models' or runs' configurations are never pooled into one violin."""
     sketched = _sketched(points, summary)
     frame = summary if sketched else points    # the rows whose x / colour levels are drawn
     if frame is None or frame.empty:
         return empty_figure(empty_message)
+    if panel and panel in frame.columns:
+        return _panels(points, x, color, summary, frame, panel, panel_names, title=title, height=height,
+                       reference=reference, reference_name=reference_name, x_title=x_title)
+    return _violin_one(points, x, color, summary, title=title, height=height, reference=reference,
+                       reference_name=reference_name, x_title=x_title)
+
+
+def _panels(points, x, color, summary, frame, panel, panel_names, *, title, height, reference, reference_name,
+            x_title) -> go.Figure:
+    """``violin`` of each ``panel`` level, stacked as subplots sharing the colours and the legend."""
+    from plotly.subplots import make_subplots
+
+    levels = _order(panel, frame[panel].tolist())
+    colors = _order(color, frame[color].tolist()) if color else None
+    n = len(levels)
+    fig = make_subplots(rows=n, cols=1, subplot_titles=[panel_text(panel, v, panel_names) for v in levels],
+                        vertical_spacing=min(0.16, 0.6 / n))
+    for i, level in enumerate(levels):
+        sub_points = points[_eq(points[panel], level)] if points is not None else None
+        sub_summary = summary[_eq(summary[panel], level)] if summary is not None else None
+        one = _violin_one(sub_points, x, color, sub_summary, reference=reference, reference_name=reference_name,
+                          x_title=x_title, color_levels=colors)
+        suffix = "" if i == 0 else str(i + 1)
+        for trace in one.data:
+            if i:
+                trace.showlegend = False      # one legend: the colours are the same in every panel
+            if color and isinstance(trace, go.Violin):
+                trace.offsetgroup = trace.name    # a colour's slot is the same in every panel (not counted across)
+            fig.add_trace(trace, row=i + 1, col=1)
+        for ann in one.layout.annotations:
+            fig.add_annotation(ann.update(xref=f"x{suffix}", yref=f"y{suffix}"))
+        for shape in one.layout.shapes:
+            fig.add_shape(shape.update(xref=f"x{suffix}", yref=f"y{suffix}"))
+        fig.update_xaxes(one.layout.xaxis.to_plotly_json(), row=i + 1, col=1)
+        if i < n - 1:    # the axis title once, under the last panel (it ran into the next panel's title)
+            fig.update_xaxes(title_text=None, row=i + 1, col=1)
+        fig.update_yaxes(one.layout.yaxis.to_plotly_json(), row=i + 1, col=1)
+    fig.update_layout(title=title, height=max(height, int(0.8 * height * n)),
+                      violinmode="group" if color else "overlay", template="plotly_white",
+                      legend_title_text=label(color) if color else None,
+                      margin={"l": 70, "r": 20, "t": 60 if title else 40, "b": 70}, font={"size": 14})
+    return fig
+
+
+def _violin_one(points, x, color, summary, *, title=None, height=520, reference=None, reference_name=None,
+                x_title=None, color_levels: Sequence | None = None) -> go.Figure:
+    """One panel of ``violin``; ``color_levels``: the colour levels in palette order (the same in every panel)."""
+    sketched = _sketched(points, summary)
+    frame = summary if sketched else points
+    if frame is None or frame.empty:
+        return empty_figure("nothing here")
     many = sketched or len(points) > summaries.MAX_DRAWN_POINTS    # no marker per configuration
     # too many to draw one by one: each violin from its shape (summaries.violin_summary, as violin_view gives)
     shapes = summary if sketched else summaries.violin_summary(points, [k for k in (x, color) if k]) if many else None
@@ -102,7 +163,8 @@ def violin(points: pd.DataFrame | None, x: str = "operation", color: str | None 
     xs = _order(x, frame[x].tolist()) if x else [None]
     tick = {level_text(x, v): v for v in xs} if x else {}
     cats = [level_text(x, v) for v in xs] if x else ["all"]
-    colors = _order(color, frame[color].tolist()) if color else [None]
+    colors = (list(color_levels) if color_levels is not None else _order(color, frame[color].tolist())) \
+        if color else [None]
     for i, c in enumerate(colors):
         drawn = shapes if many else points
         sub = drawn if color is None else drawn[_eq(drawn[color], c)]
@@ -191,11 +253,13 @@ def _n_ticks(sizes: pd.Series, cats: list[str], color: str | None, colors: list)
 
 
 def violin_warnings(points: pd.DataFrame | None, x: str | None, color: str | None = None, min_items: int = MIN_ITEMS,
-                    min_configs: int = MIN_CONFIGS, summary: pd.DataFrame | None = None) -> list[str]:
+                    min_configs: int = MIN_CONFIGS, summary: pd.DataFrame | None = None, panel: str | None = None,
+                    panel_names: Mapping | None = None) -> list[str]:
     """What a reader must know before trusting the violins: configurations of fewer than ``min_items`` items (their
     accuracy can take only a few values), violins of fewer than ``min_configs`` configurations (the smooth shape
     between a handful of points is drawn, not measured). Without ``points``, from a ``summary`` of
-    analysis.violin_view (its N and min_items per violin)."""
+    analysis.violin_view (its N and min_items per violin). ``panel``: the violins are per panel level too (violin's
+    ``panel``), named by ``panel_names``."""
     sketched = _sketched(points, summary)
     frame = summary if sketched else points
     if frame is None or frame.empty:
@@ -209,9 +273,11 @@ def violin_warnings(points: pd.DataFrame | None, x: str | None, color: str | Non
             out.append(f"Some configurations have only {n_min} item(s) (fewer than {min_items}): their accuracy can "
                        f"only be {steps}{' …' if n_min > 4 else ''} %, so the violins show coarse steps, not a "
                        "distribution. Draw more samples per configuration for a smooth picture.")
-    keys = [k for k in (x, color) if k]
+    panel = panel if panel and panel in frame.columns else None
+    keys = [k for k in (panel, x, color) if k]
     if keys:
-        texts = [level_texts(frame[k], k) for k in keys]
+        texts = [frame[k].map(lambda v, k=k: panel_text(k, v, panel_names)) if k == panel else level_texts(frame[k], k)
+                 for k in keys]
         sizes = frame["N"].groupby(texts).sum() if sketched else frame.groupby(texts).size()
         small = sizes[sizes < min_configs]
         if len(small):

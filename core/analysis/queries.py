@@ -277,6 +277,24 @@ def _factor_stats_aggregated(con, run_ids, present) -> tuple[dict, tuple]:
     return inside, row
 
 
+def varies_inside(con, run_ids: Sequence[str] | None, columns: Iterable[str],
+                  filters: Mapping[str, Sequence[Any]] | None = None, view: str = VIEW) -> list[str]:
+    """The ``columns`` whose value changes inside a configuration of this slice (two values, or a value and NULL):
+    grouping configurations by one of them would split configurations into pieces (a deceptive item's parts of
+    speech and hypernyms are drawn per sample). Run-level columns never vary inside one."""
+    cols = [c for c in dict.fromkeys(columns) if c and c not in RUN_FACTORS and c != "config_id"]
+    if not cols:
+        return []
+    qs = [_check_column(con, c, view) for c in cols]
+    where, params = _where(con, run_ids, filters, answered=False, view=view)
+    inner = ", ".join(f"min({q}) IS DISTINCT FROM max({q}) OR count({q}) NOT IN (0, count(*)) AS d{i}"
+                      for i, q in enumerate(qs))
+    outer = ", ".join(f"coalesce(bool_or(d{i}), FALSE)" for i in range(len(qs)))
+    row = con.execute(f"SELECT {outer} FROM (SELECT {inner} FROM {_src(con, view)} {where} "
+                      "GROUP BY run_id, config_id)", params).fetchone()
+    return [c for c, inside in zip(cols, row) if inside]
+
+
 def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) -> bool:
     """Whether |A| and |B| are equal in every item of these runs (then they are one factor, "|A| = |B|", and
     grouping by |A| alone makes the same groups)."""

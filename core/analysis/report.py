@@ -30,7 +30,7 @@ from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table
 from core.analysis.queries import check_scoring, factor_columns, label, run_overview
 from core.analysis.stats import BOOTSTRAP_MAX, difference_of_means
 from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_view
-from core.analysis.views import p_text, run_labels, tasks_of, view_defaults
+from core.analysis.views import p_text, run_labels, run_rows, run_split, split_note, tasks_of, view_defaults
 from core.errors import UserError
 
 TASK_TITLES = {"setops": "Set operations (SetLexSem)", "quantifiers": "Quantifiers (GQG)"}
@@ -102,20 +102,30 @@ def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str], scoring:
                     "n_items": "items", "accuracy": "accuracy %", "configs": "configurations"})
 
 
-def _violins(con, run_ids, x, color, filters, fig, scoring) -> str:
-    points, summary = violin_view(con, run_ids, x=x, color=color, filters=filters, scoring=scoring)
+def _violins(con, run_ids, x, color, filters, fig, scoring, labels) -> str:
+    rows = run_rows(con, run_ids)
+    panel = run_split(rows, [x, color])    # several models / runs of one model: a panel each, never one violin
+    names = {r: labels.get(r, r) for r in run_ids} if panel == "run_id" else None
+    points, summary = violin_view(con, run_ids, x=x, color=color, filters=filters, scoring=scoring, panel=panel)
     how = f"split by {html.escape(label(x))}" + (f", coloured by {html.escape(label(color))}" if color else "")
-    parts = [fig(figures.violin(points, x, color, summary)),
-             f'<p class="note">Each point is one configuration\'s accuracy over its samples; {how}.</p>']
-    summ = summary.drop(columns=["shape", "min_items"]).rename(columns={x: label(x), **({color: label(color)} if color else {}), "mean": "mean %",
-                                   "N": "configurations"})
+    note = split_note(rows, [x, color], panel, labels)
+    parts = [fig(figures.violin(points, x, color, summary, panel=panel, panel_names=names,
+                                height=420 if panel else 520)),
+             f'<p class="note">Each point is one configuration\'s accuracy over its samples; {how}.'
+             + (f" {html.escape(note)}" + (" One panel each." if panel else "") if note else "") + "</p>"]
+    summ = summary.drop(columns=["shape", "min_items"])
+    if "run_id" in summ.columns:
+        summ["run_id"] = summ["run_id"].map(lambda r: labels.get(r, r))
+    summ = summ.rename(columns={x: label(x), **({color: label(color)} if color else {}), "mean": "mean %",
+                                "N": "configurations", "run_id": "run"})
     parts.append(_table(summ))
     return "\n".join(parts)
 
 
-def _robustness(con, run_ids, filters, fig, scoring) -> str:
+def _robustness(con, run_ids, filters, fig, scoring, labels) -> str:
     rob, per_model = robustness(con, run_ids, filters=filters, scoring=scoring)
-    parts = ["<h3>Robustness</h3>",
+    pooled = split_note(run_rows(con, run_ids), ["model"], None, labels)   # per model: names the runs it pools
+    parts = ["<h3>Robustness</h3>", f'<p class="note">{html.escape(pooled)}</p>' if pooled else "",
              ('<p class="note">Robustness score = standard deviation of per-configuration accuracy (lower = more '
               'consistent); spread = highest minus lowest mean accuracy across a factor\'s levels; η² = share of the '
               'variance of per-configuration accuracy the factor explains (one-way ANOVA).</p>'),
@@ -131,24 +141,35 @@ def _robustness(con, run_ids, filters, fig, scoring) -> str:
     return "\n".join(parts)
 
 
-def _setops_errors(con, run_ids, x, filters, scoring) -> str:
-    by = [c for c in dict.fromkeys(["model" if len(run_ids) > 1 else None, "members", x]) if c]
+def _setops_errors(con, run_ids, x, filters, scoring, labels) -> str:
+    by = [c for c in dict.fromkeys(["members", x]) if c]
     by = [c for c in by if c in factor_columns(con, run_ids)]
+    # several runs: error_table splits them by model, or by run when two share a model (views.run_split)
     table = error_table(con, run_ids, by=by, filters=filters, scoring=scoring)
     if table.empty:
         return '<h3>Error analysis</h3><p class="note">No answered set-operation items.</p>'
-    layout = error_table_paper_layout(table, by)
-    return ("<h3>Error analysis (the paper's table)</h3>" + _table(layout.reset_index().rename(
-        columns={"index": ""}), digits=2) + f'<p class="note">{html.escape(ERROR_TABLE_HELP)}</p>')
+    layout = error_table_paper_layout(table, by, run_names=labels)
+    rows = run_rows(con, run_ids)
+    note = split_note(rows, by, run_split(rows, by), labels)
+    return ("<h3>Error analysis (the paper's table)</h3>"
+            + (f'<p class="note">{html.escape(note)}</p>' if note else "")
+            + _table(layout.reset_index().rename(columns={"index": ""}), digits=2)
+            + f'<p class="note">{html.escape(ERROR_TABLE_HELP)}</p>')
 
 
-def _quantifier_metrics(con, run_ids, fig) -> str:
+def _quantifier_metrics(con, run_ids, fig, labels) -> str:
     from core.tasks.quantifiers import figures as QF, metrics as QM
 
-    by = ["model"] if len(run_ids) > 1 else []
+    rows = run_rows(con, run_ids)
+    split = run_split(rows, ())          # several runs: per model, or per run when two share a model
+    by = [split] if split else []
     overall = QM.quantifier_metrics(con, run_ids, by or None)
     per_q = QM.quantifier_metrics(con, run_ids, [*by, "quantifier"])
-    return ("<h3>Accuracy, precision, recall, F1</h3>" + _table(overall, digits=3)
+    if split == "run_id":                # a run's name, never its hash
+        overall, per_q = (f.assign(run_id=f["run_id"].map(lambda r: labels.get(r, r))) for f in (overall, per_q))
+    note = split_note(rows, (), split, labels)
+    return ("<h3>Accuracy, precision, recall, F1</h3>" + (f'<p class="note">{html.escape(note)}</p>' if note else "")
+            + _table(overall, digits=3)
             + fig(QF.fig_metrics_by(per_q, "quantifier", by[0] if by else None)) + _table(per_q, digits=3)
             + '<p class="note">Unparseable answers are counted apart (“unparsed”) and also scored the GQG way, as '
               '“false” (accuracy (GQG)).</p>')
@@ -236,12 +257,13 @@ def html_report(con, run_ids: Sequence[str], *, title: str | None = None,
         view = view_defaults(runs[runs["run_id"].isin(ids)], varying, factors)
         x, color = view["x"], view["color"]
         body.append(f"<h2>{html.escape(TASK_TITLES.get(task, task))}</h2>")
-        body.append("<h3>Accuracy per configuration</h3>" + _violins(con, ids, x, color, filters, fig, scoring))
+        body.append("<h3>Accuracy per configuration</h3>"
+                    + _violins(con, ids, x, color, filters, fig, scoring, labels))
         if task == "setops":
-            body.append(_setops_errors(con, ids, x, filters, scoring))
+            body.append(_setops_errors(con, ids, x, filters, scoring, labels))
         elif task == "quantifiers":
-            body.append(_quantifier_metrics(con, ids, fig))
-        body.append(_robustness(con, ids, filters, fig, scoring))
+            body.append(_quantifier_metrics(con, ids, fig, labels))
+        body.append(_robustness(con, ids, filters, fig, scoring, labels))
         if len(ids) >= 2:
             body.append(_comparison(con, ids, labels, x, filters, fig, scoring))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

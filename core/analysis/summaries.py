@@ -68,6 +68,35 @@ def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     return _over_points(points, lambda local: local.execute(sql).df())
 
 
+def accuracy_table(con, run_ids: Sequence[str] | None, by: Sequence[str],
+                   filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient"
+                   ) -> tuple[pd.DataFrame, str | None]:
+    """The reference's get_stats table of a selection: group_summary of per-configuration accuracy by ``by``, and
+    the run-level column added to keep several runs apart (views.run_split: model, or run_id when two runs share a
+    model; None when ``by`` keeps them apart or groups them as the user chose) — ``(table, split)``.
+
+    A configuration is never split: a column of ``by`` whose value changes inside a configuration of this slice
+    (a deceptive item's parts of speech) is refused with a UserError naming it, since its groups would be pieces of
+    configurations, not configurations."""
+    from core.analysis.queries import varies_inside
+    from core.analysis.views import run_rows, run_split
+    from core.errors import UserError
+
+    by = [c for c in dict.fromkeys(by) if c]
+    inside = varies_inside(con, run_ids, by, filters, view)
+    if inside:
+        from core.analysis.queries import label
+
+        raise UserError(f"cannot group configurations by {inside[0]} ({label(inside[0]).lower()}): it changes inside "
+                        "a configuration of this selection (drawn per sample, e.g. a deceptive item's parts of "
+                        "speech), so its groups would be pieces of configurations; group by a design factor, or "
+                        "narrow the selection to runs where it is one (e.g. members=words)")
+    split = None if run_ids is not None and len(set(run_ids)) < 2 else run_split(run_rows(con, run_ids), by)
+    keys = [split, *by] if split else by
+    points = config_accuracy(con, run_ids, keys, filters, view, scoring)
+    return group_summary(points, keys), split
+
+
 def _over_points(points: pd.DataFrame, query):
     """``query(con)`` on an in-memory DuckDB connection where ``points`` is the table ``points``."""
     import duckdb
@@ -91,10 +120,13 @@ def violin_data(con, run_ids: Sequence[str] | None, x: str = "operation", color:
 
 def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color: str | None = None,
                 filters: Mapping[str, Sequence] | None = None, view: str = VIEW, scoring: str = "lenient",
-                max_points: int | None = None, sketch: int = SKETCH) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+                max_points: int | None = None, sketch: int = SKETCH, panel: str | None = None
+                ) -> tuple[pd.DataFrame | None, pd.DataFrame]:
     """What the violins of a selection need, at any number of configurations: ``(points, summary)``.
 
-    ``summary`` has one row per (x, color) group: mean / std / min / max of per-configuration accuracy, N
+    ``panel``: a run-level column (model, or run_id — views.run_split) the groups are split by as well, so that
+    several models' or runs' configurations never share a violin; the frames then hold it as a column.
+    ``summary`` has one row per (panel, x, color) group: mean / std / min / max of per-configuration accuracy, N
     configurations, items, the fewest items of a configuration (``min_items``) and ``shape``: the group's
     accuracies sorted — all of them, or ``sketch`` evenly spaced quantiles of them (linear interpolation, as
     numpy's default) when the group has more. ``points`` (as from violin_data, for markers, hover and selection) only
@@ -107,7 +139,7 @@ def violin_view(con, run_ids: Sequence[str] | None, x: str = "operation", color:
     limit = MAX_DRAWN_POINTS if max_points is None else int(max_points)
     # kept in the store once per state of the runs (core/analysis/memo.py): a cold server reads the first violins
     got = memo.call(con, "violin_view", _violin_view_json, list(run_ids) if run_ids is not None else None, x, color,
-                    dict(filters or {}), view, scoring, limit, int(sketch), persist=True)
+                    dict(filters or {}), view, scoring, limit, int(sketch), panel, persist=True)
     return (memo.json_frame(got["points"]) if got["points"] is not None else None), frame_from_json(got["summary"])
 
 
@@ -121,10 +153,10 @@ def frame_from_json(got: dict) -> pd.DataFrame:
     return frame
 
 
-def _violin_view_json(con, run_ids, x, color, filters, view, scoring, limit, sketch) -> dict:
+def _violin_view_json(con, run_ids, x, color, filters, view, scoring, limit, sketch, panel=None) -> dict:
     from core.analysis.memo import frame_json
 
-    by = [c for c in (x, color) if c]
+    by = [c for c in dict.fromkeys((panel, x, color)) if c]
     sql, params, _ = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
     summary = _shapes(con, sql, params, by, sketch)
     many = summary.empty or int(summary["N"].sum()) > limit

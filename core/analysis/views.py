@@ -1,10 +1,12 @@
 """What a view of some runs shows by default, and how runs and configurations are named in it — so that pages, the
 static report and the CLI agree.
 
-    view_defaults(runs, varying)      -> {"task", "x", "color"}: split deceptive runs by condition, colour two models by
-                                         model (or two answer formats by answer format), set operations by operation,
+    view_defaults(runs, varying)      -> {"task", "x", "color"}: split deceptive runs by condition, colour runs of two
+                                         models by model (or two answer formats by answer format), set operations by operation,
                                          quantifiers by quantifier
     tasks_of(runs)                    the tasks among the runs, in a fixed order (views never pool two tasks)
+    run_split(runs, by)               the run-level column a view of several runs adds to its groups (model, or run
+                                         when two share a model) so it never pools runs silently; split_note says so
     run_labels(runs)                  run_id -> a readable, unique label (the run's name — an import's file name —
                                          else task · model, told apart by what differs)
     config_labels(points, factors)    one label per configuration from its factors ("intersection · |A|=4 · swapped")
@@ -41,11 +43,94 @@ def view_defaults(runs: pd.DataFrame, varying: Sequence[str], factors: Sequence[
                  next(iter(factors), "operation"))
     color = None
     models = runs["model"].nunique() if "model" in runs else 0
-    if models > 1 and x != "model":
+    n_runs = runs["run_id"].nunique() if "run_id" in runs else models
+    # colour by model only when every run is of its own model; runs sharing a model are told apart by run_split
+    if models > 1 and x != "model" and models == n_runs:
         color = "model"
     elif "answer_format" in varying and x != "answer_format":
         color = "answer_format"
+    if "run_id" in runs and _pooled(runs.drop_duplicates("run_id"), [x, color]):
+        color = None    # a default never pools runs: run_split tells them apart instead
     return {"task": task, "x": x, "color": color}
+
+
+KEEP_RUNS_APART = ("run_id", "name")   # grouping by one of these already keeps every run on its own
+RUN_LEVEL_GROUPS = ("model", "answer_format")   # run-level columns a user may group by
+
+
+def _run_level(rows: pd.DataFrame, column: str) -> pd.Series:
+    """A run-level column of run rows: their own, or the answer format read from ``params_json``."""
+    if column in rows.columns:
+        return rows[column].fillna("").astype(str)
+    if column == "answer_format":
+        return rows.apply(lambda r: _format(r) or "free", axis=1) if len(rows) else pd.Series(dtype=object)
+    return pd.Series([""] * len(rows), index=rows.index, dtype=object)
+
+
+def run_split(runs: pd.DataFrame, by: Sequence[str] = ()) -> str | None:
+    """The column a view of ``runs`` (rows with run_id and model) must add to its groups ``by`` so that it never
+    pools runs without saying so: None for one run, when ``by`` already keeps runs apart (run_id, name, or run-level
+    columns — model, answer format — that differ between every two runs), or when the user grouped by a run-level
+    column that puts two runs together (their choice; split_note names the pooled runs); else "model" when every
+    run is of its own model, "run_id" when two share one (a split by model would still pool them)."""
+    if runs is None or runs.empty or runs["run_id"].nunique() < 2:
+        return None
+    rows = runs.drop_duplicates("run_id")
+    by = [c for c in dict.fromkeys(by) if c]
+    if set(by) & set(KEEP_RUNS_APART) or any(c in RUN_LEVEL_GROUPS for c in by):
+        return None
+    return "model" if not rows["model"].fillna("").duplicated().any() else "run_id"
+
+
+def run_rows(con, run_ids: Sequence[str] | None) -> pd.DataFrame:
+    """The store's rows of these runs (every run for None): what run_split, split_note and run_labels read."""
+    cols = "run_id, model, task, name, params_json, n_items, created_at"
+    if run_ids is None:
+        return con.execute(f"SELECT {cols} FROM runs ORDER BY run_id").df()
+    ids = list(dict.fromkeys(run_ids))
+    if not ids:
+        return pd.DataFrame(columns=[c.strip() for c in cols.split(",")])
+    return con.execute(f"SELECT {cols} FROM runs WHERE run_id IN ({', '.join('?' * len(ids))}) ORDER BY run_id",
+                       ids).df()
+
+
+def _pooled(rows: pd.DataFrame, by: Sequence[str]) -> list[list[str]]:
+    """The groups of two or more runs that the run-level columns of ``by`` put together."""
+    cols = [c for c in by if c in RUN_LEVEL_GROUPS]
+    if not cols:
+        return []
+    key = pd.concat([_run_level(rows, c) for c in cols], axis=1).astype(str).agg(" · ".join, axis=1)
+    return [g for _, g in rows["run_id"].groupby(key, sort=True) if len(g) > 1 for g in [g.tolist()]]
+
+
+def split_note(runs: pd.DataFrame, by: Sequence[str], split: str | None, labels: Mapping[str, str] | None = None
+               ) -> str | None:
+    """What a view of ``runs`` grouped by ``by`` (plus ``split``, from run_split) does with its runs, in one
+    sentence for a caption or a report: split by model, split by run (and why), or which runs it pools because the
+    user grouped by a run-level column. None for one run."""
+    if runs is None or runs.empty or runs["run_id"].nunique() < 2:
+        return None
+    rows = runs.drop_duplicates("run_id")
+    names = dict(labels or run_labels(rows))
+    n = len(rows)
+    by = [c for c in dict.fromkeys(by) if c]
+    if split == "model" or (split is None and "model" in by and not rows["model"].fillna("").duplicated().any()):
+        return f"Split by model: the {n} runs are of {n} different models; no group pools two of them."
+    if split == "run_id":
+        shared = [(m, g.tolist()) for m, g in rows["run_id"].groupby(rows["model"].fillna(""), sort=True)
+                  if len(g) > 1]
+        which = "; ".join(f"{', '.join(names.get(r, r) for r in ids)} of {m}" for m, ids in shared)
+        return f"Split by run, since runs share a model ({which}): no group pools two runs."
+    if set(by) & set(KEEP_RUNS_APART):
+        return f"Each of the {n} runs is a group of its own (grouped by run)."
+    pooled = _pooled(rows, by)
+    if pooled:
+        which = "; ".join(", ".join(names.get(r, r) for r in ids) for ids in pooled)
+        chosen = " and ".join(label(c).lower() for c in by if c in RUN_LEVEL_GROUPS)
+        return f"Grouped by {chosen}: these runs are pooled in one group each — {which}."
+    if any(c in RUN_LEVEL_GROUPS for c in by):
+        return f"Each of the {n} runs is a group of its own (no two share the run-level columns grouped by)."
+    return None   # only when run_split was not asked (split None without a run-level column in by)
 
 
 def _auto_name(row: Mapping) -> bool:

@@ -56,17 +56,37 @@ def _fmt(v, digits: int = 1) -> str:
 def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | None = None,
                reference: pd.DataFrame | None = None, reference_name: str | None = None, x_title: str | None = None,
                empty_message: str = "No answered items for this selection yet", width: int = 1000,
-               height: int = 520) -> str:
+               height: int = 520, panel: str | None = None, panel_names=None) -> str:
     """One SVG element (a single line, so Markdown passes it as a raw HTML block) of the violins of ``summary``
-    (analysis.violin_view / violin_summary: one row per (x, color) group with mean, std, N and ``shape``)."""
+    (analysis.violin_view / violin_summary: one row per (x, color) group with mean, std, N and ``shape``).
+
+    ``panel`` (a column of ``summary``: model or run_id, views.run_split): one SVG per level, titled by
+    ``panel_names`` (figures.panel_text) and with the same colours, in one ``<div>`` on one line — several models'
+    or runs' configurations never share a violin."""
     esc = svg.escape
     if summary is None or summary.empty or "shape" not in summary.columns:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} 80" width="100%" role="img">'
                 f'<text x="{width / 2}" y="45" text-anchor="middle" font-size="16" fill="#555">'
                 f"{esc(empty_message)}</text></svg>")
+    if panel and panel in summary.columns:
+        from core.analysis.figures import panel_text
+
+        colour_levels = _order(color, summary[color].tolist()) if color else None
+        return "<div>" + "".join(
+            _one_svg(summary[_eq(summary[panel], v)], x, color, reference, reference_name, x_title, width, height,
+                     title=panel_text(panel, v, panel_names), colour_levels=colour_levels)
+            for v in _order(panel, summary[panel].tolist())) + "</div>"
+    return _one_svg(summary, x, color, reference, reference_name, x_title, width, height)
+
+
+def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title, width: int, height: int,
+             title: str | None = None, colour_levels: list | None = None) -> str:
+    """violin_svg of one panel; ``title`` above it, ``colour_levels`` in palette order (the same in every panel)."""
+    esc = svg.escape
     xs = _order(x, summary[x].tolist()) if x else [None]
     cats = [level_text(x, v) for v in xs] if x else ["all"]
-    colours = _order(color, summary[color].tolist()) if color else [None]
+    colours = (list(colour_levels) if colour_levels is not None else _order(color, summary[color].tolist())) \
+        if color else [None]
     refs = None
     if reference is not None and not reference.empty and x and x in reference.columns:
         refs = reference[reference[x].isin(xs)]
@@ -77,9 +97,12 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
     # a label wider than its category is wrapped onto two lines (at a space or "_" near its middle)
     ticks = [_wrap(c, band - 8, tick_font) for c in cats]
     two_lines = any(len(t) > 1 for t in ticks)
+    above = 28 if title else 0        # a panel's title over its legend
+    height += above
     legend_items, legend_rows = _legend(color, colours, refs is not None and (reference_name or
-                                                                          "published (mean ± std)"), left, right)
-    top = 16 + 24 * legend_rows
+                                                                          "published (mean ± std)"), left, right,
+                                        y0=above)
+    top = 16 + 24 * legend_rows + above
     bottom = height - 78 - (16 if two_lines else 0)
 
     def y_of(v: float) -> float:
@@ -89,6 +112,8 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
            f'font-family="sans-serif" font-size="14" aria-label="Violins of per-configuration accuracy by '
            f'{esc(label(x) if x else "all")}">',
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>']
+    if title:
+        out.append(f'<text x="{left}" y="22" fill="#222" font-size="16" font-weight="bold">{esc(title)}</text>')
     for t in Y_TICKS:   # grid, y tick labels, y title
         y = y_of(t)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#ebebeb"/>'
@@ -190,7 +215,7 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
     return "".join(out)
 
 
-def _legend(color: str | None, colours: list, reference: str | None, left: float, right: float
+def _legend(color: str | None, colours: list, reference: str | None, left: float, right: float, y0: float = 0
             ) -> tuple[list[str], int]:
     """The legend's SVG elements and its number of rows: the colour factor's name, a swatch and name per colour,
     the published reference's diamond; an entry that would pass the right edge starts a new row (about 0.55 em a
@@ -204,7 +229,7 @@ def _legend(color: str | None, colours: list, reference: str | None, left: float
         width = (0 if kind == "title" else 20) + 7.7 * len(name) + 18
         if lx + width > right and lx > left:
             row, lx = row + 1, left
-        y = 22 + 24 * row
+        y = 22 + y0 + 24 * row
         if kind == "title":
             out.append(f'<text x="{lx:.1f}" y="{y}" fill="#333" font-weight="bold">{esc(name)}</text>')
         elif kind == "colour":

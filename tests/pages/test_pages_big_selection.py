@@ -24,7 +24,9 @@ def two_runs(page_db):
 
 
 def _svgs(at) -> list[str]:
-    return [m.value for m in at.markdown if m.value.startswith("<svg") and "Violins of per-configuration" in m.value]
+    # one SVG, or one per panel in a <div> (two runs of one model: a panel each)
+    return [m.value for m in at.markdown if m.value.startswith(("<svg", "<div><svg"))
+            and "Violins of per-configuration" in m.value]
 
 
 def _switch(at, key: str, value: bool):

@@ -1,8 +1,8 @@
 """`python -m core report …` — reports over stored runs, one sub-command per report (a group, so more can join).
 
-    python -m core report errors --run R --by COL[,COL…] --scoring strict|lenient --out F.csv|.json
+    python -m core report errors --run R [--run R2 …] --by COL[,COL…] --scoring strict|lenient --out F.csv|.json
         the SetLexSem error-analysis table, one row per group, with the reference's column names and formulas
-        (core/analysis/error_table.py: reference_error_table)
+        (core/analysis/error_table.py: reference_error_table); several runs are split by model (or run)
     python -m core report html --run R [--run R2 …] --out F.html [--title T] [--filter col=v1,v2 …] [--db PATH]
         one self-contained HTML file (Plotly inline, no server) with the runs, violins, error table, robustness
         profile and comparison of the selected runs (core/analysis/report.py) — to mail or attach to a paper
@@ -50,7 +50,9 @@ def _register_errors(sub) -> None:
                     "columns, its label (\"G0 vs. L1\") and top1_mistake_pct etc. (57.07); in JSON a [label, share] "
                     "pair. Set-operation items only; failed calls are left out.")
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
-    p.add_argument("--run", default="latest", help="run id, several joined by commas, or 'latest' (default)")
+    p.add_argument("--run", action="append", default=[],
+                   help="run id or 'latest' (the default); repeat it or join ids by commas for several runs — "
+                        "split by model, or by run when two share a model, unless --by holds model or run_id")
     p.add_argument("--by", default="members,operation",
                    help="group columns joined by commas (default: members,operation); '' for one overall row")
     p.add_argument("--scoring", choices=SCORINGS, default="strict",
@@ -72,16 +74,18 @@ def _errors(args: argparse.Namespace) -> int:
     out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
     by = [c.strip() for c in str(args.by).split(",") if c.strip()]
     filters = filters_arg(args.filter)
-    run_ids = runs_arg(args.db, [args.run])
+    run_ids = runs_arg(args.db, args.run or ["latest"])
     with store.connect(args.db) as con:
         table = memo.call(con, "reference_error_table", analysis.reference_error_table, run_ids, by=by,
                           filters=filters, scoring=args.scoring, unparsed=args.unparsed, cells="plain")
+        rows = analysis.run_rows(con, run_ids)
     if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered set-operation items"
                         + (" in this slice" if filters else "") + "; nothing to report")
     _write(table, out)
+    split = analysis.split_note(rows, by, analysis.run_split(rows, by))
     print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring, unparsed answers "
-          f"counted the {args.unparsed} way) to {out}")
+          f"counted the {args.unparsed} way) to {out}" + (f"\n{split}" if split else ""))
     return 0
 
 

@@ -100,7 +100,9 @@ def register_table(sub) -> None:
         "table", help="mean / std / min / max / N of per-configuration accuracy by factors (the reference's "
                       "get_stats)",
         description="One row per group of --by: mean, std, min and max of per-configuration accuracy (%), N "
-                    "configurations and the items behind them.")
+                    "configurations and the items behind them. Several runs are split by model (by run when two "
+                    "share a model) unless --by holds model or run_id; a column that changes inside a "
+                    "configuration (a deceptive item's parts of speech) is refused, never split into pieces.")
     p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
     p.add_argument("--run", action="append", default=[], help="run id or 'latest' (repeatable, or joined by commas)")
     p.add_argument("--by", default="operation,members", help="factors joined by commas (default: operation,members)")
@@ -113,8 +115,7 @@ def register_table(sub) -> None:
 
 def _table(args: argparse.Namespace) -> int:
     from core import analysis, store
-    from core.analysis import memo
-    from core.analysis.summaries import config_accuracy, group_summary
+    from core.analysis.summaries import accuracy_table
     from core.cli.commands.report_output import OUT_SUFFIXES, _write, filters_arg
     from core.files import check_output_path
 
@@ -127,11 +128,15 @@ def _table(args: argparse.Namespace) -> int:
         unknown = [c for c in by if c not in have]
         if unknown:
             raise UserError(f"--by: unknown column {unknown[0]!r}")
-        points = memo.call(con, "config_accuracy", config_accuracy, run_ids, by, filters or None,
-                           scoring=args.scoring)
-    if points.empty:
+        try:
+            table, split = accuracy_table(con, run_ids, by, filters or None, scoring=args.scoring)
+        except UserError as exc:
+            raise UserError(f"--by: {exc}") from None
+        rows = analysis.run_rows(con, run_ids)
+    if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered items" + (" in this slice" if filters else ""))
-    table = group_summary(points, by)
     _write(table, out)
-    print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring) to {out}")
+    note = analysis.split_note(rows, by, split)
+    print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring) to {out}"
+          + (f"\n{note}" if note else ""))
     return 0
