@@ -279,6 +279,8 @@ def _json_list(value, name: str, row: int, col: str):
         return json.loads(value) if isinstance(value, str) else value
     except ValueError:
         raise ImportFileError(f"{name}: row {row}, column {col!r} is not JSON: {str(value)[:30]!r}") from None
+    except RecursionError:   # a cell of [[[[…]]]] nested past Python's recursion limit
+        raise ImportFileError(f"{name}: row {row}, column {col!r} is nested too deeply") from None
 
 
 
