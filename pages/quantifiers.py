@@ -84,8 +84,10 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
                                "published GQG dataset (18,360 prompts); gqg-frequency-pilot = the paper's Figure 1 "
                                "setup; frequency-bands-sampled = our wordfreq bands + made-up nouns")
     url_preset, url_edits = st.session_state[KEY + "url_edits"]
-    for note in st.session_state.get(KEY + "url_notes") or ():
-        st.info(f"The link's settings were adjusted: {_ui.md(note)}.")
+    notes = st.session_state.get(KEY + "url_notes")
+    if notes:
+        st.info("The link's settings were adjusted to what this page accepts: "
+                + "; ".join(_ui.md(n) for n in notes) + ".")
     if preset == LOADED:
         base = st.session_state[KEY + "loaded"]
     elif preset == url_preset:
