@@ -195,3 +195,42 @@ def test_a_backup_taken_mid_run_restores_resumable(tmp_path):
         assert srv.stats()["total_requests"] - sent <= 12 - n_done   # the stored answers kept
     finally:
         srv.stop()
+
+
+def test_a_lease_refuses_restore_and_a_swapped_file_stops_its_writer(target, monkeypatch):
+    """The lease in one process (an import in another thread, a batch collection): restore is refused naming it;
+    a file swapped under it all the same stops its next connection."""
+    import shutil
+
+    from core.runner import batch_collect
+
+    db, folder = target
+    with store.writing(db, "an import of x.csv"):
+        with pytest.raises(DatabaseBusy, match="an import of x.csv"):
+            restore(db, folder)
+        with store.connect(db) as con:              # the lease's file, recorded at its first connection
+            con.execute("SELECT 1").fetchall()
+        copy = db.with_name("copy.duckdb")
+        shutil.copyfile(db, copy)
+        os.replace(copy, db)                        # what a restore that did not see the lease would do
+        with pytest.raises(writers.DatabaseReplaced, match="while an import of x.csv was writing"):
+            with store.connect(db):
+                pass
+    with store.connect(db) as con:                  # the lease ended: other connections were never affected
+        assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 1
+
+    seen = []
+
+    def collecting(db_path, batch, state, outcomes, known):
+        with pytest.raises(DatabaseBusy, match="the collection of batch b-1") as exc:
+            restore(db_path, folder)
+        seen.append(str(exc.value))
+        return []
+
+    class Backend:
+        def outcomes(self, state):
+            return []
+
+    monkeypatch.setattr(batch_collect, "_collect", collecting)
+    assert batch_collect.collect(db, Backend(), {"batch_id": "b-1"}, None) == []
+    assert len(seen) == 1
