@@ -112,6 +112,7 @@ def test_downloads_samples_tuples_and_generated_items_are_spreadsheet_safe(hosti
     assert [(t.s_curr, t.s1) for t in load_tuples(tmp_path / "tuples.csv")] == [(t.s_curr, t.s1) for t in tuples]
 
 
+@pytest.mark.slow
 def test_embeddings_score_samples_out_is_spreadsheet_safe(tmp_path):
     pytest.importorskip("sentence_transformers")
     data = tmp_path / "tuples.csv"
