@@ -10,8 +10,10 @@ error naming the problem (and its line), before any slow work.
     read_yaml_file(path) -> dict                  the same from a file (missing, too large, not UTF-8 → ConfigError)
     check_output_path(path, suffixes, flag=…)     an output file that can be written (UserError otherwise)
     neutralise(text) / restore(text)              a text cell made safe for a spreadsheet (the OWASP rule for CSV:
-                                                  a leading ' before = + - @ tab CR), and back again exactly
+                                                  a leading ' before tab, CR, or = + - @ after any leading
+                                                  whitespace), and back again exactly
     neutralise_sql(column), is_formula(text)      the same rule in DuckDB SQL; a cell a spreadsheet would run
+    write_csv(rows, target) / csv_text(rows)      the one CSV writer: every CSV the tool writes, cells neutralised
 
 What a document means (task config, run document) is core/config.py's business.
 """
@@ -146,14 +148,27 @@ def check_output_path(path: str | os.PathLike, suffixes: Sequence[str], *, flag:
 
 # ------------------------------------------------------------------------------------------- spreadsheet cells
 # A model's reply ``=HYPERLINK("http://…")`` leaves a CSV export as ``'=HYPERLINK("http://…")`` (spreadsheets show it
-# as text) and an import of that file stores ``=HYPERLINK("http://…")`` again — the text the model wrote. A cell that
-# already starts with ' before one of the triggers gets one more ', so ``restore`` undoes ``neutralise`` exactly.
-# ``is_formula`` is what imports refuse: = or @ first, or + / - first with a function call, a DDE pipe or a sheet
-# reference after it (``-2+3+cmd|' /C calc'!A0``); plain numbers (-1, +0.5) and neutralised cells are not formulas.
+# as text) and an import of that file stores ``=HYPERLINK("http://…")`` again — the text the model wrote. The rule
+# (OWASP's, widened): a cell is quoted when it starts with tab or CR, or with = + - @ after any run of ASCII
+# whitespace (`` =1`` is a formula to a spreadsheet that trims, and ``is_formula`` refuses it on import). A cell that
+# already starts with ' before such a start gets one more ', so ``restore`` undoes ``neutralise`` exactly.
+# ``is_formula`` is what imports refuse: = or @ first (after whitespace), or + / - first with a function call, a DDE
+# pipe or a sheet reference after it (``-2+3+cmd|' /C calc'!A0``); plain numbers (-1, +0.5) and neutralised cells
+# are not formulas.
+#
+# Every CSV the tool writes goes through ``write_csv`` / ``csv_text`` (reports, samples, tuples, generated items,
+# page downloads) or, for exports streamed by DuckDB's COPY, applies ``neutralise_sql`` — the same rule in SQL — to
+# every text column. Our readers of those files (core/store/readers.py, core/embeddings/samples.py) ``restore``.
 
 TRIGGERS = "=+-@\t\r"
-_NEEDS_QUOTE = re.compile(r"^'*[=+\-@\t\r]")
-_QUOTED = re.compile(r"^'+[=+\-@\t\r]")
+# Rows end in CRLF (RFC 4180): Python's csv writer (and pandas') quotes a cell holding a character of the line
+# terminator; with "\n" alone a bare CR in a reply went unquoted, and every reader (ours, a spreadsheet's) broke the
+# row there — the text after it a new row's first cell, ``\r@SUM(…)`` a formula again.
+CSV_NEWLINE = "\r\n"
+_SPACE = " \t\r\n\v\f"                                # what a spreadsheet may skip before = + - @
+_START = r"(?:[\t\r]|[ \t\r\n\v\f]*[=+\-@])"          # the start of a cell a spreadsheet could run
+_NEEDS_QUOTE = re.compile(r"^'*" + _START)
+_QUOTED = re.compile(r"^'+" + _START)
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -172,15 +187,17 @@ def restore(text):
 
 
 def neutralise_sql(column: str) -> str:
-    """A DuckDB expression applying ``neutralise`` to the text column ``column`` (a quoted identifier)."""
-    return (f"CASE WHEN regexp_matches({column}, '^''*[=+\\-@\\t\\r]') THEN '''' || {column} ELSE {column} END")
+    """A DuckDB expression applying ``neutralise`` to the text column ``column`` (a quoted identifier): the same
+    pattern, which RE2 reads as Python's re does."""
+    pattern = _NEEDS_QUOTE.pattern.replace("'", "''")
+    return f"CASE WHEN regexp_matches({column}, '{pattern}') THEN '''' || {column} ELSE {column} END"
 
 
 def is_formula(text) -> bool:
-    """Whether a spreadsheet would evaluate the cell (see the module docstring)."""
+    """Whether a spreadsheet would evaluate the cell (see the comment above)."""
     if not isinstance(text, str):
         return False
-    s = text.lstrip(" \t\r\n")
+    s = text.lstrip(_SPACE)
     if not s or s[0] not in "=+-@":
         return False
     if s[0] in "=@":
@@ -188,3 +205,50 @@ def is_formula(text) -> bool:
     if _NUMBER.match(s.rstrip()):
         return False
     return any(c in s for c in "(|!")
+
+
+def csv_cell(value):
+    """One value as a CSV cell: None (and NaN) empty, text neutralised, anything else as it is."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return neutralise(value)
+
+
+def write_csv(rows, target, columns: Sequence[str] | None = None) -> int:
+    """Write ``rows`` — a pandas DataFrame or an iterable of dicts (the first one's keys are the header unless
+    ``columns`` is given) — as CSV to ``target`` (a path or a text file object), every text cell and column name
+    neutralised. Returns the number of rows written; nothing is written for no rows and no ``columns``."""
+    import csv
+
+    own = isinstance(target, (str, os.PathLike))
+    fh = open(target, "w", newline="", encoding="utf-8") if own else target
+    try:
+        if hasattr(rows, "to_csv"):   # a DataFrame: pandas formats its numbers, we neutralise its text
+            frame = rows.map(neutralise).rename(columns=lambda c: neutralise(str(c)))
+            frame.to_csv(fh, index=False, lineterminator=CSV_NEWLINE)
+            return len(frame)
+        writer = None
+        if columns is not None:
+            writer = csv.writer(fh, lineterminator=CSV_NEWLINE)
+            writer.writerow([csv_cell(str(c)) for c in columns])
+        n = 0
+        for row in rows:
+            if writer is None:
+                columns = list(row)
+                writer = csv.writer(fh, lineterminator=CSV_NEWLINE)
+                writer.writerow([csv_cell(str(c)) for c in columns])
+            writer.writerow([csv_cell(row.get(c)) for c in columns])
+            n += 1
+        return n
+    finally:
+        if own:
+            fh.close()
+
+
+def csv_text(rows, columns: Sequence[str] | None = None) -> str:
+    """``write_csv`` into a string (downloads)."""
+    import io
+
+    buf = io.StringIO()
+    write_csv(rows, buf, columns)
+    return buf.getvalue()

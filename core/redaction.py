@@ -1,6 +1,8 @@
 """Keeping API keys and passwords out of everything we store, export or print: the one redaction function.
 
     remember(secret)            a key or password this process was handed (memory only, never written anywhere)
+    remember_basic(user, pw)    the password of HTTP Basic auth, and the header's token (base64 of user:password)
+    remember_url(url)           the same for the ``user:password@`` of a URL
     known_secrets() -> set      those, plus the values of every ``*_API_KEY`` environment variable
     redact(text, *secrets)      ``text`` with every trace of a known secret replaced by ``[redacted]``
     redact_url(url)             a URL without ``user:password@``
@@ -12,8 +14,15 @@ What counts as a trace (issue 13: an endpoint echoed the key upper-cased, or cut
   (in any case);
 * credentials in URLs (``scheme://user:password@host`` → ``scheme://[redacted]@host``);
 * with ``keylike=True`` (error messages, the default) also anything shaped like an OpenAI/Anthropic key
-  (``sk-…``, including the masked ``sk-proj-****abcd`` forms providers echo). Model replies are redacted with
-  ``keylike=False``: a reply such as ``{risk-free, …}`` is data, not a key.
+  (``sk-…``, including the masked ``sk-proj-****abcd`` forms providers echo), the value of any ``Authorization``
+  header quoted in the text (``Authorization: Basic …``, ``"authorization": "…"``), a ``Bearer`` token, and a
+  ``Basic`` token that decodes to ``user:password``. Model replies are redacted with ``keylike=False``: a reply
+  such as ``{risk-free, …}`` is data, not a key (a reply quoting a known secret or token is still caught).
+
+A password given as Basic auth (``http://alice:pw@host/v1``) is remembered together with the token its header
+carries (``remember_basic``): an endpoint echoing ``Basic YWxpY2U6…`` — or a piece of it — is caught like the
+password itself. Every log record is redacted too (``install_log_redaction``, installed when this module is
+imported): its message is formatted and redacted when the record is made.
 
 The runner applies it to every error reason and reply before they are journalled; the store applies it again to
 whatever it writes (errors, replies), exports to their text columns, and the CLI to every line it prints.
@@ -21,6 +30,9 @@ whatever it writes (errors, replies), exports to their text columns, and the CLI
 
 from __future__ import annotations
 
+import base64
+import binascii
+import logging
 import os
 import re
 import threading
@@ -34,12 +46,50 @@ _KNOWN: set[str] = set()
 _LOCK = threading.Lock()
 _KEYLIKE = re.compile(r"sk-[^\s'\",;]{4,}")
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
+# the value of an Authorization header quoted in text: "Authorization: Basic abc", authorization='Bearer x', JSON
+_AUTH_HEADER = re.compile(r"""(?i)(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)([^"'\r\n,;}]+)""")
+_BEARER = re.compile(r"\b([Bb]earer\s+)([A-Za-z0-9._~+/=-]{8,})")
+_BASIC = re.compile(r"\b([Bb]asic\s+)([A-Za-z0-9+/]{4,}={0,2})")
 
 
 def remember(*secrets: str | None) -> None:
     """Add secrets (API keys, passwords in base URLs) to this process's list. Kept in memory only."""
     with _LOCK:
         _KNOWN.update(s.strip() for s in secrets if isinstance(s, str) and len(s.strip()) >= MIN_SECRET)
+
+
+def remember_basic(user: str | None, password: str | None) -> None:
+    """Remember HTTP Basic credentials: the password (or the user when there is no password) and the token of the
+    header they make, ``base64(user:password)`` — which decodes to the password."""
+    user, password = user or "", password or ""
+    if not (user or password):
+        return
+    token = base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
+    remember(password or user, token, token.rstrip("="))
+
+
+def remember_url(url: str | None) -> None:
+    """Remember the Basic credentials a URL carries (``scheme://user:password@host``; percent-escapes decoded)."""
+    if not isinstance(url, str) or "@" not in url:
+        return
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return
+    if parts.username is not None or parts.password is not None:
+        remember_basic(unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+def _basic_token(m: re.Match) -> str:
+    """A ``Basic <token>`` match redacted when the token decodes to ``user:password`` (text such as "Basic auth
+    required" is left alone)."""
+    try:
+        decoded = base64.b64decode(m.group(2) + "=" * (-len(m.group(2)) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return m.group(0)
+    return m.group(1) + MARK if b":" in decoded else m.group(0)
 
 
 def _env_secrets() -> frozenset[str]:
@@ -154,6 +204,12 @@ def redact(text, *secrets: str | None, keylike: bool = True):
         text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MARK + "@", text)
     if keylike:
         text = _KEYLIKE.sub(MARK, text)
+        if "uthorization" in text or "UTHORIZATION" in text:
+            text = _AUTH_HEADER.sub(lambda m: m.group(1) + MARK, text)
+        if "earer" in text:
+            text = _BEARER.sub(lambda m: m.group(1) + MARK, text)
+        if "asic" in text:
+            text = _BASIC.sub(_basic_token, text)
     return text
 
 
@@ -162,3 +218,27 @@ def redact_url(url: str | None) -> str | None:
     if not isinstance(url, str):
         return url
     return _URL_CREDENTIALS.sub(lambda m: m.group(1), url)
+
+
+class _RedactedRecord(logging.LogRecord):
+    """A log record whose message is formatted and redacted once, when it is made (any logger, any handler)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        try:
+            message = self.getMessage()
+        except (TypeError, ValueError, KeyError):   # a bad format string: logging reports it when it emits
+            return
+        self.msg, self.args = redact(message), None
+        if self.exc_info and self.exc_info[1] is not None and not self.exc_text:
+            self.exc_text = redact(logging.Formatter().formatException(self.exc_info))
+
+
+def install_log_redaction() -> None:
+    """Make every log record of this process a redacted one (idempotent; a custom record class set by someone else
+    is left alone)."""
+    if logging.getLogRecordFactory() is logging.LogRecord:
+        logging.setLogRecordFactory(_RedactedRecord)
+
+
+install_log_redaction()

@@ -5,6 +5,8 @@ started (a preset, or the defaults), one parameter per setting, values as compac
     encode(values, defaults)  -> {name: json text, or None where the value is the default (the key is removed)}
     decode(params, defaults)  -> {name: value} for the names of ``defaults`` present in ``params`` whose JSON parses
                                  and has the default's kind (a mistyped or hostile link changes nothing)
+    clamp(values, limits)     -> (values inside their limits, one note per value changed or dropped): a link's
+                                 ``total=-1`` or ``seed=1e30`` becomes the nearest allowed value, and the page says so
 """
 
 from __future__ import annotations
@@ -72,6 +74,66 @@ def decode(params: Mapping[str, Any], defaults: Mapping[str, Any], nullable: boo
             value = int(value)
         out[name] = value
     return out
+
+
+JS_SAFE = 2 ** 53 - 1     # the largest integer a browser's number widget holds exactly
+
+
+def clamp(values: Mapping[str, Any], limits: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``values`` (decoded from a URL) made safe for the page's widgets, and a note for each value changed.
+
+    ``limits[name]`` is ``(lo, hi)`` for a number (brought inside it; ``None`` for either end means ±JS_SAFE),
+    ``"texts"`` for a list of strings, ``"pairs"`` for a list of two-string lists, ``("range", lo, hi)`` for a
+    ``[lo, hi]`` pair of integers (each brought inside, in order). A value of the wrong shape is dropped (the page's
+    own default applies). Names without limits pass through."""
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    for name, value in values.items():
+        limit = limits.get(name)
+        if limit is None or value is None:
+            out[name] = value
+            continue
+        if limit == "texts":
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                out[name] = value
+            else:
+                notes.append(f"{name} in the link is not a list of words; ignored")
+        elif limit == "pairs":
+            if isinstance(value, list) and all(isinstance(v, list) and len(v) == 2
+                                               and all(isinstance(w, str) for w in v) for v in value):
+                out[name] = value
+            else:
+                notes.append(f"{name} in the link is not a list of word pairs; ignored")
+        elif isinstance(limit, tuple) and limit and limit[0] == "range":
+            lo, hi = limit[1], limit[2]
+            if isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value):
+                fixed = sorted(min(max(int(v), lo), hi) for v in value)
+                if fixed != value:
+                    notes.append(f"{name}={_short(value)} in the link is outside {lo}–{hi}: using {fixed}")
+                out[name] = fixed
+            else:
+                notes.append(f"{name} in the link is not a pair of numbers; ignored")
+        else:
+            lo = -JS_SAFE if limit[0] is None else limit[0]
+            hi = JS_SAFE if limit[1] is None else limit[1]
+            if not _is_number(value):
+                notes.append(f"{name} in the link is not a number; ignored")
+                continue
+            fixed = min(max(value, lo), hi)
+            if fixed != value:
+                notes.append(f"{name}={_short(value)} in the link is outside {lo:,}–{hi:,}: using {fixed:,}")
+            out[name] = fixed
+    return out, notes
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
+        and value not in (float("inf"), float("-inf"))
+
+
+def _short(value: Any) -> str:
+    text = _text(value)
+    return text if len(text) <= 24 else text[:21] + "…"
 
 
 def deceptive_settings(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,9 +30,11 @@ for f in uploads or []:
     digest = hashlib.sha256(data).hexdigest()
     if digest not in imported:
         try:
+            from core.store import writing
             from core.store.io import import_results
 
-            run_id, n = import_results(_ui.db_path(), data, f.name)
+            with writing(_ui.db_path(), f"an import of {f.name}"):   # restore waits for it (core/store/writers.py)
+                run_id, n = import_results(_ui.db_path(), data, f.name)
             known = _ui.runs_df()
             name = analysis.run_labels(known).get(run_id, run_id) if not known.empty else run_id
             if n:   # named by the run's name (the file's own name column, else the file), the id in brackets

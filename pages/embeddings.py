@@ -4,7 +4,6 @@ Thin page: all computation is in core.embeddings (pipeline.score, tables, figure
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -18,6 +17,7 @@ from core.embeddings.encoders import LABELS, available_encoders
 from core.embeddings.measures import MEASURES
 from core.embeddings.samples import build_samples, load_any, load_demo, load_triples, write_tuples
 from core.errors import UserError
+from core.files import csv_text
 from pages import _ui
 
 RESULTS = "emb_results"
@@ -330,9 +330,5 @@ with tab_dl:
         c1, c2 = st.columns(2)
         c1.download_button(f"REPORT.json — {label}", json.dumps(v["report"], indent=1, allow_nan=False),
                            file_name=f"REPORT_{enc}.json", mime="application/json", key=f"emb_dl_r_{enc}")
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(v["rows"][0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(v["rows"])
-        c2.download_button(f"SAMPLES.csv — {label}", buf.getvalue(), file_name=f"SAMPLES_{enc}.csv",
+        c2.download_button(f"SAMPLES.csv — {label}", csv_text(v["rows"]), file_name=f"SAMPLES_{enc}.csv",
                            mime="text/csv", key=f"emb_dl_s_{enc}")

@@ -37,6 +37,12 @@ URL_KEYS = ("quantifiers", "noun_groups", "objects", "nouns_per_group", "total",
             "template", "samples", "seed")
 
 
+# what the widgets accept (urlstate.clamp): a link's value outside is brought inside, with a note on the page
+URL_LIMITS = {"total": (1, Q.MAX_TOTAL), "samples": (0, Q.MAX_TOTAL + 1), "seed": (None, None),
+              "nouns_per_group": (0, 1000), "count_range": ("range", 0, Q.MAX_TOTAL), "quantifiers": "texts",
+              "noun_groups": "texts", "objects": "texts", "predicates": "pairs"}
+
+
 def _url_defaults(preset: str) -> dict:
     return {k: Q.PRESETS[preset].get(k) for k in URL_KEYS}
 
@@ -48,8 +54,10 @@ def _url_start() -> None:
         return
     preset = _ui.qp_get("preset")
     preset = preset if preset in Q.PRESETS else DEFAULT_PRESET
-    st.session_state[KEY + "url_edits"] = (preset, urlstate.decode(st.query_params.to_dict(), _url_defaults(preset),
-                                                                   nullable=True))
+    edits = urlstate.decode(st.query_params.to_dict(), _url_defaults(preset), nullable=True)
+    edits, notes = urlstate.clamp(edits, URL_LIMITS)      # a hostile link's values made safe for the widgets
+    st.session_state[KEY + "url_edits"] = (preset, edits)
+    st.session_state[KEY + "url_notes"] = notes
     st.session_state.setdefault(KEY + "preset", preset)
     limit = urlstate.decode(st.query_params.to_dict(), {"limit": 0}).get("limit", 0)
     st.session_state.setdefault(KEY + "limit", min(max(int(limit), 0), 10_000_000))
@@ -76,6 +84,10 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
                                "published GQG dataset (18,360 prompts); gqg-frequency-pilot = the paper's Figure 1 "
                                "setup; frequency-bands-sampled = our wordfreq bands + made-up nouns")
     url_preset, url_edits = st.session_state[KEY + "url_edits"]
+    notes = st.session_state.get(KEY + "url_notes")
+    if notes:
+        st.info("The link's settings were adjusted to what this page accepts: "
+                + "; ".join(_ui.md(n) for n in notes) + ".")
     if preset == LOADED:
         base = st.session_state[KEY + "loaded"]
     elif preset == url_preset:
@@ -92,7 +104,8 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
         extra = st.text_input("More quantifiers (comma-separated)", key=k + "extra",
                               placeholder="at least 7, between 3 and 8, at least 60%", help=GRAMMAR)
         groups_all = [*GROUP_ORDER, *PILOT_GROUPS, "gqg"]
-        groups = st.multiselect("Noun groups", groups_all, default=base.get("noun_groups", []), key=k + "groups",
+        groups = st.multiselect("Noun groups", groups_all, key=k + "groups",
+                                default=[g for g in base.get("noun_groups") or [] if g in groups_all],
                                 help="common … rarest: wordfreq Zipf bands of the plural; made_up: pronounceable "
                                      "non-words; pilot_*: the GQG paper's lists; gqg: the 12 objects of the dataset")
         objects = st.text_input("Your own nouns (plural, comma-separated)", ", ".join(base.get("objects") or []),
@@ -102,6 +115,7 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
     with c2:
         total = st.number_input("Total n", 1, Q.MAX_TOTAL, int(base.get("total", 50)), key=k + "total")
         rng = base.get("count_range") if int(total) == int(base.get("total", 50)) else None
+        rng = sorted(min(max(int(v), 0), int(total)) for v in rng) if rng else None   # inside 0 … total
         lo, hi = st.slider("Counts of the asked predicate", 0, int(total), tuple(rng or (0, int(total))),
                            key=k + f"range_{total}")
         samples = st.number_input("Counts drawn per cell (0 = all)", 0, Q.MAX_TOTAL + 1,

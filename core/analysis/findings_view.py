@@ -196,12 +196,18 @@ def _cell(v) -> str:
     return str(v)
 
 
+def _md_text(text) -> str:
+    """Text in the Markdown file with <, > and & as character references: a run or model name such as
+    ``<script>…</script>`` that came with an imported file stays text in any Markdown renderer."""
+    return html.escape(str(text), quote=False)
+
+
 def _md_table(rows: Sequence[dict]) -> list[str]:
     if not rows:
         return ["(no rows)"]
     cols = list(rows[0].keys())
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in cols) + " |" for r in rows]
+    out = ["| " + " | ".join(_md_text(c).replace("|", "\\|") for c in cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(_md_text(_cell(r.get(c))).replace("|", "\\|") for c in cols) + " |" for r in rows]
     return out
 
 
@@ -210,9 +216,9 @@ def to_markdown(rep: dict) -> str:
              f"Scoring: **{rep['scoring']}** · α = {rep['alpha']:g} · p values adjusted by {rep['correction']}. "
              f"{UNIT_NOTE}", ""]
     for fd in rep["findings"]:
-        lines += [f"## {fd['title']} (`{fd['id']}`)", "",
-                  f"*Paper:* {fd['source']} — {fd['claim']}", ""]
-        lines += [f"- {v}" for v in fd["verdicts"]] + [""]
+        lines += [f"## {_md_text(fd['title'])} (`{fd['id']}`)", "",
+                  f"*Paper:* {_md_text(fd['source'])} — {_md_text(fd['claim'])}", ""]
+        lines += [f"- {_md_text(v)}" for v in fd["verdicts"]] + [""]
         if fd.get("table"):
             lines += ["Per-configuration accuracy (the reference's get_stats):", ""] + _md_table(fd["table"]) + [""]
         if fd.get("paper"):

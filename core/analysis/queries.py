@@ -156,8 +156,13 @@ def _base_src(con, view: str = VIEW) -> str:
 
 
 def _check_column(con, column: str, view: str = VIEW) -> str:
+    """``column`` quoted, for grouping or selecting over ``_src``; UserError when the view has no such column, or
+    when it is a measurement of each call (reply, latency, tokens, cost) that ``_src`` leaves out."""
     if column not in view_columns(con, view):
         raise UserError(f"unknown column {column!r}")
+    if column in _CALL_ONLY and _base_src(con, view) != view:
+        raise UserError(f"cannot group by {column!r}: it is a measurement of each call (its reply, latency, tokens "
+                        "or cost), not a factor of the items; group by a factor such as operation or members")
     return _quote(column)
 
 

@@ -11,7 +11,6 @@ Percentages are 0–100; undefined values (e.g. no sample of an operator) are nu
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -24,6 +23,7 @@ from core.embeddings.criteria import Evaluation
 from core.embeddings.measures import MEASURES
 from core.embeddings.projection import histogram
 from core.embeddings.samples import Sample
+from core.files import write_csv
 
 SCHEMA = "setlike-report/1"
 HIST_BINS = 40
@@ -123,13 +123,7 @@ def write_report(report: dict, path) -> None:
 def write_samples_csv(rows: Iterable[dict], path) -> None:
     rows = list(rows)
     _parent(path)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        if not rows:
-            return
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: "" if v is None else v for k, v in r.items()})
+    write_csv(rows, path)   # the one CSV writer: a sentence starting with "=" is neutralised
 
 
 def _parent(path) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from core.errors import ImportFileError
-from core.files import DATA_DIR
+from core.files import DATA_DIR, restore, write_csv
 
 OPERATORS = ("overlap", "difference", "union")
 TUPLE_FIELDS = ("s_prev", "s_curr", "s_next", "s1", "s2")
@@ -183,7 +183,7 @@ def _rows_of(source, required: tuple[str, ...], optional: tuple[str, ...]) -> tu
                 raise ImportFileError(f"{name}: more than {MAX_ROWS} rows; split the file")
             row = {}
             for key, j in col.items():
-                value = rec[j].strip() if j < len(rec) else ""
+                value = restore(rec[j]).strip() if j < len(rec) else ""   # our write_tuples neutralised it
                 if key in required and not value:
                     raise ImportFileError(f"{name}: line {line_no}: column {key} is empty")
                 if len(value) > MAX_TEXT_CHARS:
@@ -261,13 +261,6 @@ def load_demo() -> list[SentenceTuple]:
 
 def write_tuples(tuples: Iterable[SentenceTuple], path_or_file) -> None:
     fields = ["id", "topic", *TUPLE_FIELDS]
-    own = isinstance(path_or_file, (str, os.PathLike))
-    fh = open(path_or_file, "w", newline="", encoding="utf-8") if own else path_or_file
-    try:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(fields)
-        for t in tuples:
-            w.writerow([t.tuple_id, t.topic, t.s_prev, t.s_curr, t.s_next, t.s1, t.s2])
-    finally:
-        if own:
-            fh.close()
+    rows = ({"id": t.tuple_id, "topic": t.topic, **dict(zip(TUPLE_FIELDS, (t.s_prev, t.s_curr, t.s_next, t.s1, t.s2)))}
+            for t in tuples)
+    write_csv(rows, path_or_file, fields)   # the one CSV writer; _rows_of restores what it neutralised

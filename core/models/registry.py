@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from core.models.base import ModelError
 from core.models.providers import PROVIDERS, ProviderInfo, key_env_for  # noqa: F401  (re-exported)
-from core.redaction import remember
+from core.redaction import remember, remember_url
 
 DEFAULT_MODEL = "local/default"   # Qwen2.5-Coder-1.5B-Instruct, embedded (core/models/providers/embedded.py)
 
@@ -58,6 +58,7 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
     used directly) — tests use it to replay payloads.
     """
     remember(api_key)   # every message, stored row, export and printed line is redacted of it (core/redaction.py)
+    remember_url(base_url)   # and of a Basic password in the URL, with the token its header carries
     provider, name = parse_spec(spec)
     spec = f"{provider}/{name}"
     if not (isinstance(timeout, (int, float)) and timeout > 0):

@@ -60,7 +60,13 @@ def collect(db_path, backend, batch: dict, state: BatchState, known: dict[str, R
     """Read an ended batch's outcomes from the provider and store them. Returns the outcomes (the caller may learn
     from refused parameters). Raises what the provider raises; then nothing is written."""
     outcomes = {o.custom_id: o for o in backend.outcomes(state)}   # network first, outside the DB
-    known = dict(known or {})
+    # a lease: restore waits for the collection, and a swap under it stops it (core/store/writers.py)
+    with store.writing(db_path, f"the collection of batch {batch['batch_id']}"):
+        return _collect(db_path, batch, state, outcomes, dict(known or {}))
+
+
+def _collect(db_path, batch: dict, state: BatchState, outcomes: dict[str, Outcome], known: dict[str, RunItems]
+             ) -> list[Outcome]:
     with store.connect(db_path) as con:
         requests = batch_store.requests_of(con, batch["batch_id"])
         runs = {r["run_id"] for r in requests}

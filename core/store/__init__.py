@@ -44,7 +44,8 @@ from the cache once merged. A file that cannot be read is a ``DatabaseDamaged`` 
 
 Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (the inter-process lock) · ``faults`` (fault injection for the tests of disk-full and kills) · ``schema`` (DDL, migrations, factor columns) ·
 ``cache`` (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters; redacted) · ``journal``
-(per-process fsynced journals, their recovery, quarantine of bad lines) · ``claims`` (claims on calls in flight) ·
+(per-process fsynced journals, their recovery, quarantine of bad lines) · ``writers`` (leases of imports and
+batch collection, which restore waits for; a swapped file detected) · ``claims`` (claims on calls in flight) ·
 ``runs`` (run list and records) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of result rows) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
 (import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
 Parquet / JSONL export) · ``backup`` (backup and restore) · ``backfill`` (re-scoring stored rows from their responses
@@ -64,6 +65,7 @@ from core.store.db import (
                            query_df,
                            resolve_db_path,
                            transaction,
+                           writing,
 )
 from core.store.rows import (
                            JSON_ITEM_KEYS,
@@ -88,7 +90,7 @@ from core.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "default_db_path", "resolve_db_path",
-    "journal_dir", "connect", "transaction", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
+    "journal_dir", "connect", "transaction", "writing", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
     "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "list_runs", "get_run",
     "run_record", "run_columns", "resolve_run_id", "delete_run", "results_df", "recover_journals", "item_table",
     "rows_table", "JSON_ITEM_KEYS", "now_utc",

@@ -9,10 +9,13 @@ processes are merged, into ``<db>.backups/<UTC time>/`` unless told otherwise; a
 it is complete. Schema migrations take one automatically before they change a file that holds data
 (``before-v<N>-<time>``, core/store/schema.py).
 
-``restore`` holds the database's inter-process lock throughout and refuses while a run of another process is live.
-It builds the new file beside the old one (IMPORT DATABASE of a backup folder, or a copy of a ``.duckdb`` file),
+``restore`` holds the database's inter-process lock throughout and refuses while a run of another process is live
+or any process holds a writer's lease (an import, a batch collection: core/store/writers.py; a writer that a swap
+happens under all the same stops at its next connection). It builds the new file beside the old one (IMPORT DATABASE of a backup folder, or a copy of a ``.duckdb`` file),
 migrates it to the current schema, gives the old file a second name (``<db>.replaced-<time>``, never deleted) and
-only then renames the new one over the path: a valid database is at the path at every instant.
+only then renames the new one over the path: a valid database is at the path at every instant. Nobody writes to the
+restored file yet, so its runs marked 'running' (a backup taken mid-run) become 'interrupted' (resumable) and its
+claims on calls in flight are dropped (``runs.settle_restored``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 import duckdb
 
 from core.errors import UserError
-from core.store import oslock
+from core.store import leftovers, oslock, writers
 from core.store.db import DB_BUSY_TIMEOUT, DatabaseBusy, DatabaseDamaged, connect, resolve_db_path
 from core.store.faults import fault
 from core.store.schema import backups_dir
@@ -98,6 +101,9 @@ def _in_use_by(path: Path) -> str | None:
     from core.store.db import journal_dir
     from core.store.journal import _NAME, owner_alive, pid_alive
 
+    leases = writers.live(path) + leftovers.live_imports(path)   # imports, batch collection (core/store/writers.py)
+    if leases:
+        return f"{leases[0]} is writing to it" + (f" (and {len(leases) - 1} more writer(s))" if len(leases) > 1 else "")
     jdir = journal_dir(path)
     if jdir.is_dir():
         for journal in sorted(jdir.glob("*.jsonl")):
@@ -160,6 +166,7 @@ def restore(db_path, source: str | os.PathLike) -> tuple[Path | None, int]:
 
 def _restore_locked(path: Path, src: Path) -> tuple[Path | None, int]:
     from core.store.journal import orphan_journals, recover
+    from core.store.runs import settle_restored
 
     readable = True
     if path.exists():
@@ -187,6 +194,7 @@ def _restore_locked(path: Path, src: Path) -> tuple[Path | None, int]:
             with connect(tmp) as con:   # migrated to the current schema, and readable end to end
                 n_runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
                 con.execute("SELECT count(*) FROM v_results").fetchall()
+                settle_restored(con)    # a backup taken mid-run: its run resumable, its claims gone
                 con.execute("CHECKPOINT")
         except DatabaseDamaged as exc:
             raise UserError(f"the backup {src} cannot be read either ({str(exc).split('(', 1)[-1].split(');')[0]})"

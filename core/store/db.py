@@ -16,7 +16,7 @@ import duckdb
 
 from core.errors import UserError
 from core.files import PROJECT_ROOT  # noqa: E402
-from core.store import leftovers, oslock
+from core.store import leftovers, oslock, writers
 from core.store.schema import ensure_schema
 
 if TYPE_CHECKING:   # pandas costs ~0.2 s to import: a run never needs it (.df() imports it itself)
@@ -114,6 +114,7 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
                             f"{exc.strerror or exc})") from None
         con = _open(path, deadline, timeout)
         try:
+            writers.check(path)               # a writer of this process whose file a restore replaced stops here
             ensure_schema(con, path)
             leftovers.clean_once(con, path)   # what killed processes left beside the file (once per process)
             yield con
@@ -127,6 +128,13 @@ def connect(db_path: str | os.PathLike | None = None, *, timeout: float = DB_BUS
                     con.close()
                 except duckdb.Error:   # closing a damaged file: the error above is the one to report
                     pass
+
+
+def writing(db_path, what: str):
+    """``with writing(db_path, "import of F"):`` — a lease that keeps ``restore`` from replacing the database while
+    the block writes to it, and stops the block at its next connection if the file was replaced all the same
+    (core/store/writers.py)."""
+    return writers.writing(resolve_db_path(db_path), what)
 
 
 def _open(path: Path, deadline: float, timeout: float) -> duckdb.DuckDBPyConnection:

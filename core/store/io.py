@@ -277,8 +277,9 @@ def _json_list(value, name: str, row: int, col: str):
         return value
     try:
         return json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        raise ImportFileError(f"{name}: row {row}, column {col!r} is not JSON: {str(value)[:30]!r}") from None
+    except (ValueError, RecursionError) as exc:   # RecursionError: [[[[…]]]] nested past Python's limit
+        why = "is nested too deeply" if isinstance(exc, RecursionError) else f"is not JSON: {str(value)[:30]!r}"
+        raise ImportFileError(f"{name}: row {row}, column {col!r} {why}") from None
 
 
 

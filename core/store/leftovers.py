@@ -32,6 +32,23 @@ def staging_prefix() -> str:
     return f"{STAGING_PREFIX}{os.getpid()}-"
 
 
+def live_imports(db_file: Path) -> list[str]:
+    """Imports of live processes staging rows beside ``db_file`` (their folder names the process): writers that a
+    restore must wait for, whichever entry point started them."""
+    from core.store.liveness import pid_alive
+
+    out = []
+    folder = db_file.parent
+    if folder.is_dir():
+        for path in sorted(folder.glob(f"{STAGING_PREFIX}*")):
+            m = _PID.match(path.name[len(STAGING_PREFIX) - 1:])
+            if m and pid_alive(int(m.group(1))):
+                marker = path / "run_id"
+                run_id = marker.read_text().strip() if marker.is_file() else "?"
+                out.append(f"an import (run {run_id}, process {m.group(1)})")
+    return out
+
+
 def clean_once(con, db_file: Path) -> None:
     key = str(db_file)
     with _GUARD:

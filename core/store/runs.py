@@ -20,6 +20,21 @@ def set_run_status(db_path, run_id: str, status: str, finished: bool = False) ->
         refresh_run_counts(con, run_id, status=status, finished=finished)
 
 
+def settle_restored(con) -> list[str]:
+    """Make a database just restored from a backup consistent with the fact that no process writes to it: runs it
+    holds as 'running' (a backup taken mid-run) become 'interrupted' — or 'waiting' where provider batches still
+    hold some of their prompts — and every claim on calls in flight is dropped, so a resume starts at once and the
+    next restore is not refused for a run nobody runs. Inside the caller's connection. Returns the runs changed."""
+    running = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE status = 'running' ORDER BY run_id").fetchall()]
+    waiting = {r[0] for r in con.execute(
+        "SELECT DISTINCT run_id FROM batches WHERE phase IN ('submitting', 'open')").fetchall()} if running else set()
+    with transaction(con):
+        con.execute("DELETE FROM claims")
+        for run_id in running:
+            refresh_run_counts(con, run_id, status="waiting" if run_id in waiting else "interrupted")
+    return running
+
+
 # ------------------------------------------------------------------------------------------------------ reads
 
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 from core import analysis, store
 from core.errors import UserError
-from core.files import neutralise
+from core.files import csv_text
 from pages._ui.text import md
 
 # ------------------------------------------------------------------------------------------------------ database
@@ -105,8 +105,8 @@ def df_download(df: pd.DataFrame, fmt: str) -> bytes:
     """A DataFrame as CSV / Parquet / JSONL bytes (for st.download_button)."""
     import io
 
-    if fmt == "csv":   # text cells a spreadsheet would run are neutralised (core.files)
-        return df.map(neutralise).to_csv(index=False).encode("utf-8")
+    if fmt == "csv":   # the one CSV writer: text cells a spreadsheet would run are neutralised
+        return csv_text(df).encode("utf-8")
     if fmt == "parquet":
         buf = io.BytesIO()
         df.to_parquet(buf, index=False)

@@ -34,13 +34,14 @@ class LoopbackServer:
     def __init__(self, latency: float = 0.25, *, answer: str = "{1, 2}", fail_rate: float = 0.0,
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
-                 key_in_reply: bool = False, endless: bool = False, responder=None):
+                 key_in_reply: bool = False, endless: bool = False, responder=None, echo_auth: bool = False):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
         self.reject_key = reject_key           # answer 401 echoing the bearer token, like some real servers do
         self.echo_key = echo_key               # "upper" | "lower" | "cut": answer 400 echoing the token so changed
         self.key_in_reply = key_in_reply       # a valid answer that quotes the token upper-cased
+        self.echo_auth = echo_auth             # answer 400 quoting the whole Authorization header (Basic or Bearer)
         self.endless = endless                 # a 200 whose chunked body never ends (a hostile or broken server)
         self.responder = responder             # (prompt, model) -> reply text, instead of the fixed answer
         self.auth_seen: Counter = Counter()    # Authorization headers received
@@ -109,6 +110,9 @@ class LoopbackServer:
     async def _chat(self, body: bytes, auth: str = "") -> tuple[int, dict, bytes]:
         self.auth_seen[auth] += 1
         token = auth.split(" ", 1)[-1]
+        if self.echo_auth:
+            return 400, {}, json.dumps({"error": {"message": f"no access for Authorization: {auth} (token {token})",
+                                                  "type": "invalid_request_error"}}).encode()
         if self.echo_key:
             shown = {"upper": token.upper(), "lower": token.lower(), "cut": token[3:-3]}[self.echo_key]
             return 400, {}, json.dumps({"error": {"message": f"the key {shown} has no access to this model",

@@ -10,7 +10,6 @@ The file is written to a temporary name and moved into place, so a failed run ne
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import json
 import os
@@ -19,8 +18,8 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from core import files
 from core.errors import ConfigError, UserError
-from core.files import neutralise
 
 FORMATS = ("jsonl", "csv", "parquet")
 PARQUET_BATCH = 20_000
@@ -71,9 +70,7 @@ def _cell_text(value) -> str:
         return "true" if value else "false"
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str):
-        return neutralise(value)   # an edited template starting with "=" must not become a spreadsheet formula
-    return str(value)
+    return value if isinstance(value, str) else str(value)   # text is neutralised by the one CSV writer
 
 
 def write_jsonl(rows: Iterable[dict], fh) -> int:
@@ -86,15 +83,8 @@ def write_jsonl(rows: Iterable[dict], fh) -> int:
 
 
 def write_csv(rows: Iterable[dict], fh) -> int:
-    writer = None
-    n = 0
-    for row in rows:
-        if writer is None:
-            writer = csv.DictWriter(fh, fieldnames=list(row), lineterminator="\n", extrasaction="ignore")
-            writer.writeheader()
-        writer.writerow({k: _cell_text(v) for k, v in row.items()})
-        n += 1
-    return n
+    """Items as CSV through the one CSV writer (an edited template starting with "=" is neutralised)."""
+    return files.write_csv(({k: _cell_text(v) for k, v in row.items()} for row in rows), fh)
 
 
 def _column_kinds(rows: Iterable[dict]) -> tuple[list[str], dict[str, str]]:

@@ -20,11 +20,12 @@ def register(subparsers) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from core.store import get_run
+    from core.store import get_run, writing
     from core.store.io import import_results
     from core.store.rescore import run_summary
 
-    run_id, n = import_results(args.db, args.file, name=args.name)
+    with writing(args.db, f"an import of {args.file}"):   # restore waits; a swap under it stops it (store.writers)
+        run_id, n = import_results(args.db, args.file, name=args.name)
     if n == 0:
         print(f"{args.file} holds results already stored as run {run_id}: nothing imported")
     else:

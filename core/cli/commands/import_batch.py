@@ -23,13 +23,15 @@ def register(subparsers) -> None:
 
 def import_main(args: argparse.Namespace) -> int:
     from core.runner.batch_files import import_batch, import_cached
+    from core.store import writing
 
     spec = _spec(args)
-    c = import_batch(args.files, spec.config_dict(), spec.model, params=spec.params, limit=args.limit,
-                     db_path=args.db, name=args.name)
-    # the prompts export-batch left out because the cache answers them: scored into the run too
-    cached = import_cached(spec.config_dict(), spec.model, params=spec.params, limit=args.limit, db_path=args.db,
-                           name=args.name)
+    with writing(args.db, "an import of batch output"):   # restore waits for it (core/store/writers.py)
+        c = import_batch(args.files, spec.config_dict(), spec.model, params=spec.params, limit=args.limit,
+                         db_path=args.db, name=args.name)
+        # the prompts export-batch left out because the cache answers them: scored into the run too
+        cached = import_cached(spec.config_dict(), spec.model, params=spec.params, limit=args.limit,
+                               db_path=args.db, name=args.name)
     print(f"imported {c['matched']} line(s) into run {c['run_id']}: {c['answered']} item(s) answered, "
           f"{c['failed']} failed" + (f"; {c['unmatched']} line(s) matched no item of this run" if c["unmatched"]
                                      else "") + (f"; {cached} item(s) answered from the cache" if cached else ""))

@@ -8,6 +8,7 @@ import math
 import re
 
 from core.errors import UserError
+from core.files import write_csv
 
 OUT_SUFFIXES = (".csv", ".json")
 
@@ -65,7 +66,7 @@ def _write(table, out) -> None:
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         if out.suffix.lower() == ".csv":
-            split_pairs(table).to_csv(tmp, index=False)
+            write_csv(split_pairs(table), tmp)   # the one CSV writer: text cells neutralised
         else:
             rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
             tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

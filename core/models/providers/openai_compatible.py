@@ -56,7 +56,7 @@ from core.models.base import BaseModel, Completion, ModelError, Request, Retryab
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
-from core.redaction import redact_url, remember
+from core.redaction import redact_url, remember, remember_basic
 
 KEY_ENV = PROVIDERS["openai-compatible"].key_env
 KEYLESS_PLACEHOLDER = None   # kept for old imports: a keyless endpoint now gets no Authorization header at all
@@ -101,7 +101,7 @@ def _split_credentials(base_url: str) -> tuple[str, tuple[str, str] | None]:
         return base_url, None
     netloc = parts.netloc.rpartition("@")[2]
     user, password = unquote(parts.username or ""), unquote(parts.password or "")
-    remember(password, user if not password else None)
+    remember_basic(user, password)   # the password and the token of the header it makes
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), (user, password)
 
 
