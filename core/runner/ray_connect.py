@@ -36,7 +36,7 @@ CONNECT_TIMEOUT = 5.0   # seconds for the TCP look at its port
 _HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
 _ADDRESS = re.compile(rf"(?:ray://)?({_HOST}):([0-9]{{1,5}})", re.IGNORECASE)   # ray:// to refuse it
 _RAY_LOCK = threading.Lock()
-_STATE: dict[str, str | None] = {"address": None, "temp_dir": None}   # this process's Ray: its address, its folder
+_STATE: dict = {"address": None, "temp_dirs": []}   # this process's Ray: its address; its local Rays' folders
 
 _PROBE = """
 import sys
@@ -127,10 +127,8 @@ def probe(address: str, *, timeout: float = PROBE_TIMEOUT, stop=None) -> None:
 
 def cleanup_local() -> None:
     """Remove the local Ray's temporary folder (its processes stopped or gone)."""
-    path = _STATE.get("temp_dir")
-    if path:
-        shutil.rmtree(path, ignore_errors=True)
-        _STATE["temp_dir"] = None
+    while _STATE["temp_dirs"]:
+        shutil.rmtree(_STATE["temp_dirs"].pop(), ignore_errors=True)
 
 
 def _shutdown_local() -> None:
@@ -164,8 +162,9 @@ def start_ray(address: str | None = None, *, stop=None) -> str:
         try:
             if want == "local":
                 temp = tempfile.mkdtemp(prefix="studio-ray-")
-                _STATE["temp_dir"] = temp
-                atexit.register(_shutdown_local)
+                if not _STATE["temp_dirs"]:
+                    atexit.register(_shutdown_local)
+                _STATE["temp_dirs"].append(temp)
                 ray.init(num_cpus=max(1, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
                          logging_level="ERROR", _temp_dir=temp)
             else:
