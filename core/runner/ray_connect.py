@@ -28,15 +28,16 @@ import time
 
 from core.errors import UserError
 
-__all__ = ["PROBE_TIMEOUT", "check_ray_address", "cleanup_local", "probe", "ship_worker_code", "start_ray",
-           "watch_cluster"]
+__all__ = ["PROBE_TIMEOUT", "check_ray_address", "cleanup_local", "probe", "quiet_terminal", "ship_worker_code",
+           "shutdown", "start_ray", "watch_cluster"]
 
 PROBE_TIMEOUT = 30.0    # seconds a cluster address has to answer a join
 CONNECT_TIMEOUT = 5.0   # seconds for the TCP look at its port
 _HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
 _ADDRESS = re.compile(rf"(?:ray://)?({_HOST}):([0-9]{{1,5}})", re.IGNORECASE)   # ray:// to refuse it
 _RAY_LOCK = threading.Lock()
-_STATE: dict = {"address": None, "temp_dirs": []}   # this process's Ray: its address; its local Rays' folders
+_STATE: dict = {"address": None, "temp_dirs": [], "work_dirs": [], "quiet": False}   # this process's Ray: its address; its local
+                                                                     # Rays' folders; whether its init is silenced
 
 _PROBE = """
 import sys
@@ -125,8 +126,51 @@ def probe(address: str, *, timeout: float = PROBE_TIMEOUT, stop=None) -> None:
         raise UserError(hint.format(why[0] if why and why[0] else f"the join failed (exit {proc.returncode})"))
 
 
+def quiet_terminal() -> None:
+    """For a command in a terminal (the CLI): Ray's own log lines stay out of it — its C++ lines below fatal (the
+    driver's, and a local cluster's, whose folder goes at exit anyway), Ray Data's INFO lines, and the one line Ray
+    prints when it starts — unless RAY_BACKEND_LOG_LEVEL / RAY_DATA_LOG_LEVEL ask for them."""
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
+    os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")
+    _STATE["quiet"] = os.environ["RAY_BACKEND_LOG_LEVEL"] == "fatal"
+
+
+def _init(**kwargs) -> None:
+    """``ray.init``; with ``quiet_terminal`` in force, with the process's descriptor 2 on /dev/null meanwhile (Ray's
+    C++ side writes there directly; a failure still comes back as the exception)."""
+    import ray
+
+    if not _STATE["quiet"]:
+        ray.init(**kwargs)
+        return
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        ray.init(**kwargs)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+def work_folder() -> str:
+    """A ``studio-ray-run-*`` folder for a run's block files, removed by ``drop_folder`` or ``cleanup_local``."""
+    path = tempfile.mkdtemp(prefix="studio-ray-run-")
+    _STATE["work_dirs"].append(path)
+    return path
+
+
+def drop_folder(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    if path in _STATE["work_dirs"]:
+        _STATE["work_dirs"].remove(path)
+
+
 def cleanup_local() -> None:
-    """Remove the local Ray's temporary folder (its processes stopped or gone)."""
+    """Remove the local Ray's temporary folder (its processes stopped or gone) and the runs' work folders."""
+    for path in list(_STATE["work_dirs"]):
+        drop_folder(path)
     while _STATE["temp_dirs"]:
         shutil.rmtree(_STATE["temp_dirs"].pop(), ignore_errors=True)
 
@@ -165,10 +209,10 @@ def start_ray(address: str | None = None, *, stop=None) -> str:
                 if not _STATE["temp_dirs"]:
                     atexit.register(_shutdown_local)
                 _STATE["temp_dirs"].append(temp)
-                ray.init(num_cpus=max(1, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
-                         logging_level="ERROR", _temp_dir=temp)
+                _init(num_cpus=max(1, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
+                      logging_level="ERROR", _temp_dir=temp)
             else:
-                ray.init(address=want, log_to_driver=False, logging_level="ERROR")
+                _init(address=want, log_to_driver=False, logging_level="ERROR")
         except Exception as exc:  # noqa: BLE001  (ConnectionError, RuntimeError, an authentication error …)
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             _shutdown_local()

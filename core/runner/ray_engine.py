@@ -132,16 +132,15 @@ def _start(address, stopped, lost: threading.Event, on_lost):
 
 def _send(run, stage, keys: list[str], shards: int, block_size: int, totals: dict, on_block, stopped, lost) -> None:
     """One pass of ``keys`` through the Ray stage, each block imported into the run as it comes back."""
-    import shutil
-    import tempfile
     from pathlib import Path
 
     import ray
 
     from core.models.batch.jsonl import dumps
+    from core.runner.ray_connect import drop_folder, work_folder
 
     lines = [dumps(run.request(k)).rstrip("\n") for k in keys]
-    work = Path(tempfile.mkdtemp(prefix="studio-ray-run-"))
+    work = Path(work_folder())
     try:
         ds = ray.data.from_items([{REQUEST: ln} for ln in lines],
                                  override_num_blocks=max(shards, -(-len(lines) // block_size)))
@@ -162,7 +161,7 @@ def _send(run, stage, keys: list[str], shards: int, block_size: int, totals: dic
                 totals["stopped"] = True
                 break
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        drop_folder(str(work))
 
 
 # ------------------------------------------------------------------------------------------------------ HTTP stage

@@ -212,7 +212,10 @@ def _cluster_lost() -> None:
 
 
 def _run_ray(args, config, model, params, base_url, provider, name) -> int:
+    from core.runner.ray_connect import quiet_terminal
     from core.runner.ray_engine import run_ray, run_vllm
+
+    quiet_terminal()   # the terminal shows this command's lines, not Ray's log lines
 
     def shown(t):
         if args.no_progress:
