@@ -189,7 +189,7 @@ class BatchImporter:
         """One import (see ``import_batch``) of ``paths`` into the run (``finish``: then set its final status)."""
         paths = [Path(p).expanduser() for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
         label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
-        plan, run_id, draw, by_key, params_dict = self.plan, self.run_id, self.draw, self.by_key, self.params_dict
+        plan, run_id, draw, by_key = self.plan, self.run_id, self.draw, self.by_key
         dropped = self.dropped
         # first pass: the whole file is read and checked before anything is written (a bad line changes nothing)
         counts = {"run_id": run_id, "matched": 0, "answered": 0, "failed": 0, "unmatched": 0, "lines": 0}

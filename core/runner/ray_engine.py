@@ -71,7 +71,10 @@ def run_pipeline(config: dict, model: str, stage, *, params=None, limit=None, db
               "answered": 0, "failed": 0, "shared": 0, "stopped": False}
     lost = threading.Event()
     watch = None
-    stopped = (lambda: bool(stop is not None and stop()))
+
+    def stopped() -> bool:
+        return bool(stop is not None and stop())
+
     try:
         keys, scored = run.claim(None)
         totals["cached"] += scored
@@ -201,10 +204,9 @@ def run_ray(config: dict, model: str, base_url: str, *, params=None, limit=None,
             name: str | None = None, stop=None, on_lost=None) -> dict:
     """Run (config, ``openai-compatible/`` model, params) against ``base_url`` through Ray Data; returns the
     totals of ``run_pipeline``. ``api_key`` defaults to the provider's variable (OPENAI_COMPATIBLE_API_KEY)."""
+    from core.config import RunOptions
     from core.models.providers import key_env_for
     from core.redaction import remember
-
-    from core.config import RunOptions
 
     _http_model(model, base_url)
     check_ray_address(address)

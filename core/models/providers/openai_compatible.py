@@ -53,10 +53,10 @@ from importlib import import_module
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
-from core.models.retry_policy import reply_problem
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
+from core.models.retry_policy import reply_problem
 from core.redaction import redact_url, remember
 
 KEY_ENV = PROVIDERS["openai-compatible"].key_env
