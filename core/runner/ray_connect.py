@@ -135,7 +135,37 @@ def quiet_terminal() -> None:
     _STATE["quiet"] = os.environ["RAY_BACKEND_LOG_LEVEL"] == "fatal"
 
 
+_KEEPER_RELEASE = threading.Event()
+
+
 def _init(**kwargs) -> None:
+    """``ray.init`` from a thread that lives as long as this process's Ray: a local Ray's processes are started
+    with a parent-death signal, which Linux sends when the *thread* that started them ends — a Ray started from a
+    run's thread (the dashboard's) died with that run, and took the next Ray call of the process down."""
+    if threading.current_thread() is threading.main_thread():
+        _init_here(**kwargs)
+        return
+    failed: list[BaseException] = []
+    ready = threading.Event()
+    _KEEPER_RELEASE.clear()
+
+    def keep() -> None:
+        try:
+            _init_here(**kwargs)
+        except BaseException as exc:  # noqa: BLE001  (handed to the caller)
+            failed.append(exc)
+        finally:
+            ready.set()
+        if not failed:
+            _KEEPER_RELEASE.wait()   # until ``shutdown``, or the process ends (a daemon thread)
+
+    threading.Thread(target=keep, name="ray-keeper", daemon=True).start()
+    ready.wait()
+    if failed:
+        raise failed[0]
+
+
+def _init_here(**kwargs) -> None:
     """``ray.init``; with ``quiet_terminal`` in force, with the process's descriptor 2 on /dev/null meanwhile (Ray's
     C++ side writes there directly; a failure still comes back as the exception)."""
     import ray
@@ -228,6 +258,7 @@ def shutdown() -> None:
     with _RAY_LOCK:
         _shutdown_local()
         _STATE["address"] = None
+        _KEEPER_RELEASE.set()
 
 
 def watch_cluster(on_lost, *, every: float = 1.0, misses: int = 2) -> threading.Event:

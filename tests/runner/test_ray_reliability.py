@@ -108,14 +108,14 @@ def test_mixed_faults_are_retried_as_the_live_runner_retries_them(local_ray, tmp
 
     srv = LoopbackServer(0.002, fail_rate=0.15, hang=0.5, retry_after_ms=10, kinds=(*FAIL_KINDS, EMPTY)).start()
     try:
-        live = runner.run(grid(60), MODEL, base_url=srv.base_url, concurrency=64, call_timeout=0.25,
+        live = runner.run(grid(40), MODEL, base_url=srv.base_url, concurrency=64, call_timeout=0.25,
                           db_path=tmp_path / "live.duckdb")
-        assert live.status == "done" and live.failed == 0 and live.done == live.total == 240
-        c = run_ray(grid(60), MODEL, srv.base_url, db_path=tmp_path / "ray.duckdb", concurrency=64, actors=2,
+        assert live.status == "done" and live.failed == 0 and live.done == live.total == 160
+        c = run_ray(grid(40), MODEL, srv.base_url, db_path=tmp_path / "ray.duckdb", concurrency=64, actors=2,
                     block_size=32, timeout=0.25)
         assert srv.stats()["failures"].get(EMPTY, 0) > 0           # every kind of fault was met
         assert set(srv.stats()["failures"]) == {*FAIL_KINDS, EMPTY}
-        assert c["failed"] == 0 and c["answered"] == c["items"] == 240
+        assert c["failed"] == 0 and c["answered"] == c["items"] == 160
     finally:
         srv.stop()
 
