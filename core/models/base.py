@@ -20,6 +20,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from core.errors import UserError
 from core.models.params import SamplingParams
+from core.models.retry_policy import parse_retry_after  # noqa: F401  (providers import it from here)
 from core.redaction import redact  # noqa: F401  (the one redaction function; providers import it from here)
 
 
@@ -136,34 +137,3 @@ def restore_stop(text: str, stop, finish_reason: str | None, matched: str | None
         if m and text.rfind(f"<{m.group(1)}>") > text.rfind(s):
             return text + s
     return text
-
-
-def parse_retry_after(headers) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date); None if absent/bad."""
-    if headers is None:
-        return None
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            value = float(ms) / 1000.0
-            return value if value >= 0 and value == value else None
-        raw = headers.get("retry-after")
-    except (TypeError, ValueError):
-        return None
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-        return value if value >= 0 and value == value else None
-    except ValueError:
-        pass
-    try:
-        from datetime import datetime, timezone
-        from email.utils import parsedate_to_datetime
-
-        when = parsedate_to_datetime(raw)
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=timezone.utc)
-        return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None

@@ -56,9 +56,11 @@ calls — kill-safe: every batch is in the store before the provider creates it,
 Modules: ``plan`` (run key, items, estimate, progress record) · ``handle`` (start/resume/run, the handle registry) ·
 ``executor`` (calls, retries, journal, merges) · ``gc_pacing`` (the collector during runs) · ``ratelimit`` (requests and tokens per minute) · ``batch``
 (provider batch runs) · ``batch_collect`` (collecting a batch; list, refresh, cancel) · ``batch_files``
-(export-batch / import-batch: the OpenAI batch file format for vLLM) · ``ray_engine`` (``run --engine ray``: those
-files through a Ray Data stage — an HTTP actor pool, or the vLLM processor for ``vllm/`` models — imported per
-block) with ``ray_workers`` (what runs on Ray's workers) and ``ray_mapping`` (pure line ↔ row mappings).
+(export-batch / import-batch: the OpenAI batch file format for vLLM) · ``ray_engine`` (``run --engine ray``: request
+lines through a Ray Data stage — an HTTP actor pool, or the vLLM processor for ``vllm/`` models — imported per
+block) with ``ray_run`` (a Ray run as the live runner's run: run id, cache keys, claims), ``ray_connect`` (bounded
+join, the local Ray's folder, the cluster watch), ``ray_workers`` (what runs on Ray's workers; they retry under
+``core.models.retry_policy``, the live runner's policy) and ``ray_mapping`` (pure line ↔ row mappings).
 """
 
 from core.runner.handle import RunHandle, active_runs, get_handle, resume_run, run, start_run

@@ -5,7 +5,9 @@ Data shards the same file across nodes; an ``openai/`` export can be uploaded to
 
 ``custom_id`` is the prompt's cache key under (model spec, no base URL, sampling parameters, draw), so the results
 map back to their items exactly, a results file for another config, model or parameters matches nothing (and is
-refused), and importing the same file twice changes nothing. Sampling parameters go into every request body —
+refused), and importing the same file twice changes nothing. With a base URL (the Ray engine's HTTP path, ``ray_run``) the
+keys, the request bodies and the run are the live runner's own (``plan.call_key``: the base URL and each item's
+reply cap in the key), so either engine continues the other's run from the cache. Sampling parameters go into every request body —
 ``top_k`` and the run's stop sequences included for ``openai-compatible/`` and ``vllm/`` (vLLM honours them); an
 ``openai/`` export takes OpenAI's rules (no ``top_k``; ``max_completion_tokens``).
 """
@@ -20,7 +22,8 @@ from core.errors import ImportFileError, UserError
 from core.files import check_output_path
 from core.models.batch.jsonl import MAX_LINE, dumps, parse_lines, request_line
 from core.models.pricing import estimate_cost
-from core.runner.plan import _find_run, _items, _plan, failure_rows, register_run, result_rows
+from core.runner.plan import _find_run, _items, _plan, call_key, failure_rows, register_run, result_rows
+from core.store import claims
 from core.store.journal import owner_tag
 
 FILE_PROVIDERS = ("openai-compatible", "openai", "vllm")
@@ -46,10 +49,27 @@ def _body(spec: str, params) -> tuple[dict, list[str]]:
     return body, []
 
 
-def _prepare(config: dict, model: str, params, limit, name=None, source="export-batch"):
-    plan = _plan(config, model, params, None, limit, name, source)
+def _prepare(config: dict, model: str, params, limit, name=None, source="export-batch", base_url=None):
+    plan = _plan(config, model, params, base_url, limit, name, source)
     body, dropped = _body(plan.model_spec, plan.params)
     return plan, body, dropped
+
+
+request_body = _body       # public names for the Ray engine (core.runner.ray_run)
+prepare_file_run = _prepare
+
+
+def item_key(plan, item: dict, draw: int, params_dict: dict) -> str:
+    """The cache key of ``item``'s call: the live runner's (``call_key``) for a run with a base URL, else the batch
+    file's (no base URL, the run's parameters)."""
+    if plan.base_url is not None:
+        return call_key(plan, item, draw)
+    return store.cache_key(plan.model_spec, None, params_dict, item["prompt"], draw)
+
+
+def item_params(plan, item: dict):
+    """The sampling parameters of ``item``'s call (its own reply cap in a run with a base URL)."""
+    return plan.params_for(item) if plan.base_url is not None else plan.params
 
 
 def batch_run_id(config: dict, model: str, *, params=None, limit=None, db_path=None) -> str:
@@ -140,23 +160,36 @@ class BatchImporter:
 
     def __init__(self, config: dict, model: str, *, params=None, limit=None, db_path=None, name=None,
                  source: str = "import-batch"):
-        self.plan, _, self.dropped = _prepare(config, model, params, limit, name, source[:300])
-        self.items = _items(self.plan)
-        self.limit, self.db_path = limit, db_path
-        self.params_dict = self.plan.params.to_dict()
+        plan, _, dropped = _prepare(config, model, params, limit, name, source[:300])
+        items = _items(plan)
         with store.connect(db_path) as con:
-            self.run_id, self.draw, exists = _find_run(con, self.plan, False)
-        self.by_key: dict[str, list[dict]] = {}
-        for it in self.items:
-            self.by_key.setdefault(store.cache_key(self.plan.model_spec, None, self.params_dict, it["prompt"],
-                                                   self.draw), []).append(it)
-        self.writer = _Writer(db_path, self.plan, self.run_id, self.draw, exists, self.items, "")
+            run_id, draw, exists = _find_run(con, plan, False)
+        self._setup(plan, dropped, items, run_id, draw, exists, limit, db_path)
 
-    def import_files(self, paths) -> dict:
-        """One import (see ``import_batch``) of ``paths`` into the run."""
+    @classmethod
+    def for_run(cls, plan, dropped: list, items: list[dict], run_id: str, draw: int, *, limit=None, db_path=None,
+                owner: str | None = None, run_json: str = "") -> "BatchImporter":
+        """An importer into a run already registered (the Ray engine's): ``owner``'s claims on the keys of each
+        import are released in the transaction that stores their answers."""
+        self = cls.__new__(cls)
+        self._setup(plan, dropped, items, run_id, draw, True, limit, db_path, owner, run_json)
+        return self
+
+    def _setup(self, plan, dropped, items, run_id, draw, exists, limit, db_path, owner=None, run_json=""):
+        self.plan, self.dropped, self.items = plan, dropped, items
+        self.limit, self.db_path = limit, db_path
+        self.params_dict = plan.params.to_dict()
+        self.run_id, self.draw = run_id, draw
+        self.by_key: dict[str, list[dict]] = {}
+        for it in items:
+            self.by_key.setdefault(item_key(plan, it, draw, self.params_dict), []).append(it)
+        self.writer = _Writer(db_path, plan, run_id, draw, exists, items, run_json, owner=owner)
+
+    def import_files(self, paths, finish: bool = True) -> dict:
+        """One import (see ``import_batch``) of ``paths`` into the run (``finish``: then set its final status)."""
         paths = [Path(p).expanduser() for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
         label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
-        plan, run_id, draw, by_key, params_dict = self.plan, self.run_id, self.draw, self.by_key, self.params_dict
+        plan, run_id, draw, by_key = self.plan, self.run_id, self.draw, self.by_key
         dropped = self.dropped
         # first pass: the whole file is read and checked before anything is written (a bad line changes nothing)
         counts = {"run_id": run_id, "matched": 0, "answered": 0, "failed": 0, "unmatched": 0, "lines": 0}
@@ -175,7 +208,8 @@ class BatchImporter:
                 "is the cache key export-batch wrote: use the same --config, --model, sampling flags and --limit)")
 
         w = self.writer
-        w.run_json = _run_json(plan, self.limit, draw, [p.name for p in paths])
+        if finish:
+            w.run_json = _run_json(plan, self.limit, draw, [p.name for p in paths])
         batch_price = plan.model_spec.startswith("openai/")   # OpenAI's own output files: the batch price
 
         at = store.now_utc()
@@ -185,12 +219,13 @@ class BatchImporter:
                 its = by_key.get(out.custom_id)
                 if its is None:
                     continue
+                w.keys.append(out.custom_id)
                 if out.kind == "succeeded":
                     if out.custom_id not in seen:
                         seen.add(out.custom_id)
                         w.calls.append({
-                            "cache_key": out.custom_id, "model": plan.model_spec, "base_url": None,
-                            "params_json": store.canonical_json(params_dict),
+                            "cache_key": out.custom_id, "model": plan.model_spec, "base_url": plan.base_url,
+                            "params_json": store.canonical_json(item_params(plan, its[0]).to_dict()),
                             "prompt_sha": store.sha256(its[0]["prompt"]), "draw": draw, "response": out.text,
                             "latency_ms": None, "tokens_in": out.tokens_in, "tokens_out": out.tokens_out,
                             "cost_usd": estimate_cost(plan.model_spec, out.tokens_in, out.tokens_out,
@@ -203,7 +238,7 @@ class BatchImporter:
                     w.results.extend(failure_rows(run_id, its, reason, 1))
                 if len(w.results) >= CHUNK:
                     w.flush()
-        w.flush(final=True)
+        w.flush(final=finish)
         return counts
 
 
@@ -240,12 +275,15 @@ class _Writer:
     inserted with the first chunk (a view never shows results alone), its counts and status refreshed with the
     last."""
 
-    def __init__(self, db_path, plan, run_id: str, draw: int, exists: bool, items: list[dict], run_json: str):
+    def __init__(self, db_path, plan, run_id: str, draw: int, exists: bool, items: list[dict], run_json: str,
+                 owner: str | None = None):
         self.db_path, self.plan, self.run_id, self.draw, self.items, self.run_json = (db_path, plan, run_id, draw,
                                                                                       items, run_json)
         self.registered, self.items_in = exists, False
+        self.owner = owner            # whose claims on ``keys`` go with their answers (None: no claims)
         self.calls: list[dict] = []
         self.results: list[dict] = []
+        self.keys: list[str] = []     # the keys answered (or failed) by the rows of this chunk
         self.written = 0
 
     def flush(self, final: bool = False) -> None:
@@ -257,15 +295,20 @@ class _Writer:
                 store.insert_items(con, self.run_id, self.items)
                 self.items_in = True
             store.write_calls_results(con, self.calls, self.results)
+            if self.owner is not None and self.keys:   # answered or failed for good: an identical run may go on
+                claims.release(con, self.keys, self.owner, self.run_id)
             if final:
                 con.execute("UPDATE runs SET n_items = ?, run_json = ?, updated_at = ? WHERE run_id = ?",
                             [len(self.items), self.run_json, store.now_utc(), self.run_id])
                 c = store.refresh_run_counts(con, self.run_id)
                 store.refresh_run_counts(con, self.run_id, finished=True,
                                          status="done" if c["n_done"] >= len(self.items) else "incomplete")
+            elif self.owner is not None:   # a run in progress (the Ray engine's): its counts follow each chunk
+                store.refresh_run_counts(con, self.run_id)
         self.written += len(self.results)
         self.calls.clear()
         self.results.clear()
+        self.keys.clear()
 
 
 def _answered(con, run_id: str) -> set:

@@ -4,13 +4,13 @@ durable results (fsynced journal, periodic merges into DuckDB). See core/runner/
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 import time
 
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
+from core.models.retry_policy import MAX_BACKOFF, UNREACHABLE_PER_ATTEMPT, backoff_delay
 from core.runner import gc_pacing, later_items
 from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
 from core.runner.group_commit import JournalWriter
@@ -29,9 +29,6 @@ from core.runner.sharing import SharedWork
 from core.store import claims
 from core.store.journal import Journal, delete_journals, merge_records, owner_tag, recover_into
 
-MAX_BACKOFF = 60.0             # cap of one back-off sleep (seconds), Retry-After excepted
-UNREACHABLE_PER_ATTEMPT = 20   # connection errors a call may meet per attempt while the breaker paces them
-BASE_BACKOFF = 0.5
 PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final one always fires)
 
 
@@ -501,9 +498,8 @@ class _Executor:
                     reported = True
                 if attempt == self.max_attempts:
                     break
-                delay = random.uniform(0, min(MAX_BACKOFF, BASE_BACKOFF * 2 ** (attempt - 1)))
+                delay = backoff_delay(attempt, exc.retry_after)
                 if exc.retry_after is not None:
-                    delay = max(delay, exc.retry_after)
                     self.pause_until = max(self.pause_until, time.monotonic() + exc.retry_after)
                 with self.handle._lock:
                     self.handle._progress.retries += 1

@@ -214,6 +214,10 @@ def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
     return f"{plan.task_name}-{plan.run_key[:10]}-d{draw}", draw, False
 
 
+find_run = _find_run   # public names for the engines outside this package's live path (core.runner.ray_run)
+run_items = _items
+
+
 def register_run(con, plan: _Plan, run_id: str, draw: int, exists: bool, run_json: str,
                  status: str = "running") -> None:
     """Insert the run's row, or mark an existing one ``status`` with its new run_json (caller's transaction)."""

@@ -1,150 +1,158 @@
-"""`run --engine ray` (issue 21): a run's uncached requests, exported by ``export_batch`` in the OpenAI batch format
-(the shard files of ``export-batch --shards``), sent through one Ray Data stage, and each block of output lines
-imported into the run through ``import_batch`` as it completes — so a killed driver loses at most the blocks in
-flight and the same command continues from the cache. One pipeline (``run_pipeline``), two stages:
+"""`run --engine ray`: a run's uncached requests in the OpenAI batch format sent through one Ray Data stage, each block
+of output lines imported into the run as it completes — so a killed driver loses at most the blocks in flight and
+the same command continues from the cache. One pipeline (``run_pipeline``), two stages:
 
 * ``openai-compatible/<model>`` + a base URL (``run_ray``): a ``map_batches`` actor pool, each actor an async HTTP
-  client with bounded in-flight requests and its own retries (429, 5xx, timeouts, non-JSON replies);
+  client with bounded in-flight requests under the live runner's retry policy (``core.models.retry_policy``). The
+  run is the live runner's run (``ray_run``): the same run id, cache keys and claims, so either engine resumes the
+  other's run without a call, and identical runs on either engine share their calls;
 * ``vllm/<hf-model-or-path>`` (``run_vllm``): Ray Data's vLLM processor (``ray.data.llm.vLLMEngineProcessorConfig``
   + ``build_processor``) on the cluster's GPUs, replicas × tensor-parallel size, the finish reason derived from the
-  token counts and the cap (``ray_mapping``).
+  token counts and the cap (``ray_mapping``); its keys are the batch files' (no base URL).
 
 A local Ray starts by itself when no address is given (or ``local``); ``auto`` or a cluster's GCS ``host:port``
-join a cluster as a driver (Ray Data 2.60 does not run through Ray Client, ``ray://``: refused with the way round).
-The worker code (``ray_workers``, ``ray_mapping``) is shipped to the workers by value, so they need Ray and httpx or
-vLLM, not this project. ``start_ray_run`` runs the HTTP path on a background thread
-behind a ``RunHandle`` (the dashboard's "Run on a Ray cluster").
+join a cluster as a driver after a bounded probe (``ray_connect``; Ray Data 2.60 does not run through Ray Client,
+``ray://``: refused with the way round). The cluster is watched while a run uses it: a cluster that stops answering
+ends the run with ``ClusterLost``. The worker code (``ray_workers``, ``ray_mapping``, ``retry_policy``) is shipped
+to the workers by value, so they need Ray and httpx or vLLM, not this project. ``start_ray_run`` runs the HTTP path
+on a background thread behind a ``RunHandle`` (the dashboard's "Run on a Ray cluster"; Cancel also stops a join).
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import tempfile
 import threading
-from pathlib import Path
+import time
 
 from core.errors import UserError
+from core.runner.ray_connect import check_ray_address, ship_worker_code, start_ray, watch_cluster
 from core.runner.ray_workers import LINE, REQUEST, HttpCaller, as_line, vllm_postprocess, vllm_preprocess
 
 __all__ = ["HttpCaller", "check_ray_address", "run_pipeline", "run_ray", "run_vllm", "start_ray", "start_ray_run",
            "vllm_config_kwargs"]
 
-_HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
-_ADDRESS = re.compile(rf"(?:ray://)?({_HOST}):([0-9]{{1,5}})", re.IGNORECASE)   # ray:// to refuse it
-_RAY_LOCK = threading.Lock()
-_CONNECTED: dict[str, str | None] = {"address": None}   # what this process's Ray was started with / joined
+
+class ClusterLost(UserError):
+    """The Ray cluster stopped answering while a run used it."""
 
 
-def check_ray_address(address) -> str | None:
-    """The Ray address normalised — ``local`` (start a Ray in this process), ``auto`` (the cluster this machine is
-    part of) or ``host:port`` (a cluster's GCS address: this process joins it as a driver) — None for empty;
-    UserError naming the accepted forms otherwise. A Ray Client address (``ray://host:10001``) is refused with the
-    way round: Ray Data 2.60 does not run through Ray Client (its executor needs a driver's core worker)."""
-    if address is None:
-        return None
-    text = address.strip() if isinstance(address, str) else None
-    if text == "":
-        return None
-    if text is not None and text.lower() in ("local", "auto"):
-        return text.lower()
-    m = _ADDRESS.fullmatch(text or "")
-    if m is None or not 0 < int(m.group(2)) < 65536:
-        raise UserError(f"the Ray address must be local, auto or host:6379 (a cluster's GCS address); got "
-                        f"{address!r}")
-    if text.lower().startswith("ray://"):
-        raise UserError(f"Ray Data does not run through Ray Client ({text}): give the cluster's GCS address "
-                        f"{m.group(1)}:6379 (this machine joins as a driver and must be reachable from the cluster), "
-                        "or run the command on a cluster node with auto (ray job submit … -- python -m core run …)")
-    return f"{m.group(1)}:{int(m.group(2))}"
-
-
-def ship_worker_code() -> None:
-    """Pickle the worker code by value: Ray's workers then need no checkout of this project."""
-    from ray import cloudpickle
-
-    from core.runner import ray_mapping, ray_workers
-
-    for module in (ray_mapping, ray_workers):
-        cloudpickle.register_pickle_by_value(module)
-
-
-def start_ray(address: str | None = None) -> str:
-    """Start a local Ray (``None`` / ``local``) or join the cluster at ``address``, once per process; returns the
-    address in use. Joining another cluster than the one this process already uses is refused (one process talks to
-    one Ray); a Ray that cannot be started or reached is one UserError."""
-    import ray
-
-    want = check_ray_address(address) or "local"
-    with _RAY_LOCK:
-        if ray.is_initialized():
-            have = _CONNECTED["address"]
-            if address and have and want != have:
-                raise UserError(f"this process already uses the Ray at {have}; one process talks to one Ray cluster "
-                                f"(run the CLI, or restart the app, for {want})")
-            return have or want
-        try:
-            if want == "local":
-                ray.init(num_cpus=max(1, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
-                         logging_level="ERROR", _temp_dir=tempfile.mkdtemp(prefix="studio-ray-"))
-            else:
-                ray.init(address=want, log_to_driver=False, logging_level="ERROR")
-        except Exception as exc:  # noqa: BLE001  (ConnectionError, RuntimeError, an authentication error …)
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-            if want == "local":
-                raise UserError(f"cannot start a local Ray: {first}") from None
-            raise UserError(f"cannot join the Ray at {want}: {first} (is it up? a cluster with token authentication "
-                            "needs RAY_AUTH_MODE=token and its token in RAY_AUTH_TOKEN or ~/.ray/auth_token)") from None
-        _CONNECTED["address"] = want
-        return want
+def _positive(value, flag: str) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        n = 0
+    if isinstance(value, bool) or n < 1 or n != value:
+        raise UserError(f"{flag} must be a whole number >= 1, got {value!r}")
+    return n
 
 
 # ------------------------------------------------------------------------------------------------------ the pipeline
 
 
 def run_pipeline(config: dict, model: str, stage, *, params=None, limit=None, db_path=None, address=None,
-                 shards: int = 1, block_size: int = 64, name: str | None = None, on_block=None, stop=None) -> dict:
-    """Export the uncached requests of (config, model, params) as ``shards`` files, send them through ``stage``
-    (a function Dataset → Dataset from a ``request`` column to a ``line`` column) and import each block of
-    ``block_size`` output lines into the run as it arrives. ``on_block(totals)`` is called after the export and
-    after each block; ``stop()`` true ends the run between blocks (what is imported stays). Items whose prompt the
-    cache answers (another run's call) are scored from it first. Returns totals: run_id, items, cached (prompts),
-    requests (sent), blocks, lines, answered and failed (items), stopped."""
-    from core.runner.batch_files import BatchImporter, export_batch, import_cached
+                 shards: int = 1, block_size: int = 64, name: str | None = None, on_block=None, stop=None,
+                 base_url: str | None = None, settings: dict | None = None, lease_s: float = 3600.0,
+                 on_lost=None) -> dict:
+    """Run (config, model, params) through ``stage`` (a function Dataset → Dataset from a ``request`` column to a
+    ``line`` column) as the live runner's run (``ray_run.RayRun``: its run id, cache keys and claims), importing
+    each block of ``block_size`` output lines as it arrives. ``on_block(totals)`` is called after each claim round
+    and each block; ``stop()`` true ends the run between blocks (what is imported stays). ``on_lost()`` is called
+    (from a watch thread) if the cluster stops answering; the run then ends with ``ClusterLost``. Returns totals:
+    run_id, items, cached (items scored from the cache), requests (sent), blocks, lines, answered and failed
+    (items), shared (items another run answered), stopped."""
+    from core.runner.ray_run import POLL, RayRun
 
     check_ray_address(address)
-    block_size = max(1, int(block_size))
-    shards = max(1, int(shards))
-    work = Path(tempfile.mkdtemp(prefix="studio-ray-run-"))
+    block_size = _positive(block_size, "--ray-block-size")
+    shards = _positive(shards, "--ray-actors")
+    run = RayRun(config, model, params=params, limit=limit, db_path=db_path, base_url=base_url, name=name,
+                 settings=settings, lease_s=lease_s, source="ray" if base_url else "ray:vllm")
+    totals = {"run_id": run.run_id, "items": len(run.items), "cached": 0, "requests": 0, "blocks": 0, "lines": 0,
+              "answered": 0, "failed": 0, "shared": 0, "stopped": False}
+    lost = threading.Event()
+    watch = None
+
+    def stopped() -> bool:
+        return bool(stop is not None and stop())
+
     try:
-        ex = export_batch(config, model, work / "requests.jsonl", params=params, limit=limit, db_path=db_path,
-                          shards=shards)
-        totals = {"run_id": ex["run_id"], "items": ex["items"], "cached": ex["cached"], "requests": ex["requests"],
-                  "blocks": 0, "lines": 0, "answered": 0, "failed": 0, "stopped": False}
-        lines = [ln for f in ex["files"] for ln in Path(f).read_text(encoding="utf-8").splitlines() if ln.strip()]
-        if ex["cached"]:   # prompts another run answered: left out of the requests, scored from the cache here
-            import_cached(config, model, params=params, limit=limit, db_path=db_path, name=name)
+        keys, scored = run.claim(None)
+        totals["cached"] += scored
+        totals["requests"] += len(keys)
         if on_block:
             on_block(dict(totals))
-        if not lines:
-            return totals
-        start_ray(address)
-        import logging
+        while True:
+            if keys:
+                if watch is None:
+                    watch = _start(address, stopped, lost, on_lost)
+                _send(run, stage, keys, shards, block_size, totals, on_block, stopped, lost)
+            if totals["stopped"] or not run.waiting:
+                break
+            time.sleep(POLL)   # keys another run is sending: their answers, or their lapsed claims, come later
+            if stopped():
+                totals["stopped"] = True
+                break
+            keys, scored = run.claim(sorted(run.waiting))
+            totals["shared"] += scored
+            totals["requests"] += len(keys)
+            if on_block:
+                on_block(dict(totals))
+        run.finish("cancelled" if totals["stopped"] else None)
+        return totals
+    except BaseException:
+        run.release()
+        if lost.is_set():
+            raise ClusterLost(_lost_message(totals)) from None
+        raise
+    finally:
+        if watch is not None:
+            watch.set()
 
-        import ray
 
-        ship_worker_code()
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
-        ray.data.DataContext.get_current().enable_progress_bars = False
-        importer = BatchImporter(config, model, params=params, limit=limit, db_path=db_path, name=name,
-                                 source="import-batch:ray")
+def _lost_message(totals: dict) -> str:
+    return (f"the Ray cluster stopped answering (its processes were stopped or killed); {totals['answered']} "
+            "item(s) answered are stored: run the same command again to continue")
+
+
+def _start(address, stopped, lost: threading.Event, on_lost):
+    """Start or join Ray (bounded, see ``ray_connect``) and watch the cluster for the rest of the run."""
+    import logging
+
+    import ray
+
+    start_ray(address, stop=stopped)
+    ship_worker_code()
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+
+    def gone() -> None:
+        lost.set()
+        if on_lost is not None:
+            on_lost()
+
+    return watch_cluster(gone)
+
+
+def _send(run, stage, keys: list[str], shards: int, block_size: int, totals: dict, on_block, stopped, lost) -> None:
+    """One pass of ``keys`` through the Ray stage, each block imported into the run as it comes back."""
+    from pathlib import Path
+
+    import ray
+
+    from core.models.batch.jsonl import dumps
+    from core.runner.ray_connect import drop_folder, work_folder
+
+    lines = [dumps(run.request(k)).rstrip("\n") for k in keys]
+    work = Path(work_folder())
+    try:
         ds = ray.data.from_items([{REQUEST: ln} for ln in lines],
                                  override_num_blocks=max(shards, -(-len(lines) // block_size)))
         for n, batch in enumerate(stage(ds).iter_batches(batch_size=block_size, batch_format="numpy")):
+            if lost.is_set():
+                raise ClusterLost(_lost_message(totals))
             out = work / f"block-{n:06d}.jsonl"
             out.write_text("".join(f"{ln}\n" for ln in batch[LINE]), encoding="utf-8")
-            c = importer.import_files([out])
+            c = run.importer.import_files([out], finish=False)
             out.unlink(missing_ok=True)
             totals["blocks"] += 1
             totals["lines"] += c["matched"]
@@ -152,12 +160,11 @@ def run_pipeline(config: dict, model: str, stage, *, params=None, limit=None, db
             totals["failed"] += c["failed"]
             if on_block:
                 on_block(dict(totals))
-            if stop is not None and stop():
+            if stopped():
                 totals["stopped"] = True
                 break
-        return totals
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        drop_folder(str(work))
 
 
 # ------------------------------------------------------------------------------------------------------ HTTP stage
@@ -178,7 +185,7 @@ def http_stage(base_url: str, *, actors: int = 2, concurrency: int = 32, block_s
                timeout: float = 120.0, max_attempts: int = 6, api_key: str | None = None,
                actor_env: dict | None = None):
     """The HTTP stage: ``actors`` HttpCaller actors, ``concurrency`` requests in flight in all."""
-    actors = max(1, int(actors))
+    actors = _positive(actors, "--ray-actors")
 
     def stage(ds):
         import ray
@@ -194,33 +201,41 @@ def http_stage(base_url: str, *, actors: int = 2, concurrency: int = 32, block_s
 def run_ray(config: dict, model: str, base_url: str, *, params=None, limit=None, db_path=None, address=None,
             concurrency: int = 32, actors: int = 2, block_size: int = 64, timeout: float = 120.0,
             max_attempts: int = 6, on_block=None, actor_env: dict | None = None, api_key: str | None = None,
-            name: str | None = None, stop=None) -> dict:
+            name: str | None = None, stop=None, on_lost=None) -> dict:
     """Run (config, ``openai-compatible/`` model, params) against ``base_url`` through Ray Data; returns the
     totals of ``run_pipeline``. ``api_key`` defaults to the provider's variable (OPENAI_COMPATIBLE_API_KEY)."""
+    from core.config import RunOptions
     from core.models.providers import key_env_for
     from core.redaction import remember
 
     _http_model(model, base_url)
+    check_ray_address(address)
+    actors = _positive(actors, "--ray-actors")
+    block_size = _positive(block_size, "--ray-block-size")
+    RunOptions(concurrency=concurrency, max_attempts=max_attempts, call_timeout=timeout).checked()
     if api_key is None:
         api_key = os.environ.get(key_env_for(model) or "") or None
     remember(api_key)
     stage = http_stage(base_url, actors=actors, concurrency=concurrency, block_size=block_size, timeout=timeout,
                        max_attempts=max_attempts, api_key=api_key, actor_env=actor_env)
+    settings = {"concurrency": concurrency, "max_attempts": max_attempts, "call_timeout": timeout, "rpm": None,
+                "tpm": None, "batch": False, "ray_actors": actors, "ray_block_size": block_size}
     return run_pipeline(config, model, stage, params=params, limit=limit, db_path=db_path, address=address,
-                        shards=actors, block_size=block_size, name=name, on_block=on_block, stop=stop)
+                        shards=actors, block_size=block_size, name=name, on_block=on_block, stop=stop,
+                        base_url=base_url, settings=settings, lease_s=ray_lease(max_attempts, timeout),
+                        on_lost=on_lost)
+
+
+def ray_lease(max_attempts: int, timeout: float) -> float:
+    """How long a Ray run's claims hold while its owner lives: the live runner's lease for one call, at least an
+    hour — a Ray run claims its keys a round at a time, not a block at a time."""
+    from core.models.retry_policy import MAX_BACKOFF
+    from core.runner.breaker import GIVE_UP_AFTER
+
+    return max(3600.0, 2 * max_attempts * (timeout + MAX_BACKOFF) + GIVE_UP_AFTER + 60)
 
 
 # ------------------------------------------------------------------------------------------------------ vLLM stage
-
-
-def _positive(value, flag: str) -> int:
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = 0
-    if n < 1 or n != value:
-        raise UserError(f"{flag} must be a whole number >= 1, got {value!r}")
-    return n
 
 
 def vllm_config_kwargs(model_source: str, *, replicas: int = 1, tp: int = 1, batch_size: int = 64,
@@ -274,7 +289,7 @@ def vllm_stage(model_source: str, *, builder=None, **settings):
 def run_vllm(config: dict, model: str, *, params=None, limit=None, db_path=None, address=None, replicas: int = 1,
              tp: int = 1, batch_size: int = 64, max_model_len: int | None = None,
              accelerator_type: str | None = None, block_size: int = 64, on_block=None, name: str | None = None,
-             stop=None, builder=None) -> dict:
+             stop=None, builder=None, on_lost=None) -> dict:
     """Run (config, ``vllm/<model>``, params) on the Ray cluster's GPUs through Ray Data's vLLM processor; returns
     the totals of ``run_pipeline``."""
     from core.models.registry import parse_spec
@@ -285,7 +300,8 @@ def run_vllm(config: dict, model: str, *, params=None, limit=None, db_path=None,
     stage = vllm_stage(source, builder=builder, replicas=replicas, tp=tp, batch_size=batch_size,
                        max_model_len=max_model_len, accelerator_type=accelerator_type)
     return run_pipeline(config, model, stage, params=params, limit=limit, db_path=db_path, address=address,
-                        shards=replicas, block_size=block_size, name=name, on_block=on_block, stop=stop)
+                        shards=replicas, block_size=block_size, name=name, on_block=on_block, stop=stop,
+                        on_lost=on_lost)
 
 
 # ------------------------------------------------------------------------------------------------------ background run
@@ -316,13 +332,15 @@ def start_ray_run(config: dict, model: str, base_url: str, *, address: str | Non
     import time
 
     from core.redaction import remember
-    from core.runner.batch_files import batch_run_id
     from core.runner.handle import _REGISTRY, _REGISTRY_LOCK, RunHandle
+    from core.runner.ray_run import ray_run_id
 
     remember(api_key)
     check_ray_address(address)
     _http_model(model, base_url)
-    run_id = batch_run_id(config, model, params=params, limit=limit, db_path=db_path)
+    _positive(actors, "--ray-actors")
+    _positive(block_size, "--ray-block-size")
+    run_id = ray_run_id(config, model, base_url, params=params, limit=limit, db_path=db_path)
     with _REGISTRY_LOCK:
         existing = _REGISTRY.get(run_id)
         if existing is not None and not existing.done:
@@ -344,7 +362,10 @@ def start_ray_run(config: dict, model: str, base_url: str, *, address: str | Non
             status = "cancelled" if t["stopped"] else "done" if p["done"] >= p["total"] else "incomplete"
             handle._update(status=status, **p)
         except UserError as exc:
-            handle._update(status="error", error=str(exc))
+            if handle.cancelled:   # cancelled while joining the cluster: nothing was sent
+                handle._update(status="cancelled")
+            else:
+                handle._update(status="error", error=str(exc))
         except Exception as exc:  # noqa: BLE001  (Ray's own failures: one readable line on the page)
             first = (str(exc).strip().splitlines() or [""])[0][:300]
             handle._update(status="error", error=f"the Ray run failed: {type(exc).__name__}: {first}")

@@ -13,17 +13,26 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
+import time
 
+from core.models.retry_policy import (
+    UNREACHABLE_PER_ATTEMPT,
+    backoff_delay,
+    parse_retry_after,
+    reply_problem,
+    retryable_status,
+)
 from core.runner.ray_mapping import ERROR_COLUMN, engine_output_line, engine_row, error_line, http_output_line
 
 REQUEST, LINE = "request", "line"
-RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
 class HttpCaller:
-    """One Ray actor: posts a block's request lines to ``base_url`` with at most ``inflight`` in flight, retrying
-    429, 5xx, timeouts and non-JSON replies with jittered back-off."""
+    """One Ray actor: posts a block's request lines to ``base_url`` with at most ``inflight`` in flight, under the
+    live runner's retry policy (``core.models.retry_policy``): 408/409/425/429/5xx, timeouts, protocol errors and
+    2xx replies that are no chat completion are retried after a full-jitter back-off of at least the server's
+    Retry-After (which also pauses the actor's other requests); unreachable-endpoint errors cost time, not
+    attempts; any other status fails the request at once."""
 
     def __init__(self, base_url: str, inflight: int = 8, timeout: float = 120.0, max_attempts: int = 6,
                  api_key: str | None = None, env: dict | None = None):
@@ -31,36 +40,61 @@ class HttpCaller:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.inflight, self.timeout, self.max_attempts = max(1, int(inflight)), float(timeout), int(max_attempts)
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.pause_until = 0.0
 
-    async def _one(self, client, sem, line: str) -> str:
+    async def _attempt(self, client, line_body: dict):
+        """One POST → (final output body or None, retry reason or None, Retry-After seconds, unreachable)."""
         import httpx
 
+        try:
+            r = await client.post(self.url, json=line_body, headers=self.headers)
+        except httpx.ConnectError as exc:
+            return None, f"connection error ({type(exc).__name__})", None, True
+        except httpx.HTTPError as exc:   # timeouts, resets, protocol errors
+            return None, f"{type(exc).__name__}", None, False
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        if r.status_code >= 300:
+            if retryable_status(r.status_code):
+                return None, f"HTTP {r.status_code}", parse_retry_after(r.headers), False
+            return (r.status_code, body), None, None, False
+        problem = reply_problem(body)
+        if problem is not None:
+            return None, problem, None, False
+        return (200, body), None, None, False
+
+    async def _one(self, client, sem, line: str) -> str:
         req = json.loads(line)
-        cid, status, detail = req["custom_id"], None, ""
-        for attempt in range(self.max_attempts):
+        cid, reason = req["custom_id"], "not attempted"
+        attempt, unreachable = 0, 0
+        while attempt < self.max_attempts:
+            attempt += 1
+            wait = self.pause_until - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
             async with sem:
-                try:
-                    r = await client.post(self.url, json=req["body"], headers=self.headers)
-                    status = r.status_code
-                    try:
-                        body = r.json()
-                    except ValueError:
-                        body = None
-                    if status == 200 and isinstance(body, dict):
-                        return json.dumps(http_output_line(cid, 200, body))
-                    if status != 200 and status not in RETRY_STATUS:
-                        return json.dumps(http_output_line(cid, status, body))
-                    detail = "reply is not JSON" if status == 200 else f"HTTP {status}"
-                except httpx.HTTPError as exc:   # timeouts, refused connections: retried
-                    status, detail = None, f"{type(exc).__name__}"
-            await asyncio.sleep(min(8.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
-        return json.dumps(error_line(cid, f"{detail} after {self.max_attempts} attempts"))
+                final, reason, retry_after, down = await self._attempt(client, req["body"])
+            if final is not None:
+                return json.dumps(http_output_line(cid, final[0], final[1]))
+            if down:
+                unreachable += 1
+                if unreachable <= self.max_attempts * UNREACHABLE_PER_ATTEMPT:
+                    attempt -= 1    # an outage costs time, not attempts
+            if attempt >= self.max_attempts:
+                break
+            if retry_after is not None:
+                self.pause_until = max(self.pause_until, time.monotonic() + retry_after)
+            await asyncio.sleep(backoff_delay(max(1, attempt), retry_after))
+        return json.dumps(error_line(cid, f"{reason} after {attempt} attempts"))
 
     async def _all(self, lines):
         import httpx
 
         sem = asyncio.Semaphore(self.inflight)
-        async with httpx.AsyncClient(timeout=self.timeout) as client:
+        limits = httpx.Limits(max_connections=self.inflight, max_keepalive_connections=self.inflight)
+        async with httpx.AsyncClient(timeout=self.timeout, limits=limits) as client:
             return await asyncio.gather(*(self._one(client, sem, ln) for ln in lines))
 
     def __call__(self, batch: dict) -> dict:

@@ -1,9 +1,12 @@
 """The run pages' "Run on a Ray cluster" field (issue 21): offered for openai-compatible/ models only; a malformed
 address is said at once, in core's words; with an address (here ``local``: a Ray started in the app's process) the
 run goes through Ray Data against the loopback endpoint on a thread core owns, and the page's progress display
-shows it done. Also: the page's "Submit as batch" choice reaches the runner."""
+shows it done — after a run at an address nobody answers has failed in one line without taking the app's process
+down with it. Also: the page's "Submit as batch" choice reaches the runner."""
 
 from __future__ import annotations
+
+import socket
 
 import pytest
 
@@ -65,6 +68,16 @@ def test_a_run_sent_to_a_local_ray_completes_and_the_page_shows_it_done(db, open
         at.button_group(key="so_sizes").set_value([2, 4])
         at.button_group(key="so_members").set_value(["numbers"])
         at.number_input(key="so_samples").set_value(3)
+        # first a cluster address nobody answers: that run fails in one line, and the app's process stays free
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            dead = f"127.0.0.1:{s.getsockname()[1]}"
+        at.text_input(key="so_m_ray").set_value(dead).run()
+        at.button(key="so_run").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        failed = runner.get_handle(at.session_state["so_run_id"]).wait(60)
+        assert failed.status == "error" and f"cannot join the Ray at {dead}" in failed.error
+        assert not ray.is_initialized()
         at.text_input(key="so_m_ray").set_value("local")
         at.run()
         assert {m.label: m.value for m in at.metric}["Items"] == "12"

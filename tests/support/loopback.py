@@ -4,8 +4,8 @@ It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) for the offic
 ``openai-compatible/<name>`` and ``--base-url http://127.0.0.1:PORT/v1``. Every ``POST /v1/chat/completions`` waits
 ``latency`` seconds and answers ``answer`` (default ``{1, 2}``). With ``fail_rate`` > 0 a deterministic share of
 requests fails in mixed ways — 429 with Retry-After, 500, a hang longer than any sane timeout, or a malformed (non-JSON)
-200 body — but never more than ``max_fail_streak`` times in a row for one prompt, so a runner retrying enough
-always finishes. ``GET /stats`` returns per-prompt counts (by sha256 of the prompt): requests received and valid
+200 body; with ``kinds`` including ``EMPTY`` also a 200 JSON body with no choices — but never more than
+``max_fail_streak`` times in a row for one prompt, so a runner retrying enough always finishes. ``GET /stats`` returns per-prompt counts (by sha256 of the prompt): requests received and valid
 answers sent, plus the peak number of requests in flight.
 
     python -m tests.support.loopback --port 8765 --latency 0.25 [--fail-rate 0.2]
@@ -24,6 +24,7 @@ import time
 from collections import Counter
 
 FAIL_KINDS = ("429", "500", "timeout", "malformed")
+EMPTY = "empty"     # opt-in kind (``kinds``): a 200 JSON reply that is no chat completion (no choices)
 
 
 def _sha(text: str) -> str:
@@ -34,7 +35,8 @@ class LoopbackServer:
     def __init__(self, latency: float = 0.25, *, answer: str = "{1, 2}", fail_rate: float = 0.0,
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
-                 key_in_reply: bool = False, endless: bool = False, responder=None, echo_auth: bool = False):
+                 key_in_reply: bool = False, endless: bool = False, responder=None, echo_auth: bool = False,
+                 kinds=FAIL_KINDS):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
@@ -44,6 +46,7 @@ class LoopbackServer:
         self.echo_auth = echo_auth             # answer 400 quoting the whole Authorization header (Basic or Bearer)
         self.endless = endless                 # a 200 whose chunked body never ends (a hostile or broken server)
         self.responder = responder             # (prompt, model) -> reply text, instead of the fixed answer
+        self.kinds = tuple(kinds)              # the failure kinds drawn from (FAIL_KINDS, and EMPTY if asked for)
         self.auth_seen: Counter = Counter()    # Authorization headers received
         self.requests: Counter = Counter()     # prompt sha -> requests received
         self.answered: Counter = Counter()     # prompt sha -> valid answers sent
@@ -105,7 +108,7 @@ class LoopbackServer:
         rng = random.Random(f"{self.seed}:{key}:{n}")
         if rng.random() >= self.fail_rate:
             return None
-        return FAIL_KINDS[rng.randrange(len(FAIL_KINDS))]
+        return self.kinds[rng.randrange(len(self.kinds))]
 
     async def _chat(self, body: bytes, auth: str = "") -> tuple[int, dict, bytes]:
         self.auth_seen[auth] += 1
@@ -147,6 +150,8 @@ class LoopbackServer:
                 ).encode()
             if kind == "500":
                 return 500, {}, json.dumps({"error": {"message": "internal error", "type": "server_error"}}).encode()
+            if kind == EMPTY:
+                return 200, {}, json.dumps({"id": "chatcmpl-x", "object": "chat.completion", "choices": []}).encode()
             return 200, {}, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "{1, 2'   # malformed
         self.streak[key] = 0
         self.answered[key] += 1

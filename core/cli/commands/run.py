@@ -183,6 +183,9 @@ def _check_engine(args, model: str, provider: str, base_url) -> None:
             raise UserError("--ray-address goes with --engine ray")
         return
     check_ray_address(args.ray_address)
+    for flag, value in (("--ray-actors", args.ray_actors), ("--ray-block-size", args.ray_block_size)):
+        if value < 1:
+            raise UserError(f"{flag} must be a whole number >= 1, got {value}")
     if args.batch:
         raise UserError("--engine ray and --batch do not go together")
     if args.fresh:
@@ -193,21 +196,39 @@ def _check_engine(args, model: str, provider: str, base_url) -> None:
                         + ("" if provider != "openai-compatible" else " without --base-url"))
 
 
+def _cluster_lost() -> None:
+    """The Ray cluster stopped answering mid-run (watch thread): one line, and the process ends before Ray's own
+    reconnection attempts fill the terminal (what was imported is stored; the same command continues)."""
+    import os
+
+    from core.cli import error_line
+    from core.runner.ray_connect import cleanup_local
+
+    error_line("error: the Ray cluster stopped answering (its processes were stopped or killed); the items "
+               "answered so far are stored: run the same command again to continue")
+    cleanup_local()
+    sys.stdout.flush()
+    os._exit(1)
+
+
 def _run_ray(args, config, model, params, base_url, provider, name) -> int:
+    from core.runner.ray_connect import quiet_terminal
     from core.runner.ray_engine import run_ray, run_vllm
+
+    quiet_terminal()   # the terminal shows this command's lines, not Ray's log lines
 
     def shown(t):
         if args.no_progress:
             return
         if t["blocks"] == 0:
-            print(f"ray: {t['requests']} request(s) to send ({t['items']} item(s), {t['cached']} prompt(s) cached)",
+            print(f"ray: {t['requests']} request(s) to send ({t['items']} item(s), {t['cached']} from the cache)",
                   file=sys.stderr)
         else:
             print(f"ray: {t['blocks']} block(s) imported, {t['answered']} answered, {t['failed']} failed",
                   file=sys.stderr)
 
     common = {"params": params, "limit": args.limit, "db_path": args.db, "address": args.ray_address,
-              "block_size": max(1, args.ray_block_size), "on_block": shown, "name": name}
+              "block_size": args.ray_block_size, "on_block": shown, "name": name, "on_lost": _cluster_lost}
     if provider == "vllm":
         c = run_vllm(config, model, replicas=1 if args.vllm_replicas is None else args.vllm_replicas,
                      tp=1 if args.vllm_tp is None else args.vllm_tp,

@@ -56,6 +56,7 @@ from core.models.base import BaseModel, Completion, ModelError, Request, Retryab
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
+from core.models.retry_policy import reply_problem
 from core.redaction import redact_url, remember, remember_basic
 
 KEY_ENV = PROVIDERS["openai-compatible"].key_env
@@ -316,16 +317,13 @@ class OpenAICompatibleModel(BaseModel):
         return None
 
     def _completion(self, doc: dict, latency_ms: float, dropped: list[str], stop=None) -> Completion:
-        choices = doc.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise RetryableError(f"{self._label}: response without choices")
-        choice = choices[0]
-        message = choice.get("message")
-        text = message.get("content") if isinstance(message, dict) else None
+        problem = reply_problem(doc)   # the retry policy's test, shared with the Ray engine's HTTP actors
+        if problem is not None:
+            raise RetryableError(f"{self._label}: {problem}")
+        choice = doc["choices"][0]
+        text = choice["message"]["content"]
         finish = choice.get("finish_reason")
         finish = finish if isinstance(finish, str) else None
-        if not isinstance(text, str) or not text.strip():
-            raise RetryableError(f"{self._label}: empty completion (finish_reason={finish})")
         usage = doc.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         t_in, t_out = usage.get("prompt_tokens"), usage.get("completion_tokens")

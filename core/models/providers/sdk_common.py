@@ -14,8 +14,9 @@ import json
 from types import ModuleType
 
 from core.models.base import ModelError, RetryableError, parse_retry_after, redact
+from core.models.retry_policy import RETRYABLE_STATUS, retryable_status
 
-RETRYABLE_STATUS = {408, 409, 425, 429}
+__all__ = ["RETRYABLE_STATUS", "describe_status", "error_text", "map_sdk_error", "map_status"]
 
 
 def error_text(body, fallback: str = "") -> str:
@@ -42,7 +43,7 @@ def describe_status(exc) -> str:
 def map_status(status: int, headers, text: str, *, label: str, key_env: str, secret: str | None):
     """RetryableError (408/409/425/429/5xx, with the server's Retry-After) or ModelError for an HTTP error status."""
     text = redact(text, secret)
-    if status in RETRYABLE_STATUS or status >= 500:
+    if retryable_status(status):
         kind = "rate limited" if status == 429 else "server error" if status >= 500 else "temporary error"
         return RetryableError(f"{label}: {kind} (HTTP {status}): {text}", parse_retry_after(headers))
     if status == 401:
