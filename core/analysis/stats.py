@@ -21,8 +21,7 @@ Choices, for a reviewer (docs/FIDELITY.md, "How verdicts are computed", says the
   in [−100, 100] lies in [−100, 100]: the interval can never leave the possible range (a t interval on 24 items
   gave [−104.6, 54.6]). The units are sorted before resampling so the interval does not depend on row order.
   Bootstrap intervals are too narrow when the units are few; the verdicts say so under ``FEW_UNITS`` units.
-- **Holm** is written out here: scipy has no Holm adjustment and statsmodels is not a dependency of this project; it
-  is six lines and ``tests/analysis`` checks it against its definition.
+- **Holm** is statsmodels' ``multipletests(method="holm")``; ``tests/analysis`` checks it against its definition.
 """
 
 from __future__ import annotations
@@ -69,15 +68,16 @@ def mcnemar_counts(both_right: int, only_a: int, only_b: int, both_wrong: int) -
 # ------------------------------------------------------------------------------------------------- families
 
 def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment (family-wise error), NaN and None kept as NaN."""
+    """Holm's step-down adjustment (family-wise error; statsmodels' ``multipletests``), NaN and None kept as NaN
+    and left out of the family."""
+    from statsmodels.stats.multitest import multipletests
+
     idx = [i for i, p in enumerate(pvalues) if p is not None and not math.isnan(p)]
-    order = sorted(idx, key=lambda i: pvalues[i])
-    m = len(order)
     out = [float("nan")] * len(pvalues)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        out[i] = running
+    if idx:
+        adjusted = multipletests([float(pvalues[i]) for i in idx], method="holm")[1]
+        for i, p in zip(idx, adjusted):
+            out[i] = float(p)
     return out
 
 
