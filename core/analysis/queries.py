@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import UserError
-from core.store.schema import RUN_PARAM_FACTORS
+from core.store.schema import REASONING_EFFECTIVE, RUN_PARAM_FACTORS
 from core.tasks import group_by
 
 VIEW = "v_results"
@@ -84,7 +84,8 @@ def view_columns(con, view: str = VIEW) -> tuple[str, ...]:
     return _columns_of(con, view)
 
 
-_CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "finish_reason"}
+_CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "finish_reason", "reasoning_text",
+              "tokens_reasoning", "tokens_answer", "cost_reasoning_usd", "reasoning_sent"}
 
 
 def check_scoring(scoring: str) -> str:
@@ -137,7 +138,9 @@ def _base_src(con, view: str = VIEW) -> str:
     sel = []
     for c in view_columns(con, view):
         q = _quote(c)
-        if c in items:
+        if c == "reasoning":   # the item's effort, else the run's
+            sel.append(f"{REASONING_EFFECTIVE} AS reasoning")
+        elif c in items:
             sel.append(f"i.{q}")
         elif c in _CALL_ONLY:
             continue

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from core.config import RunOptions, read_run_spec
 from core.errors import UserError
 from core.models.providers import PROVIDERS
+from core.tasks.base import REASONING_EFFORTS
 
 
 def register(subparsers) -> None:
@@ -52,6 +53,10 @@ def register(subparsers) -> None:
                         "operations) — a llama.cpp grammar for the embedded models, guided decoding for "
                         "openai-compatible servers; default free")
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
+    p.add_argument("--reasoning-effort", choices=list(REASONING_EFFORTS), default=None,
+                   help="how much a reasoning model thinks before it answers: reasoning_effort for openai/ and "
+                        "openai-compatible/, an extended-thinking budget for anthropic/ (default none: the "
+                        "provider's default); a config's 'reasoning: [low, high]' crosses levels instead")
     p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost; with "
                    "--batch at the batch price)")
     b = p.add_argument_group("provider batches (openai/ and anthropic/: half the list price, results within 24 h)")
@@ -233,7 +238,8 @@ def main(args: argparse.Namespace) -> int:
                call_timeout=args.timeout, limit=args.limit).checked(flags=True)
     spec = read_run_spec(args.config, model=args.model, base_url=args.base_url,
                          params={n: getattr(args, n) for n in ("temperature", "top_p", "top_k", "max_tokens", "seed",
-                                                               "answer_cap", "stop", "answer_format")})
+                                                               "answer_cap", "stop", "answer_format",
+                                                               "reasoning_effort")})
     config, params = spec.config_dict(), spec.params
     for line in spec.notes:   # what a reference experiment YAML asks that is not honoured exactly
         print(f"note: {line}", file=sys.stderr)
