@@ -1,8 +1,8 @@
 """Reasoning effort — how each provider is asked to think — and the reply's reasoning kept apart from its answer.
 
 ``SamplingParams.reasoning_effort`` is ``none`` (send nothing: the provider's default behaviour), ``minimal``,
-``low``, ``medium`` or ``high``. What each provider is sent for it (``request_for``), and stored with every call as
-``calls.reasoning_sent`` (canonical JSON; NULL when nothing was sent):
+``low``, ``medium`` or ``high``. What each provider is sent for it — stored with every call as ``calls.reasoning_sent``,
+the fields that carry the effort as canonical JSON (NULL when nothing was sent; ``sent_for`` for batch calls):
 
 * ``openai/`` — ``reasoning_effort`` in the body, as the API names the levels. Reasoning tokens count against
   ``max_completion_tokens``, so the reply cap sent is ``max_tokens`` + the level's allowance (``BUDGETS``) and the
@@ -24,8 +24,10 @@ A reply's reasoning is stored apart from its answer (``calls.reasoning``): OpenA
 blocks hold no readable text and are noted as such), and models that think inline write ``<think>…</think>``
 before their answer, which ``split_inline`` cuts off. Only the answer is scored: a decoy ``<answer>`` inside the
 reasoning never counts. Reasoning tokens are the provider's own count (OpenAI's
-``completion_tokens_details.reasoning_tokens``); Anthropic's usage does not count them apart, so they stay unknown
-(NULL) there and only the total is known. Their cost (``reasoning_cost``) is that count at the output price.
+``usage.completion_tokens_details.reasoning_tokens``, Anthropic's ``usage.output_tokens_details.thinking_tokens``);
+where a reply does not count them apart they stay unknown (NULL) and only the total is known. Both providers bill
+them as output tokens, inside ``tokens_out``: their cost (``reasoning_cost``) is that count at the output price,
+part of the call's ``cost_usd``; answer tokens are ``tokens_out`` minus them.
 """
 
 from __future__ import annotations

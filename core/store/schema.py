@@ -156,7 +156,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
          CLAIMED_RESULT_COLUMNS]),
     # 6 (issue 20): counts per (run, configuration) kept by the writers (core/store/aggregates.py); built from the
     # rows already stored by backfill.BACKFILLS[6]
-    (6, aggregates.ddl([(name, typ) for name, typ, _ in FACTOR_SPECS])),
+    (6, aggregates.ddl([(name, typ) for name, typ, since in FACTOR_SPECS if since <= 6])),   # later: see below
     (7, [   # issue 22: computed Embeddings results, shown again after a reload (core/embeddings/results_store.py)
         (f"CREATE TABLE IF NOT EXISTS embedding_results (\n  {_cols(EMBEDDING_RESULT_COLUMNS)},\n  "
          "PRIMARY KEY (digest))"),

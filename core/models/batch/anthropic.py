@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 import anthropic
 
 from core.models.base import RetryableError
-from core.models.providers.anthropic import split_blocks
+from core.models.providers.anthropic import split_blocks, thinking_tokens
 from core.models.batch.common import TRANSFER_TIMEOUT, BatchState, Outcome, SdkBatch, int_or_none
 
 FIND_PAGES = 5
@@ -122,7 +122,7 @@ class AnthropicBatch(SdkBatch):
         if not text.strip():
             return Outcome(custom_id, "errored", error=f"empty completion (stop_reason={stop})")
         usage = getattr(message, "usage", None)
-        return Outcome(custom_id, "succeeded", text=text, reasoning=thought,
+        return Outcome(custom_id, "succeeded", text=text, reasoning=thought, tokens_reasoning=thinking_tokens(usage),
                        tokens_in=int_or_none(getattr(usage, "input_tokens", None)),
                        tokens_out=int_or_none(getattr(usage, "output_tokens", None)),
                        finish_reason=stop if isinstance(stop, str) else None)

@@ -82,6 +82,12 @@ def split_blocks(blocks) -> tuple[str, str | None]:
     return "".join(text), joined or None
 
 
+def thinking_tokens(usage) -> int | None:
+    """``usage.output_tokens_details.thinking_tokens`` (the reasoning share of ``output_tokens``), or None."""
+    details = getattr(usage, "output_tokens_details", None) if usage is not None else None
+    return R.int_count(getattr(details, "thinking_tokens", None)) if details is not None else None
+
+
 def sent_json(body: dict) -> str | None:
     """What was sent for the reasoning effort (the thinking object), as stored."""
     return R.sent_json({"thinking": body["thinking"]} if "thinking" in body else None)
@@ -198,6 +204,7 @@ class AnthropicModel(BaseModel):
         usage = getattr(resp, "usage", None)
         t_in = getattr(usage, "input_tokens", None) if usage is not None else None
         t_out = getattr(usage, "output_tokens", None) if usage is not None else None
+        t_reason = thinking_tokens(usage)
         return Completion(
             text=text,
             tokens_in=t_in,
@@ -207,6 +214,8 @@ class AnthropicModel(BaseModel):
             finish_reason=getattr(resp, "stop_reason", None),
             dropped_params=tuple(dict.fromkeys(dropped)),
             reasoning=thought,
+            tokens_reasoning=t_reason,
+            cost_reasoning_usd=R.reasoning_cost(self.spec, t_reason),
             reasoning_sent=sent_json(body),
         )
 
