@@ -20,8 +20,7 @@ from core.errors import ImportFileError, UserError
 from core.files import check_output_path
 from core.models.batch.jsonl import MAX_LINE, dumps, parse_lines, request_line
 from core.models.pricing import estimate_cost
-from core.models.reasoning import active as reasoning_active
-from core.models.reasoning import budget, openai_fields, reasoning_cost, sent_for
+from core.models.reasoning import active as reasoning_active, budget, openai_fields, reasoning_cost, sent_for
 from core.runner.plan import _find_run, _items, _plan, failure_rows, register_run, result_rows
 from core.store.journal import owner_tag
 

@@ -17,8 +17,8 @@ from typing import Iterable, Iterator
 import anthropic
 
 from core.models.base import RetryableError
-from core.models.providers.anthropic import split_blocks, thinking_tokens
 from core.models.batch.common import TRANSFER_TIMEOUT, BatchState, Outcome, SdkBatch, int_or_none
+from core.models.providers.anthropic import split_blocks, thinking_tokens
 
 FIND_PAGES = 5
 CLOCK_SLACK = timedelta(minutes=5)     # our clock vs the provider's
