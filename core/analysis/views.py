@@ -37,12 +37,14 @@ def view_defaults(runs: pd.DataFrame, varying: Sequence[str], factors: Sequence[
     first = FIRST_SPLIT.get(task, ())
     x = next((f for f in first if f in varying), None) or next((f for f in first if f in have), None)
     if x is None:
-        x = next((f for f in varying if f not in ("model", "answer_format", "run_id", "task", "name")),
+        x = next((f for f in varying if f not in ("model", "answer_format", "reasoning", "run_id", "task", "name")),
                  next(iter(factors), "operation"))
     color = None
     models = runs["model"].nunique() if "model" in runs else 0
     if models > 1 and x != "model":
         color = "model"
+    elif "reasoning" in varying and x != "reasoning":   # reasoning effort: a model setting, like the model
+        color = "reasoning"
     elif "answer_format" in varying and x != "answer_format":
         color = "answer_format"
     return {"task": task, "x": x, "color": color}
