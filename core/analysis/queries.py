@@ -47,6 +47,7 @@ LABELS = {
     "name": "Run name", "run_id": "Run", "quantifier": "Quantifier", "object": "Object", "noun_group": "Noun group",
     "total": "Total", "count_large": "# large", "count_small": "# small", "predicate": "Predicate",
     "template": "Template", "label": "Gold label", "series": "Series", "answer_format": "Answer format",
+    "reasoning": "Reasoning effort",
 }
 
 
