@@ -267,6 +267,11 @@ def main(args: argparse.Namespace) -> int:
         price = " at the batch price (half the list price)" if args.batch else ""
         print(f"{est.run_id}: {est.n_items} items, {est.n_cached} cached/done, {est.n_calls} calls to make, "
               f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}{price}")
+        if (params or {}).get("reasoning_effort") not in (None, "none") or any(
+                e not in (None, "none") for e in config.get("reasoning") or ()):
+            print("note: reasoning tokens are not in this estimate (how long a model thinks is not known before it "
+                  "does); each reply may use up to its effort's allowance more, billed as output tokens",
+                  file=sys.stderr)
         return 0
 
     if args.engine == "ray":
