@@ -40,7 +40,8 @@ from core.models.pricing import estimate_cost
 
 # tokens of reasoning allowed per level: Anthropic's thinking budget, and what is added to the reply cap elsewhere
 BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-assert set(BUDGETS) == set(REASONING_EFFORTS) - {"none"}
+if set(BUDGETS) != set(REASONING_EFFORTS) - {"none"}:
+    raise RuntimeError("every reasoning effort but 'none' needs a budget")
 
 ANTHROPIC_DROPPED = ("temperature", "top_p", "top_k")   # not sent while thinking is on
 EFFORT_FIELDS = ("reasoning_effort", "chat_template_kwargs", "thinking")   # body fields that carry the effort

@@ -135,7 +135,7 @@ class AnthropicModel(BaseModel):
             value = getattr(p, field)
             if value is None:
                 continue
-            if field in self._unsupported or thinking is not None:
+            if field in self._unsupported or (thinking is not None and field in R.ANTHROPIC_DROPPED):
                 dropped.append(field)
             else:
                 sampling[field] = value
