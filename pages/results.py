@@ -98,7 +98,8 @@ _ui.report_download(picked_runs, key="res", filters=filters)
 
 # the view is a radio (in the URL as ``view=``), not st.tabs: a tab cannot be selected from a link or kept over a
 # reload, and only the chosen view is computed
-VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "drilldown": "Drill-down"}
+VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "cost": "Cost per correct",
+         "drilldown": "Drill-down"}
 if st.session_state.get("res_view") not in VIEWS:
     st.session_state["res_view"] = _ui.qp_get("view") if _ui.qp_get("view") in VIEWS else "violins"
 view = st.radio("View", list(VIEWS), format_func=VIEWS.get, horizontal=True, key="res_view",
@@ -337,6 +338,33 @@ if view == "robustness":
     st.caption("Spread = highest minus lowest mean accuracy across the factor's levels; η² = share of the variance "
                "of per-configuration accuracy explained by the factor (one-way ANOVA).")
 
+# ---------------------------------------------------------------------------------------------------- cost
+if view == "cost":
+    costs = _ui.cached_analysis("effort_costs", run_ids, filters=filters, scoring=scoring)
+    st.markdown("**Cost versus accuracy per reasoning effort** — what one correct answer cost at each effort, model by "
+                "model.")
+    per = st.radio("Cost as", ["tokens", "usd"], horizontal=True, key="res_cost_per",
+                   format_func={"tokens": "tokens per correct answer", "usd": "US$ per correct answer"}.get)
+    st.plotly_chart(analysis.cost_accuracy_figure(costs, per=per), width="stretch", key="res_cost_fig")
+    st.dataframe(analysis.for_display(costs).rename(columns={
+        "model": "Model", "reasoning": "Effort", "answered": "Answered", "correct": "Correct", "accuracy": "Accuracy %",
+        "imported": "Imported answers", "calls": "Calls", "tokens_in": "Tokens in", "tokens_out": "Tokens out",
+        "tokens_reasoning": "Reasoning tokens", "tokens_answer": "Answer tokens", "cost_usd": "Cost $",
+        "cost_reasoning_usd": "Reasoning cost $", "tokens_per_correct": "Tokens / correct",
+        "reasoning_tokens_per_correct": "Reasoning tokens / correct", "usd_per_correct": "$ / correct"}),
+        hide_index=True, width="stretch",
+        column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
+                       "Cost $": st.column_config.NumberColumn(format="%.4f"),
+                       "Reasoning cost $": st.column_config.NumberColumn(format="%.4f"),
+                       "$ / correct": st.column_config.NumberColumn(format="%.5f"),
+                       "Tokens / correct": st.column_config.NumberColumn(format="%.1f"),
+                       "Reasoning tokens / correct": st.column_config.NumberColumn(format="%.1f")})
+    st.caption("Made by this tool: tokens and dollars are those of the distinct calls behind the answers (an answer "
+               "served from the cache counts its call once), as the providers reported them; dollars are estimates "
+               "from list prices. Answers imported from a file count in the accuracy only — a file's own token and "
+               "cost figures are its claims. Blank: unknown (a self-hosted endpoint has no price; a reply that does "
+               "not count its reasoning tokens leaves them unknown).")
+
 # ---------------------------------------------------------------------------------------------------- drill-down
 if view == "drilldown":
     c1, c2, c3 = st.columns([2, 1, 1])
@@ -369,8 +397,14 @@ if view == "drilldown":
             run_label = _ui.md(labels.get(it["run_id"], it["run_id"]))
             left.markdown(f"**Prompt** (run {run_label}, item {_ui.md(it['idx'])})", help=f"Run id: {it['run_id']}")
             left.code(it["prompt"], language=None, wrap_lines=True)
-            right.markdown("**Raw response**")
+            right.markdown("**Raw response**" + (" (the answer; the reasoning is kept apart below)"
+                                                 if it["reasoning"] is not None else ""))
             right.code(it["response"], language=None, wrap_lines=True)
+            if it["reasoning"] is not None:
+                n = it["tokens_reasoning"]
+                with right.expander("Reasoning" + (f" ({n:,} tokens)" if n is not None else "")
+                                    + " — not scored"):
+                    st.code(it["reasoning"], language=None, wrap_lines=True)
             right.markdown(f"**Parsed (lenient)**: {_ui.md_code(it['parsed'])} · **Correct**: "
                            f"{_ui.md(it['correct'])}  \n"
                            + (f"**Parsed (strict)**: {_ui.md_code(it['parsed_strict'])} · **Correct**: "

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
-from core.store.schema import FACTOR_COLUMNS, RUN_PARAM_FACTORS
+from core.store.schema import FACTOR_COLUMNS, REASONING_EFFECTIVE, RUN_PARAM_FACTORS
 
 VIEW = "v_results"   # the store's results view (core.analysis.queries.VIEW): the only relation with aggregates
 RUN_LEVEL = ("run_id", "config_id", "model", "task", "name", *RUN_PARAM_FACTORS)
@@ -80,8 +80,7 @@ def relation(con, scoring: str) -> str:
         from core.errors import UserError
 
         raise UserError(f"unknown scoring {scoring!r}; expected one of: {', '.join(aggregates.SCORINGS)}")
-    factors = ", ".join(f'a."{c}"' for c in FACTOR_COLUMNS)
-    params = ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items())
+    factors, params = _factors(), ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items())
     counts = ", ".join(f'k."{c}"' for c, _ in aggregates.COUNTS)
     return (f"(SELECT a.run_id, a.config_id, {factors}, a.n_items, ru.model, ru.task, ru.name, {params}, {counts} "
             "FROM agg_configs a JOIN runs ru ON ru.run_id = a.run_id "
@@ -93,10 +92,15 @@ def configs(con) -> str:
     """One row per (run, configuration) of the store with its factor columns and no counts: the rows of
     ``relation`` without the join to the counts, for questions about levels (which values a factor takes), not
     numbers — a tenth of the time at 10 million results."""
-    factors = ", ".join(f'a."{c}"' for c in FACTOR_COLUMNS)
-    params = ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items())
+    factors, params = _factors(), ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items())
     return (f"(SELECT a.run_id, a.config_id, {factors}, a.n_items, ru.model, ru.task, ru.name, {params} "
             "FROM agg_configs a JOIN runs ru ON ru.run_id = a.run_id) AS agg")
+
+
+def _factors() -> str:
+    """The factor columns of agg_configs; ``reasoning`` is the configuration's effort, else the run's."""
+    return ", ".join(REASONING_EFFECTIVE.replace("i.", "a.") + " AS reasoning" if c == "reasoning" else f'a."{c}"'
+                     for c in FACTOR_COLUMNS)
 
 
 def lengths(scoring: str) -> str:

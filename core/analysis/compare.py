@@ -45,6 +45,10 @@ def compare_runs(con, series: Sequence[Series], x: str = "operation", align: boo
         cols = [c for c in factor_columns(con, s.run_ids, view) if c not in RUN_FACTORS]
         shared = cols if shared is None else [c for c in shared if c in cols]
     shared = shared or []
+    if "reasoning" in shared and not all(
+            "reasoning" in factor_columns(con, s.run_ids, view, varying=True) for s in series):
+        # a run asked at one effort (--reasoning-effort) is compared with a run at another, not aligned away
+        shared = [c for c in shared if c != "reasoning"]
     by = list(dict.fromkeys([x, *shared])) if x else shared
     parts, params = [], []
     key_cols = "run_id, config_id"

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import UserError
-from core.store.schema import RUN_PARAM_FACTORS
+from core.store.schema import REASONING_EFFECTIVE, RUN_PARAM_FACTORS
 from core.tasks import group_by
 
 VIEW = "v_results"
@@ -34,8 +34,9 @@ DETAIL_COLUMNS = (
     "run_id", "idx", "config_id", "sample", "prompt", "truth", "response", "parsed", "followed", "correct",
     "parsed_strict", "followed_strict", "correct_strict", "jaccard", "precision", "recall", "truth_len", "answer_len",
     "made_up", "empty_truth", "pred", "error",
-    "latency_ms", "tokens_in", "tokens_out", "cost_usd", "set_a", "set_b",
+    "latency_ms", "tokens_in", "tokens_out", "cost_usd", "set_a", "set_b", "reasoning_text", "tokens_reasoning",
 )
+_CALL_NAMES = {"reasoning_text": "reasoning"}   # v_results name -> calls column
 
 LABELS = {
     "operation": "Operation", "size_a": "|A|", "size_b": "|B|", "members": "Token type", "length": "Token length",
@@ -46,6 +47,7 @@ LABELS = {
     "name": "Run name", "run_id": "Run", "quantifier": "Quantifier", "object": "Object", "noun_group": "Noun group",
     "total": "Total", "count_large": "# large", "count_small": "# small", "predicate": "Predicate",
     "template": "Template", "label": "Gold label", "series": "Series", "answer_format": "Answer format",
+    "reasoning": "Reasoning effort",
 }
 
 
@@ -84,7 +86,8 @@ def view_columns(con, view: str = VIEW) -> tuple[str, ...]:
     return _columns_of(con, view)
 
 
-_CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "finish_reason"}
+_CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "finish_reason", "reasoning_text",
+              "tokens_reasoning", "tokens_answer", "cost_reasoning_usd", "reasoning_sent"}
 
 
 def check_scoring(scoring: str) -> str:
@@ -137,7 +140,9 @@ def _base_src(con, view: str = VIEW) -> str:
     sel = []
     for c in view_columns(con, view):
         q = _quote(c)
-        if c in items:
+        if c == "reasoning":   # the item's effort, else the run's
+            sel.append(f"{REASONING_EFFECTIVE} AS reasoning")
+        elif c in items:
             sel.append(f"i.{q}")
         elif c in _CALL_ONLY:
             continue
@@ -164,6 +169,12 @@ def _check_column(con, column: str, view: str = VIEW) -> str:
         raise UserError(f"cannot group by {column!r}: it is a measurement of each call (its reply, latency, tokens "
                         "or cost), not a factor of the items; group by a factor such as operation or members")
     return _quote(column)
+
+
+def where_clause(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence[Any]] | None,
+                 answered: bool = True, view: str = VIEW) -> tuple[str, list]:
+    """WHERE clause and parameters: runs, filters (column IN values; None matches NULL), answered rows if asked."""
+    return _where(con, run_ids, filters, answered, view)
 
 
 def _where(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence[Any]] | None,
@@ -388,10 +399,10 @@ def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence
     calls = _columns_of(con, "calls")
     if src != view and "cache_key" in have and calls:
         # pick the page of items first, then fetch only their calls (not a join over every call)
-        call_cols = [c for c in cols if c in _CALL_ONLY and c in calls]
+        call_cols = [c for c in cols if c in _CALL_ONLY and _CALL_NAMES.get(c, c) in calls]
         item_cols = [c for c in cols if c not in _CALL_ONLY]
         sel_p = ", ".join(f"p.{_quote(c)}" for c in item_cols)
-        sel_c = "".join(f", c.{_quote(c)}" for c in call_cols)
+        sel_c = "".join(f", c.{_quote(_CALL_NAMES.get(c, c))} AS {_quote(c)}" for c in call_cols)
         keys = _page_keys(con, src, where, params, run_ids, int(limit), int(offset))
         if not keys:
             return pd.DataFrame(columns=cols)
@@ -487,9 +498,13 @@ def item_detail(row: Mapping[str, Any]) -> dict[str, Any]:
     if get("correct_strict") is not None or get("parsed_strict") is not None:
         out["parsed_strict"], out["correct_strict"] = verdict("_strict")
     idx = get("idx")
+    thought, t_reason = get("reasoning_text"), get("tokens_reasoning")
     return {"run_id": get("run_id"), "idx": None if idx is None else int(idx), "prompt": str(get("prompt") or ""),
             "response": response_text, "truth": "(none)" if get("truth") is None else str(get("truth")),
-            "error": None if error is None else str(error), **out}
+            "error": None if error is None else str(error), **out,
+            # the reply's reasoning, kept apart from its answer (None: the reply had none)
+            "reasoning": None if thought is None else str(thought),
+            "tokens_reasoning": None if t_reason is None else int(t_reason)}
 
 
 def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, scoring: str = "lenient"

@@ -224,7 +224,9 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
     from scipy.special import fdtrc  # survival function of the F distribution
 
     if factors is None:
-        factors = [c for c in factor_columns(con, run_ids, view, varying=True) if c not in RUN_FACTORS]
+        # surface features only: the reasoning effort is a setting of the model (compared in its own views)
+        factors = [c for c in factor_columns(con, run_ids, view, varying=True)
+                   if c not in RUN_FACTORS and c != "reasoning"]
     factors = [c for c in factors if c not in ("model", "run_id", "config_id")]
     qf = [_check_column(con, c, view) for c in factors]
     import duckdb

@@ -39,7 +39,7 @@ def view_defaults(runs: pd.DataFrame, varying: Sequence[str], factors: Sequence[
     first = FIRST_SPLIT.get(task, ())
     x = next((f for f in first if f in varying), None) or next((f for f in first if f in have), None)
     if x is None:
-        x = next((f for f in varying if f not in ("model", "answer_format", "run_id", "task", "name")),
+        x = next((f for f in varying if f not in ("model", "answer_format", "reasoning", "run_id", "task", "name")),
                  next(iter(factors), "operation"))
     color = None
     models = runs["model"].nunique() if "model" in runs else 0
@@ -47,6 +47,8 @@ def view_defaults(runs: pd.DataFrame, varying: Sequence[str], factors: Sequence[
     # colour by model only when every run is of its own model; runs sharing a model are told apart by run_split
     if models > 1 and x != "model" and models == n_runs:
         color = "model"
+    elif "reasoning" in varying and x != "reasoning":   # reasoning effort: a model setting, like the model
+        color = "reasoning"
     elif "answer_format" in varying and x != "answer_format":
         color = "answer_format"
     if "run_id" in runs and _pooled(runs.drop_duplicates("run_id"), [x, color]):

@@ -53,11 +53,18 @@ class Completion:
     cost_usd: float | None          # None = unknown price (e.g. a self-hosted openai-compatible endpoint)
     finish_reason: str | None
     dropped_params: tuple[str, ...] = ()   # sampling parameters the provider could not honour for this call
+    # the reply's reasoning, apart from its answer (``text`` is the answer only; core/models/reasoning.py)
+    reasoning: str | None = None           # the reasoning text (None: the reply had none, or it was not readable)
+    tokens_reasoning: int | None = None    # of tokens_out, the reasoning tokens (None: not counted apart)
+    cost_reasoning_usd: float | None = None   # of cost_usd, the reasoning tokens' share
+    reasoning_sent: str | None = None      # canonical JSON of what was sent for the reasoning effort (None: nothing)
 
     def to_dict(self) -> dict:
         return {"text": self.text, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "latency_ms": self.latency_ms, "cost_usd": self.cost_usd, "finish_reason": self.finish_reason,
-                "dropped_params": list(self.dropped_params)}
+                "dropped_params": list(self.dropped_params), "reasoning": self.reasoning,
+                "tokens_reasoning": self.tokens_reasoning, "cost_reasoning_usd": self.cost_reasoning_usd,
+                "reasoning_sent": self.reasoning_sent}
 
 
 class ModelError(UserError):

@@ -14,6 +14,11 @@ Beyond sampling, three fields shape how a reply ends and looks; they are stored 
   ends when its answer is complete); ``[]`` sends none. A run records the resolved list.
 * ``answer_format`` — ``free`` (default) or ``constrained``: the model's decoding is restricted to the answer's
   form (a llama.cpp grammar for the embedded model; guided decoding on servers that offer it).
+* ``reasoning_effort`` — how much a reasoning model thinks before it answers: ``none`` (default: nothing is sent,
+  the provider's own default behaviour), ``minimal``, ``low``, ``medium`` or ``high``. Each provider maps it its
+  own way (core/models/reasoning.py states the mapping; what was sent is stored with every call). ``to_dict``
+  leaves it out while it is ``none``, so parameters without it keep the cache keys and run keys they always had;
+  a stored parameter set without the key means ``none``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 from core.errors import ConfigError
+from core.tasks.base import REASONING_EFFORTS
 
 ANSWER_FORMATS = ("free", "constrained", "members")   # members: only members of A ∪ B (set operations)
 MAX_STOP = 4   # the OpenAI API takes at most four stop sequences
@@ -37,6 +43,7 @@ class SamplingParams:
     answer_cap: bool = True
     stop: tuple[str, ...] | None = None
     answer_format: str = "free"
+    reasoning_effort: str = "none"
 
     def __post_init__(self) -> None:
         t, p, k, m, s = self.temperature, self.top_p, self.top_k, self.max_tokens, self.seed
@@ -54,6 +61,13 @@ class SamplingParams:
             raise ConfigError(f"answer_cap must be true or false, got {self.answer_cap!r}")
         if self.answer_format not in ANSWER_FORMATS:
             raise ConfigError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}, got {self.answer_format!r}")
+        effort = self.reasoning_effort
+        if effort is None:
+            object.__setattr__(self, "reasoning_effort", "none")
+        elif not isinstance(effort, str) or effort.strip().lower() not in REASONING_EFFORTS:
+            raise ConfigError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}")
+        else:
+            object.__setattr__(self, "reasoning_effort", effort.strip().lower())
         stop = self.stop
         if stop is not None:
             if isinstance(stop, str):
@@ -65,10 +79,13 @@ class SamplingParams:
             object.__setattr__(self, "stop", tuple(dict.fromkeys(stop)))
 
     def to_dict(self) -> dict:
-        """Plain dict with every field (None kept), in a fixed key order — stable for cache keys."""
+        """Plain dict with every field (None kept), in a fixed key order — stable for cache keys.
+        ``reasoning_effort`` is left out while it is ``none`` (see the module docstring)."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         if d["stop"] is not None:
             d["stop"] = list(d["stop"])
+        if d["reasoning_effort"] == "none":
+            del d["reasoning_effort"]
         return d
 
     @classmethod

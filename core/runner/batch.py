@@ -115,13 +115,13 @@ class _BatchExecutor:
         return call_key(self.plan, item, self.draw)
 
     def _body(self, item: dict) -> dict:
-        """The request body of ``item``'s call: the run's, or with the item's own reply cap."""
+        """The request body of ``item``'s call: the run's, or with the item's own reply cap / reasoning effort."""
         params = self.plan.params_for(item)
         if params is self.plan.params:
             return self.body
-        if params.max_tokens not in self._capped:
-            self._capped[params.max_tokens] = self.backend.request_body(params)[0]
-        return self._capped[params.max_tokens]
+        if params not in self._capped:
+            self._capped[params] = self.backend.request_body(params)[0]
+        return self._capped[params]
 
     # -- main
     def _main(self) -> None:
@@ -135,7 +135,7 @@ class _BatchExecutor:
                             self.by_idx.__getitem__)
         self.backend = batch_backend(self.model, self.limits)
         self.body, self.dropped = self.backend.request_body(plan.params)
-        self._capped: dict[int, dict] = {}   # bodies of items with their own reply cap, by max_tokens
+        self._capped: dict = {}   # bodies of items with their own parameters (reply cap, effort), by parameters
 
         with store.connect(self.db_path) as con:
             with store.transaction(con):

@@ -45,6 +45,18 @@ class RunItems:
                    lambda idx: task.item(cfg, int(idx)))
 
 
+def reasoning_fields(ctx: RunItems, item: dict, out) -> dict:
+    """The reasoning columns of a batch call: its reasoning text and tokens as the outcome reports them, their cost
+    at the batch price, and what the request carried for the item's reasoning effort."""
+    from core.models.params import SamplingParams
+    from core.models.reasoning import reasoning_cost, sent_for
+
+    effort = item.get("reasoning") or json.loads(ctx.params_json).get("reasoning_effort") or "none"
+    return {"reasoning": out.reasoning, "tokens_reasoning": out.tokens_reasoning,
+            "cost_reasoning_usd": reasoning_cost(ctx.model, out.tokens_reasoning, batch=True),
+            "reasoning_sent": sent_for(ctx.model, SamplingParams(reasoning_effort=effort))}
+
+
 def _run_rows(con, run_ids) -> dict[str, dict]:
     out = {}
     for run_id in run_ids:
@@ -94,7 +106,7 @@ def _collect(db_path, batch: dict, state: BatchState, outcomes: dict[str, Outcom
                 "params_json": ctx.params_json, "prompt_sha": store.sha256(item["prompt"]), "draw": ctx.draw,
                 "response": out.text, "latency_ms": None, "tokens_in": out.tokens_in, "tokens_out": out.tokens_out,
                 "cost_usd": price, "finish_reason": out.finish_reason, "dropped_params": dropped, "error": None,
-                "attempts": n, "at": at})
+                "attempts": n, "at": at, **reasoning_fields(ctx, item, out)})
         results += result_rows(ctx.task, req["run_id"], [item], req["cache_key"], out.text, n, False)
     default = ("failed", f"the batch failed: {state.error or state.status}") if state.status == "failed" else MISSING
     counts = _final_counts(outcomes, requests, default[0])

@@ -22,6 +22,7 @@ from core.errors import ImportFileError, UserError
 from core.files import check_output_path
 from core.models.batch.jsonl import MAX_LINE, dumps, parse_lines, request_line
 from core.models.pricing import estimate_cost
+from core.models.reasoning import active as reasoning_active, budget, openai_fields, reasoning_cost, sent_for
 from core.runner.plan import _find_run, _items, _plan, call_key, failure_rows, register_run, result_rows
 from core.store import claims
 from core.store.journal import owner_tag
@@ -44,13 +45,20 @@ def _body(spec: str, params) -> tuple[dict, list[str]]:
     body = {k: v for k, v in (("temperature", params.temperature), ("top_p", params.top_p),
                               ("top_k", params.top_k), ("max_tokens", params.max_tokens), ("seed", params.seed))
             if v is not None}
-    if params.stop:     # the run's stop sequences (vLLM honours them as the live server does)
+    if params.stop and not reasoning_active(params):   # the run's stop sequences (as the live server gets them)
         body["stop"] = list(params.stop)
+    if reasoning_active(params):   # as the live openai-compatible path sends it (core/models/reasoning.py)
+        body.update(openai_fields(params))
+        body["chat_template_kwargs"] = {"enable_thinking": True}
+        body["max_tokens"] = params.max_tokens + budget(params.reasoning_effort)
     return body, []
 
 
 def _prepare(config: dict, model: str, params, limit, name=None, source="export-batch", base_url=None):
     plan = _plan(config, model, params, base_url, limit, name, source)
+    if getattr(plan.cfg, "reasoning", None):
+        raise UserError("batch files carry one reasoning effort for every request: give it with --reasoning-effort "
+                        "and leave 'reasoning' out of the config (or run the grid live or with --batch)")
     body, dropped = _body(plan.model_spec, plan.params)
     return plan, body, dropped
 
@@ -231,7 +239,11 @@ class BatchImporter:
                             "cost_usd": estimate_cost(plan.model_spec, out.tokens_in, out.tokens_out,
                                                       batch=batch_price),
                             "finish_reason": out.finish_reason, "dropped_params": store.canonical_json(dropped),
-                            "error": None, "attempts": 1, "at": at})
+                            "error": None, "attempts": 1, "at": at, "reasoning": out.reasoning,
+                            "tokens_reasoning": out.tokens_reasoning,
+                            "cost_reasoning_usd": reasoning_cost(plan.model_spec, out.tokens_reasoning,
+                                                                 batch=batch_price),
+                            "reasoning_sent": sent_for(plan.model_spec, plan.params)})
                     w.results.extend(result_rows(plan.task, run_id, its, out.custom_id, out.text, 1, False))
                 else:
                     reason = f"batch file: {out.kind}: {out.error or ''}".strip()

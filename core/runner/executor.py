@@ -533,6 +533,11 @@ class _Executor:
                     "dropped_params": (store.canonical_json(list(completion.dropped_params))
                                        if completion.dropped_params else "[]"),
                     "error": None, "attempts": attempt, "at": store.now_utc(),
+                    "reasoning": (redact(completion.reasoning, self._secret, keylike=False)
+                                  if completion.reasoning else None),
+                    "tokens_reasoning": completion.tokens_reasoning,
+                    "cost_reasoning_usd": completion.cost_reasoning_usd,
+                    "reasoning_sent": completion.reasoning_sent,
                 }
                 results = self._result_rows(items, key, text, attempt, False)
                 return {"calls": [call], "results": results, "key": key}, True, attempt, completion.cost_usd

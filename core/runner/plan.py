@@ -89,23 +89,29 @@ class _Plan:
     limit_pick: str = "spread"      # how ``limit`` picks its items: "spread" over the grid, or "first" (older runs)
 
     def params_for(self, item: dict) -> SamplingParams:
-        """The parameters of ``item``'s call: the run's, with the reply cap of an answer-only item (``answer_cap``)."""
+        """The parameters of ``item``'s call: the run's, with the reply cap of an answer-only item (``answer_cap``)
+        and the item's own reasoning effort when the config crosses it (the ``reasoning`` factor)."""
         p = self.params
-        if not p.answer_cap:
+        effort = item.get("reasoning")
+        if not p.answer_cap and (effort is None or effort == p.reasoning_effort):
             return p
         idx = item.get("idx")
         memo = self.__dict__.setdefault("_item_params", {})   # once per item: the cache key and the call both ask
         got = memo.get(idx)
         if got is not None and got[0] is p:
             return got[1]
-        cap = self.task.reply_cap(self.cfg, item)
-        if cap is None or cap >= p.max_tokens:
+        cap = self.task.reply_cap(self.cfg, item) if p.answer_cap else None
+        if cap is not None and cap >= p.max_tokens:
+            cap = None
+        variant = (cap, effort if effort is not None else p.reasoning_effort)
+        if variant == (None, p.reasoning_effort):
             out = p
         else:
-            capped = self.__dict__.setdefault("_capped", {})   # one SamplingParams per cap, not one per item
-            if cap not in capped:
-                capped[cap] = p.replace(max_tokens=int(cap))
-            out = capped[cap]
+            variants = self.__dict__.setdefault("_variants", {})   # one SamplingParams per variant, not per item
+            if variant not in variants:
+                variants[variant] = p.replace(max_tokens=int(cap) if cap is not None else p.max_tokens,
+                                              reasoning_effort=variant[1])
+            out = variants[variant]
         if idx is not None:
             memo[idx] = (p, out)
         return out

@@ -25,8 +25,10 @@ from core.store.io import EXPORT_COLUMNS, FORMATS, JSON_TEXT_COLUMNS
 from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS, RUN_COLUMNS
 
 _JSONL_NESTED = 'CASE WHEN json_valid("{c}") THEN CAST("{c}" AS JSON) ELSE to_json("{c}") END'
-_TEXT_COLUMNS = {n for n, t in ITEM_COLUMNS + RESULT_COLUMNS + CALL_COLUMNS + RUN_COLUMNS if t == "VARCHAR"}
-_REDACTED = {"error": "studio_redact", "response": "studio_redact_reply"}   # column -> UDF (registered per export)
+_TEXT_COLUMNS = {n for n, t in ITEM_COLUMNS + RESULT_COLUMNS + CALL_COLUMNS + RUN_COLUMNS if t == "VARCHAR"} | {
+    "reasoning_text"}   # (calls.reasoning under its v_results name)
+_REDACTED = {"error": "studio_redact", "response": "studio_redact_reply",   # column -> UDF (registered per export)
+             "reasoning_text": "studio_redact_reply"}
 
 
 def _sql_literal(text: str) -> str:

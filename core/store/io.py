@@ -3,6 +3,7 @@
     read_results_file(path_or_bytes, filename) -> (DataFrame, meta)   # a file in our export layout, in memory
     import_results(db_path, path_or_bytes, filename=None, name=None) -> (run_id, n_rows)   # streamed into the DB
     EXPORT_COLUMNS, JSON_TEXT_COLUMNS, FORMATS                          # what core/store/exports.py writes
+(a reply's reasoning travels apart from its answer: REASONING_EXPORT; answer tokens = tokens_out − reasoning tokens)
 
 Nothing read is ever evaluated: CSV cells are text; set literals of the reference layout are parsed with
 ``ast.literal_eval`` on bounded input (never eval), and only sets/lists/tuples of ints and strings are accepted;
@@ -51,12 +52,13 @@ INT64 = (-(2 ** 63), 2 ** 63 - 1)
 STORE_BATCH_ROWS = 20_000      # imported items per DuckDB transaction
 STORE_MEMORY_LIMIT = "256MB"   # DuckDB's memory while it stores them
 
+REASONING_EXPORT = ["reasoning_text", "tokens_reasoning", "tokens_answer", "cost_reasoning_usd", "reasoning_sent"]
 EXPORT_COLUMNS = (
     ["run_id", "idx", "config_id", "sample", "seed"] + FACTOR_COLUMNS
     + ["prompt", "truth", "response", "parsed", "followed", "correct", "parsed_strict", "followed_strict",
        "correct_strict", "answer_len_strict", "made_up_strict", "jaccard", "precision", "recall", "truth_len",
        "answer_len", "made_up", "empty_truth", "pred", "correct_gqg", "latency_ms", "tokens_in", "tokens_out",
-       "cost_usd", "error", "cached", "attempts", "model", "task", "name", "extra_json"]
+       "cost_usd", "error", "cached", "attempts", "model", "task", "name", "extra_json", *REASONING_EXPORT]
 )
 STRICT_COLUMNS = ("parsed_strict", "followed_strict", "correct_strict", "answer_len_strict", "made_up_strict")
 # stored as JSON text; CSV and Parquet keep the text, JSONL nests the value (like `generate`'s JSONL does)
@@ -67,8 +69,8 @@ STUDIO_REQUIRED = ("idx", "prompt", "correct")
 
 _INT_COLS = {"idx", "sample", "seed", "size_a", "size_b", "length", "decile", "swap_count", "shots", "total",
              "count_large", "count_small", "count_asked", "truth_len", "answer_len", "made_up", "tokens_in",
-             "tokens_out", "attempts", "answer_len_strict", "made_up_strict"}
-_FLOAT_COLS = {"overlap", "jaccard", "precision", "recall", "latency_ms", "cost_usd"}
+             "tokens_out", "attempts", "answer_len_strict", "made_up_strict", "tokens_reasoning", "tokens_answer"}
+_FLOAT_COLS = {"overlap", "jaccard", "precision", "recall", "latency_ms", "cost_usd", "cost_reasoning_usd"}
 _BOOL_COLS = {"followed", "correct", "empty_truth", "correct_gqg", "cached", "followed_strict", "correct_strict"}
 _OPERATIONS = {**{op: op for op in ("union", "intersection", "difference", "symmetric_difference")},
                **aliases.aliases_of("operations"), "symmetricdifference": "symmetric_difference",
@@ -203,7 +205,6 @@ def _float_or_none(v) -> float | None:
         return None
 
 
-
 def _reference_row(rec: dict, pos: int, name: str, meta: dict) -> dict:
     from core.tasks.base import stable_id
     from core.tasks.setops.scoring import reference_result, set_metrics, strict_from_reference
@@ -280,7 +281,6 @@ def _json_list(value, name: str, row: int, col: str):
     except (ValueError, RecursionError) as exc:   # RecursionError: [[[[…]]]] nested past Python's limit
         why = "is nested too deeply" if isinstance(exc, RecursionError) else f"is not JSON: {str(value)[:30]!r}"
         raise ImportFileError(f"{name}: row {row}, column {col!r} {why}") from None
-
 
 
 def _studio_row(rec: dict, pos: int, name: str, seen: set) -> dict:
@@ -422,7 +422,8 @@ def _split(rows: list[dict], run_id: str, at, kind: str) -> tuple[list[dict], li
             calls.append({"cache_key": key, "model": model, "response": rec.get("response"),
                           "latency_ms": rec.get("latency_ms"), "tokens_in": rec.get("tokens_in"),
                           "tokens_out": rec.get("tokens_out"), "cost_usd": rec.get("cost_usd"), "error": None,
-                          "attempts": rec.get("attempts"), "at": at, "draw": 0})
+                          "attempts": rec.get("attempts"), "at": at, "draw": 0, "reasoning": rec.get("reasoning_text"),
+                          **{k: rec.get(k) for k in ("tokens_reasoning", "cost_reasoning_usd", "reasoning_sent")}})
         if answered or rec.get("error") is not None:
             results.append({k: rec.get(k) for k in _RESULT_KEYS}
                            | {"run_id": run_id, "idx": idx, "cache_key": key if rec.get("response") is not None

@@ -48,11 +48,16 @@ ITEM_COLUMNS = _ITEM_BASE + [(name, typ) for name, typ, _ in FACTOR_SPECS] + [("
 _ITEM_COLUMNS_V1 = _ITEM_BASE + [(name, typ) for name, typ, since in FACTOR_SPECS if since == 1] + [("extra_json", S)]
 FACTOR_COLUMNS = [name for name, _, _ in FACTOR_SPECS]
 
-CALL_COLUMNS = [
+_CALL_COLUMNS_V1 = [
     ("cache_key", S), ("model", S), ("base_url", S), ("params_json", S), ("prompt_sha", S), ("draw", I),
     ("response", S), ("latency_ms", F), ("tokens_in", I), ("tokens_out", I), ("cost_usd", F),
     ("finish_reason", S), ("dropped_params", S), ("error", S), ("attempts", I), ("at", TS),
 ]
+# version 8: a reply's reasoning kept apart from its answer (core/models/reasoning.py): the reasoning text, the
+# reasoning tokens (of tokens_out) and their cost (of cost_usd), and what was sent for the reasoning effort (JSON)
+REASONING_CALL_COLUMNS = [("reasoning", S), ("tokens_reasoning", I), ("cost_reasoning_usd", F),
+                          ("reasoning_sent", S)]
+CALL_COLUMNS = _CALL_COLUMNS_V1 + REASONING_CALL_COLUMNS   # as of now
 _RESULT_COLUMNS_V1 = [
     ("run_id", S), ("idx", I), ("cache_key", S), ("parsed", S), ("followed", B), ("correct", B), ("jaccard", F),
     ("precision", F), ("recall", F), ("truth_len", I), ("answer_len", I), ("made_up", I), ("empty_truth", B),
@@ -73,17 +78,23 @@ def _cols(columns) -> str:
 RUN_PARAM_FACTORS = {
     "answer_format": "coalesce(json_extract_string(ru.params_json, '$.answer_format'), 'free')",
 }
+# The reasoning effort of an item: its own when the config crosses it, else the run's (``none`` when not stored).
+REASONING_EFFECTIVE = "coalesce(i.reasoning, json_extract_string(ru.params_json, '$.reasoning_effort'), 'none')"
 
 V_RESULTS = """
 CREATE OR REPLACE VIEW v_results AS
-SELECT i.*,
+SELECT i.* REPLACE (""" + REASONING_EFFECTIVE + """ AS reasoning),
        ru.model, ru.task, ru.name, ru.base_url, ru.status AS run_status, ru.source,
        """ + ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items()) + """,
        r.cache_key, r.parsed, r.followed, r.correct, r.jaccard, r."precision", r.recall, r.truth_len,
        r.answer_len, r.made_up, r.empty_truth, r.pred, r.correct_gqg, r.error, r.attempts, r.cached,
        r.parsed_strict, r.followed_strict, r.correct_strict, r.answer_len_strict, r.made_up_strict,
        r.claimed_correct, r.claimed_correct_strict,
-       c.response, c.latency_ms, c.tokens_in, c.tokens_out, c.cost_usd, c.finish_reason
+       c.response, c.latency_ms, c.tokens_in, c.tokens_out, c.cost_usd, c.finish_reason,
+       c.reasoning AS reasoning_text, c.tokens_reasoning,
+       CASE WHEN c.tokens_reasoning IS NOT NULL THEN c.tokens_out - c.tokens_reasoning
+            WHEN c.reasoning IS NULL AND c.reasoning_sent IS NULL THEN c.tokens_out END AS tokens_answer,
+       c.cost_reasoning_usd, c.reasoning_sent
 FROM items i
 JOIN runs ru ON ru.run_id = i.run_id
 LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx
@@ -122,7 +133,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, [
         f"CREATE TABLE IF NOT EXISTS runs (\n  {_cols(RUN_COLUMNS)},\n  PRIMARY KEY (run_id))",
         f"CREATE TABLE IF NOT EXISTS items (\n  {_cols(_ITEM_COLUMNS_V1)},\n  PRIMARY KEY (run_id, idx))",
-        f"CREATE TABLE IF NOT EXISTS calls (\n  {_cols(CALL_COLUMNS)},\n  PRIMARY KEY (cache_key))",
+        f"CREATE TABLE IF NOT EXISTS calls (\n  {_cols(_CALL_COLUMNS_V1)},\n  PRIMARY KEY (cache_key))",
         f"CREATE TABLE IF NOT EXISTS results (\n  {_cols(_RESULT_COLUMNS_V1)},\n  PRIMARY KEY (run_id, idx))",
         """CREATE TABLE IF NOT EXISTS embedding_cache (
   encoder VARCHAR, text_sha VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (encoder, text_sha))""",
@@ -145,11 +156,14 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
          CLAIMED_RESULT_COLUMNS]),
     # 6 (issue 20): counts per (run, configuration) kept by the writers (core/store/aggregates.py); built from the
     # rows already stored by backfill.BACKFILLS[6]
-    (6, aggregates.ddl([(name, typ) for name, typ, _ in FACTOR_SPECS])),
+    (6, aggregates.ddl([(name, typ) for name, typ, since in FACTOR_SPECS if since <= 6])),   # later: see below
     (7, [   # issue 22: computed Embeddings results, shown again after a reload (core/embeddings/results_store.py)
         (f"CREATE TABLE IF NOT EXISTS embedding_results (\n  {_cols(EMBEDDING_RESULT_COLUMNS)},\n  "
          "PRIMARY KEY (digest))"),
     ]),
+    # 8: reasoning models — the reply's reasoning apart from its answer (calls), and the reasoning effort as a grid
+    # factor (items.reasoning and agg_configs.reasoning: added from core/tasks/setops/factors.py below)
+    (8, [f'ALTER TABLE calls ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in REASONING_CALL_COLUMNS]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:
@@ -215,7 +229,7 @@ def _refresh_view(con, where: str) -> None:
             return
         have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'v_results' "
                                           "AND database_name = current_database()").fetchall()}
-        if not set(RUN_PARAM_FACTORS) <= have:
+        if not set(RUN_PARAM_FACTORS) | {"reasoning_text"} <= have:
             con.execute(V_RESULTS)
         _VIEW_CURRENT.add(where)
 

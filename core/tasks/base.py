@@ -6,6 +6,10 @@ import hashlib
 import json
 from typing import Any, Callable, Mapping, Sequence, TypedDict
 
+# Reasoning efforts a model may be asked for (``SamplingParams.reasoning_effort``; the ``reasoning`` grid factor):
+# ``none`` sends nothing (the provider's default behaviour)
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+
 
 class Score(TypedDict, total=False):
     """What ``task.score(item, response)`` returns. Common keys first, task-specific after.

@@ -128,7 +128,9 @@ def test_completion_to_dict_is_json_ready():
     c = Completion("[1]", 10, 2, 12.5, 0.0, "stop", ("top_k",))
     assert json.loads(json.dumps(c.to_dict())) == {"text": "[1]", "tokens_in": 10, "tokens_out": 2, "latency_ms": 12.5,
                                                    "cost_usd": 0.0, "finish_reason": "stop",
-                                                   "dropped_params": ["top_k"]}
+                                                   "dropped_params": ["top_k"], "reasoning": None,
+                                                   "tokens_reasoning": None, "cost_reasoning_usd": None,
+                                                   "reasoning_sent": None}
 
 
 @pytest.mark.parametrize("url, why", [("http://127.0.0.1:99999/v1", "invalid port"), ("localhost:8080/v1", "look like"),

@@ -56,13 +56,17 @@ def _iso(ts: float | None) -> str | None:
 class BatchStandIn:
     def __init__(self, *, steps: int = 1, error_rate: float = 0.0, expire_rate: float = 0.0, fail_times: int = 1,
                  seed: int = 0, answer: Callable[[str], str] | None = None, host: str = "127.0.0.1",
-                 create_delay: float = 0.0, reject_key: bool = False, slow: dict[int, int] | None = None):
+                 create_delay: float = 0.0, reject_key: bool = False, slow: dict[int, int] | None = None,
+                 thinking: Callable[[str], str] | None = None):
         self.steps, self.error_rate, self.expire_rate = steps, error_rate, expire_rate
         self.create_delay = create_delay       # seconds between creating a batch and answering the create call
         self.reject_key = reject_key           # answer 401 echoing the key back, as some gateways do
         self.slow = dict(slow or {})           # n-th batch created (from 0) → its own number of steps
         self.fail_times, self.seed = fail_times, seed
         self.answer = answer or default_answer
+        # a request that asks for reasoning (OpenAI reasoning_effort, Anthropic thinking) is answered as a reasoning
+        # model would: OpenAI counts reasoning tokens (its text stays hidden), Anthropic adds a thinking block
+        self.thinking = thinking or (lambda prompt: "Thinking it over: <answer>{0}</answer> would be wrong.")
         self.host, self.port = host, 0
         self.files: dict[str, bytes] = {}
         self.openai: dict[str, dict] = {}
@@ -286,9 +290,7 @@ class BatchStandIn:
                         "id": f"chatcmpl-{pos}", "object": "chat.completion", "created": int(time.time()),
                         "model": body["model"], "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                                                              "message": {"role": "assistant", "content": text}}],
-                        "usage": {"prompt_tokens": max(1, len(prompt) // 4),
-                                  "completion_tokens": max(1, len(text) // 3),
-                                  "total_tokens": max(1, len(prompt) // 4) + max(1, len(text) // 3)}}}})
+                        "usage": self._oa_usage(prompt, text, body)}}})
             elif kind == "errored":
                 err.append({"id": f"batch_req_{pos}", "custom_id": cid, "error": None, "response": {
                     "status_code": 500, "request_id": f"req_{pos}",
@@ -385,6 +387,15 @@ class BatchStandIn:
         if b["processing_status"] == "canceling" or b["_step"] > b["_steps"]:
             self._an_finish(b, cancelled=b["processing_status"] == "canceling")
 
+    def _oa_usage(self, prompt: str, text: str, body: dict) -> dict:
+        t_in, t_out = max(1, len(prompt) // 4), max(1, len(text) // 3)
+        usage = {"prompt_tokens": t_in, "completion_tokens": t_out, "total_tokens": t_in + t_out}
+        if body.get("reasoning_effort"):
+            hidden = len(self.thinking(prompt)) // 4
+            usage.update(completion_tokens=t_out + hidden, total_tokens=t_in + t_out + hidden,
+                         completion_tokens_details={"reasoning_tokens": hidden})
+        return usage
+
     def _an_finish(self, b: dict, cancelled: bool) -> None:
         results = []
         reqs = b["_requests"]
@@ -394,10 +405,16 @@ class BatchStandIn:
             if kind == "succeeded":
                 prompt = "".join(str(m.get("content", "")) for m in p["messages"])
                 text = self.answer(prompt)
+                content = [{"type": "text", "text": text}]
+                usage = {"input_tokens": max(1, len(prompt) // 4), "output_tokens": max(1, len(text) // 3)}
+                if p.get("thinking"):
+                    thought = self.thinking(prompt)
+                    content.insert(0, {"type": "thinking", "thinking": thought, "signature": "c2lnbmF0dXJl"})
+                    usage["output_tokens"] += len(thought) // 4
+                    usage["output_tokens_details"] = {"thinking_tokens": len(thought) // 4}
                 result = {"type": "succeeded", "message": {
                     "id": f"msg_{pos}", "type": "message", "role": "assistant", "model": p["model"],
-                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                    "usage": {"input_tokens": max(1, len(prompt) // 4), "output_tokens": max(1, len(text) // 3)}}}
+                    "content": content, "stop_reason": "end_turn", "stop_sequence": None, "usage": usage}}
             elif kind == "errored":
                 result = {"type": "errored", "error": {"type": "error", "error": {
                     "type": "api_error", "message": "Internal server error"}}}

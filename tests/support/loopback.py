@@ -5,8 +5,12 @@ It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) for the offic
 ``latency`` seconds and answers ``answer`` (default ``{1, 2}``). With ``fail_rate`` > 0 a deterministic share of
 requests fails in mixed ways — 429 with Retry-After, 500, a hang longer than any sane timeout, or a malformed (non-JSON)
 200 body; with ``kinds`` including ``EMPTY`` also a 200 JSON body with no choices — but never more than
-``max_fail_streak`` times in a row for one prompt, so a runner retrying enough always finishes. ``GET /stats`` returns per-prompt counts (by sha256 of the prompt): requests received and valid
-answers sent, plus the peak number of requests in flight.
+``max_fail_streak`` times in a row for one prompt, so a runner retrying enough always finishes. ``GET /stats`` returns
+per-prompt counts (by sha256 of the prompt): requests received and valid answers sent, plus the peak number of
+requests in flight. With ``reasoning`` (a text, or ``(prompt, model) -> text``) every answer comes with that
+reasoning in ``message.reasoning_content`` and its tokens in ``usage.completion_tokens_details.reasoning_tokens``, as
+vLLM's reasoning parsers return them; ``efforts`` counts the ``reasoning_effort`` of the requests received (None:
+not sent).
 
     python -m tests.support.loopback --port 8765 --latency 0.25 [--fail-rate 0.2]
 """
@@ -36,7 +40,7 @@ class LoopbackServer:
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
                  key_in_reply: bool = False, endless: bool = False, responder=None, echo_auth: bool = False,
-                 kinds=FAIL_KINDS):
+                 kinds=FAIL_KINDS, reasoning=None):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
@@ -47,6 +51,9 @@ class LoopbackServer:
         self.endless = endless                 # a 200 whose chunked body never ends (a hostile or broken server)
         self.responder = responder             # (prompt, model) -> reply text, instead of the fixed answer
         self.kinds = tuple(kinds)              # the failure kinds drawn from (FAIL_KINDS, and EMPTY if asked for)
+        self.reasoning = reasoning             # text or (prompt, model) -> text: returned as reasoning_content
+        self.efforts: Counter = Counter()      # reasoning_effort of the requests received (None: not sent)
+        self.template_kwargs: Counter = Counter()   # chat_template_kwargs received (JSON text; None: not sent)
         self.auth_seen: Counter = Counter()    # Authorization headers received
         self.requests: Counter = Counter()     # prompt sha -> requests received
         self.answered: Counter = Counter()     # prompt sha -> valid answers sent
@@ -128,6 +135,9 @@ class LoopbackServer:
             req = json.loads(body)
             prompt = "".join(str(m.get("content", "")) for m in req.get("messages", []))
             model = str(req.get("model", "loopback"))
+            self.efforts[req.get("reasoning_effort")] += 1
+            kwargs = req.get("chat_template_kwargs")
+            self.template_kwargs[json.dumps(kwargs, sort_keys=True) if kwargs is not None else None] += 1
         except (ValueError, AttributeError):
             return 400, {}, json.dumps({"error": {"message": "bad request body", "type": "invalid_request"}}).encode()
         key = _sha(prompt)
@@ -158,13 +168,20 @@ class LoopbackServer:
         self.last_answer_at = time.time()
         answer = self.responder(prompt, model) if self.responder is not None else self.answer
         answer += f" (key {token.upper()})" if self.key_in_reply else ""
+        message = {"role": "assistant", "content": answer}
+        t_in, t_out = max(1, len(prompt) // 4), max(1, len(self.answer) // 3)
+        usage = {"prompt_tokens": t_in, "completion_tokens": t_out, "total_tokens": t_in + t_out}
+        if self.reasoning is not None:
+            thought = self.reasoning(prompt, model) if callable(self.reasoning) else self.reasoning
+            message["reasoning_content"] = thought
+            t_reason = max(1, len(thought) // 4)
+            usage.update(completion_tokens=t_out + t_reason, total_tokens=t_in + t_out + t_reason,
+                         completion_tokens_details={"reasoning_tokens": t_reason})
         payload = {
             "id": f"chatcmpl-{key[:12]}-{self.requests[key]}", "object": "chat.completion", "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                         "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(self.answer) // 3),
-                      "total_tokens": max(1, len(prompt) // 4) + max(1, len(self.answer) // 3)},
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+            "usage": usage,
         }
         return 200, {}, json.dumps(payload).encode()
 

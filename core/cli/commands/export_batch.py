@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "seed", "reasoning_effort")
 
 
 def _common(p) -> None:
@@ -19,6 +19,8 @@ def _common(p) -> None:
     p.add_argument("--top-k", type=int, default=None, help="top-k sampling (default 20; in the body for vLLM)")
     p.add_argument("--max-tokens", type=int, default=None, help="reply length limit in tokens (default 512)")
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model")
+    p.add_argument("--reasoning-effort", choices=["none", "minimal", "low", "medium", "high"], default=None,
+                   help="reasoning_effort in every body (default none: not sent)")
 
 
 def register(subparsers) -> None:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from core.config import RunOptions, read_run_spec
 from core.errors import UserError
 from core.models.providers import PROVIDERS
+from core.tasks.base import REASONING_EFFORTS
 
 
 def register(subparsers) -> None:
@@ -52,6 +53,10 @@ def register(subparsers) -> None:
                         "operations) — a llama.cpp grammar for the embedded models, guided decoding for "
                         "openai-compatible servers; default free")
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
+    p.add_argument("--reasoning-effort", choices=list(REASONING_EFFORTS), default=None,
+                   help="how much a reasoning model thinks before it answers: reasoning_effort for openai/ and "
+                        "openai-compatible/, an extended-thinking budget for anthropic/ (default none: the "
+                        "provider's default); a config's 'reasoning: [low, high]' crosses levels instead")
     p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost; with "
                    "--batch at the batch price)")
     b = p.add_argument_group("provider batches (openai/ and anthropic/: half the list price, results within 24 h)")
@@ -254,7 +259,8 @@ def main(args: argparse.Namespace) -> int:
                call_timeout=args.timeout, limit=args.limit).checked(flags=True)
     spec = read_run_spec(args.config, model=args.model, base_url=args.base_url,
                          params={n: getattr(args, n) for n in ("temperature", "top_p", "top_k", "max_tokens", "seed",
-                                                               "answer_cap", "stop", "answer_format")})
+                                                               "answer_cap", "stop", "answer_format",
+                                                               "reasoning_effort")})
     config, params = spec.config_dict(), spec.params
     for line in spec.notes:   # what a reference experiment YAML asks that is not honoured exactly
         print(f"note: {line}", file=sys.stderr)
@@ -282,6 +288,11 @@ def main(args: argparse.Namespace) -> int:
         price = " at the batch price (half the list price)" if args.batch else ""
         print(f"{est.run_id}: {est.n_items} items, {est.n_cached} cached/done, {est.n_calls} calls to make, "
               f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}{price}")
+        if (params or {}).get("reasoning_effort") not in (None, "none") or any(
+                e not in (None, "none") for e in config.get("reasoning") or ()):
+            print("note: reasoning tokens are not in this estimate (how long a model thinks is not known before it "
+                  "does); each reply may use up to its effort's allowance more, billed as output tokens",
+                  file=sys.stderr)
         return 0
 
     if args.engine == "ray":

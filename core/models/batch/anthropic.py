@@ -18,6 +18,7 @@ import anthropic
 
 from core.models.base import RetryableError
 from core.models.batch.common import TRANSFER_TIMEOUT, BatchState, Outcome, SdkBatch, int_or_none
+from core.models.providers.anthropic import split_blocks, thinking_tokens
 
 FIND_PAGES = 5
 CLOCK_SLACK = timedelta(minutes=5)     # our clock vs the provider's
@@ -116,12 +117,12 @@ class AnthropicBatch(SdkBatch):
     @staticmethod
     def _succeeded(custom_id: str, message) -> Outcome:
         blocks = getattr(message, "content", None) or []
-        text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
+        text, thought = split_blocks(blocks)
         stop = getattr(message, "stop_reason", None)
         if not text.strip():
             return Outcome(custom_id, "errored", error=f"empty completion (stop_reason={stop})")
         usage = getattr(message, "usage", None)
-        return Outcome(custom_id, "succeeded", text=text,
+        return Outcome(custom_id, "succeeded", text=text, reasoning=thought, tokens_reasoning=thinking_tokens(usage),
                        tokens_in=int_or_none(getattr(usage, "input_tokens", None)),
                        tokens_out=int_or_none(getattr(usage, "output_tokens", None)),
                        finish_reason=stop if isinstance(stop, str) else None)

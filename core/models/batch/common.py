@@ -54,6 +54,8 @@ class Outcome:
     tokens_out: int | None = None
     finish_reason: str | None = None
     error: str | None = None
+    reasoning: str | None = None          # the reply's reasoning, apart from its answer (``text``)
+    tokens_reasoning: int | None = None   # of tokens_out, the reasoning tokens (None: not counted apart)
 
 
 def int_or_none(v) -> int | None:

@@ -11,6 +11,9 @@ Output line (OpenAI's output and error files, vLLM's results file)::
     {"id": "…", "custom_id": "<id>", "response": {"status_code": 200, "request_id": "…", "body": {chat.completion}},
      "error": null}
 
+A reply's ``message.reasoning_content`` (or ``reasoning``; an inline ``<think>…</think>`` block otherwise) and
+``usage.completion_tokens_details.reasoning_tokens`` are kept apart from its answer.
+
 A request that did not succeed has a non-200 ``status_code`` (its body holds the provider's error), or no response
 and an ``error`` object ``{"code": …, "message": …}`` — OpenAI uses the codes ``batch_expired`` and
 ``batch_cancelled`` for requests its batch never ran.
@@ -23,6 +26,7 @@ from typing import Iterable, Iterator
 
 from core.errors import ImportFileError
 from core.models.batch.common import Outcome, int_or_none
+from core.models.reasoning import split_inline
 
 ENDPOINT = "/v1/chat/completions"
 MAX_LINE = 50 * 1024 * 1024     # one line of a results file: far above any chat completion
@@ -89,9 +93,18 @@ def _completion(cid: str, body: dict) -> Outcome:
     finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
     if not isinstance(text, str) or not text.strip():
         return Outcome(cid, "errored", error=f"empty completion (finish_reason={finish})")
+    thought = message.get("reasoning_content") or message.get("reasoning")
+    thought = thought if isinstance(thought, str) and thought.strip() else None
+    if thought is None:
+        text, thought = split_inline(text)
+        if not text.strip():
+            return Outcome(cid, "errored", error=f"empty answer after the reasoning (finish_reason={finish})")
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    details = usage.get("completion_tokens_details")
     return Outcome(cid, "succeeded", text=text, tokens_in=int_or_none(usage.get("prompt_tokens")),
-                   tokens_out=int_or_none(usage.get("completion_tokens")), finish_reason=finish)
+                   tokens_out=int_or_none(usage.get("completion_tokens")), finish_reason=finish, reasoning=thought,
+                   tokens_reasoning=int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict)
+                   else None)
 
 
 def parse_lines(lines: Iterable[bytes | str], what: str) -> Iterator[Outcome]:

@@ -16,6 +16,11 @@ Sampling parameters (checked 2026-11 against the SDK's MIGRATION.md and public r
 
 Every drop is listed in ``Completion.dropped_params`` and so stored with the call.
 
+Reasoning effort (other than ``none``) turns extended thinking on: ``thinking={"type": "enabled", "budget_tokens":
+B}`` with the level's budget and ``max_tokens`` raised by B; temperature, top_p and top_k are then not sent (the API
+takes no sampling change with thinking: temperature stays 1) and are listed as dropped. The reply's ``thinking``
+blocks are stored apart from its text (core/models/reasoning.py states the budgets).
+
 Stop sequences go as ``stop_sequences``; the API cuts the matched one from the text and names it
 (``stop_sequence``), and it is put back so the reply reads as written. The Messages API cannot force the
 ``<answer>{…}</answer>`` form, so ``answer_format: constrained`` is refused before a run starts.
@@ -29,6 +34,7 @@ import time
 
 import anthropic
 
+from core.models import reasoning as R
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
@@ -59,10 +65,38 @@ def known_unsupported(name: str) -> frozenset[str]:
 KEY_ENV = PROVIDERS["anthropic"].key_env
 
 
+def split_blocks(blocks) -> tuple[str, str | None]:
+    """(answer text, reasoning text or None) of a Message's content blocks: ``text`` blocks are the answer,
+    ``thinking`` blocks the reasoning; a ``redacted_thinking`` block (encrypted by the API) is noted as such."""
+    text, thought = [], []
+    for b in blocks:
+        kind = getattr(b, "type", None) if not isinstance(b, dict) else b.get("type")
+        get = b.get if isinstance(b, dict) else (lambda k, b=b: getattr(b, k, None))
+        if kind == "text":
+            text.append(get("text") or "")
+        elif kind == "thinking":
+            thought.append(get("thinking") or "")
+        elif kind == "redacted_thinking":
+            thought.append("[redacted thinking]")
+    joined = "\n\n".join(t for t in thought if t)
+    return "".join(text), joined or None
+
+
+def thinking_tokens(usage) -> int | None:
+    """``usage.output_tokens_details.thinking_tokens`` (the reasoning share of ``output_tokens``), or None."""
+    details = getattr(usage, "output_tokens_details", None) if usage is not None else None
+    return R.int_count(getattr(details, "thinking_tokens", None)) if details is not None else None
+
+
+def sent_json(body: dict) -> str | None:
+    """What was sent for the reasoning effort (the thinking object), as stored."""
+    return R.sent_json({"thinking": body["thinking"]} if "thinking" in body else None)
+
+
 class AnthropicModel(BaseModel):
     provider = "anthropic"
     default_concurrency = PROVIDERS["anthropic"].default_concurrency
-    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "stop")
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "stop", "reasoning_effort")
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60, http_client=None):
@@ -93,11 +127,15 @@ class AnthropicModel(BaseModel):
         body: dict = {"max_tokens": p.max_tokens}
         sampling: dict = {}
         dropped: list[str] = []
+        thinking = R.anthropic_thinking(p)
+        if thinking is not None:
+            body["thinking"] = thinking
+            body["max_tokens"] = p.max_tokens + thinking["budget_tokens"]
         for field in SAMPLING:
             value = getattr(p, field)
             if value is None:
                 continue
-            if field in self._unsupported:
+            if field in self._unsupported or (thinking is not None and field in R.ANTHROPIC_DROPPED):
                 dropped.append(field)
             else:
                 sampling[field] = value
@@ -156,7 +194,7 @@ class AnthropicModel(BaseModel):
         blocks = getattr(resp, "content", None)
         if not isinstance(blocks, list):
             raise RetryableError(f"{self.spec}: malformed response (no content list)")
-        text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
+        text, thought = split_blocks(blocks)
         if getattr(resp, "stop_reason", None) == "stop_sequence":
             matched = getattr(resp, "stop_sequence", None)
             text = restore_stop(text, body.get("stop_sequences"), "stop",
@@ -166,6 +204,7 @@ class AnthropicModel(BaseModel):
         usage = getattr(resp, "usage", None)
         t_in = getattr(usage, "input_tokens", None) if usage is not None else None
         t_out = getattr(usage, "output_tokens", None) if usage is not None else None
+        t_reason = thinking_tokens(usage)
         return Completion(
             text=text,
             tokens_in=t_in,
@@ -174,6 +213,10 @@ class AnthropicModel(BaseModel):
             cost_usd=estimate_cost(self.spec, t_in, t_out),
             finish_reason=getattr(resp, "stop_reason", None),
             dropped_params=tuple(dict.fromkeys(dropped)),
+            reasoning=thought,
+            tokens_reasoning=t_reason,
+            cost_reasoning_usd=R.reasoning_cost(self.spec, t_reason),
+            reasoning_sent=sent_json(body),
         )
 
     # -- what the batch back end (core.models.batch.anthropic) shares with live calls ------------------------

@@ -20,6 +20,7 @@ oversubscribed machine more threads than free cores makes llama.cpp's busy-waiti
 here: 2 threads on 2 busy cores did not finish 64 tokens in 5 minutes, 1 thread took 15 s), so the default is
 conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
 Context: STUDIO_LLAMA_CTX (default 4096 tokens).
+Reasoning effort is not supported (neither embedded model thinks): it is dropped and listed in ``dropped_params``.
 """
 
 from __future__ import annotations
@@ -272,7 +273,7 @@ class LocalLlamaModel(BaseModel):
             latency_ms=latency_ms,
             cost_usd=0.0,
             finish_reason="timeout" if interrupt.why == "timeout" else choice.get("finish_reason"),
-            dropped_params=(),
+            dropped_params=("reasoning_effort",) if p.reasoning_effort != "none" else (),
         )
 
     async def complete(self, request: Request) -> Completion:

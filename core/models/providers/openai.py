@@ -3,6 +3,10 @@
 Spec ``openai/<model>`` (api.openai.com unless a base URL is given). Sampling parameters: temperature, top_p,
 max_tokens (sent as ``max_completion_tokens``), seed, stop. ``top_k`` is not part of the OpenAI API and is dropped.
 Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature, top_p nor stop, so those are dropped for them.
+``reasoning_effort`` (other than ``none``) goes in the body as the API names it, with the reply cap raised by the
+level's allowance; the reply's reasoning tokens (``usage.completion_tokens_details.reasoning_tokens``) are stored
+apart with their cost, and a ``reasoning_content`` beside the answer (some OpenAI-style gateways return one) is
+kept as the call's reasoning (core/models/reasoning.py).
 A stop sequence is cut from the reply by the API; a closing ``</answer>`` is put back when the reply's answer tag
 was left open (``base.restore_stop``). The API has no way to force the ``<answer>{…}</answer>`` form, so
 ``answer_format: constrained`` is refused before a run starts (``constrained = False``). If the
@@ -23,6 +27,7 @@ import time
 
 import openai
 
+from core.models import reasoning as R
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
@@ -38,7 +43,7 @@ KEY_ENV = PROVIDERS["openai"].key_env
 class OpenAIModel(BaseModel):
     provider = "openai"
     default_concurrency = PROVIDERS["openai"].default_concurrency
-    supported_params = ("temperature", "top_p", "max_tokens", "seed", "stop")
+    supported_params = ("temperature", "top_p", "max_tokens", "seed", "stop", "reasoning_effort")
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60, http_client=None):
@@ -90,6 +95,12 @@ class OpenAIModel(BaseModel):
                 dropped.append("stop")
             else:
                 body["stop"] = list(p.stop)
+        if R.active(p):
+            if "reasoning_effort" in self._learned_drops:
+                dropped.append("reasoning_effort")
+            else:
+                body.update(R.openai_fields(p))
+                body["max_completion_tokens"] = p.max_tokens + R.budget(p.reasoning_effort)
         return body, dropped
 
     # -- the call --------------------------------------------------------------------------------------------
@@ -103,6 +114,8 @@ class OpenAIModel(BaseModel):
                 raise self._mapped(exc) from None
             self._learned_drops.add(field)
             body = {k: v for k, v in body.items() if k != field}
+            if field == "reasoning_effort":
+                body["max_completion_tokens"] = request.params.max_tokens
             try:
                 return await self._send(request, body, dropped + [field])
             except openai.OpenAIError as exc2:
@@ -124,7 +137,7 @@ class OpenAIModel(BaseModel):
     def _refused_in_text(text: str, body) -> str | None:
         if not _UNSUPPORTED.search(text or ""):
             return None
-        for field in ("temperature", "top_p"):
+        for field in ("temperature", "top_p", "reasoning_effort"):
             if field in body and field in text:
                 return field
         return None
@@ -139,9 +152,11 @@ class OpenAIModel(BaseModel):
             **body,
         )
         latency_ms = (time.perf_counter() - started) * 1000.0
-        return self._completion(resp, latency_ms, dropped, body.get("stop"))
+        sent = {"reasoning_effort": body["reasoning_effort"]} if "reasoning_effort" in body else None
+        return self._completion(resp, latency_ms, dropped, body.get("stop"), R.sent_json(sent))
 
-    def _completion(self, resp, latency_ms: float, dropped: list[str], stop=None) -> Completion:
+    def _completion(self, resp, latency_ms: float, dropped: list[str], stop=None, sent: str | None = None
+                    ) -> Completion:
         choices = getattr(resp, "choices", None)
         if not choices:
             raise RetryableError(f"{self._label}: response without choices")
@@ -153,6 +168,10 @@ class OpenAIModel(BaseModel):
         usage = getattr(resp, "usage", None)
         t_in = getattr(usage, "prompt_tokens", None) if usage is not None else None
         t_out = getattr(usage, "completion_tokens", None) if usage is not None else None
+        details = getattr(usage, "completion_tokens_details", None) if usage is not None else None
+        t_reason = R.int_count(getattr(details, "reasoning_tokens", None)) if details is not None else None
+        thought = getattr(message, "reasoning_content", None) or (getattr(message, "model_extra", None) or {}).get(
+            "reasoning_content")
         return Completion(
             text=restore_stop(text, stop, choice.finish_reason),
             tokens_in=t_in,
@@ -161,6 +180,10 @@ class OpenAIModel(BaseModel):
             cost_usd=estimate_cost(self.spec, t_in, t_out),
             finish_reason=choice.finish_reason,
             dropped_params=tuple(dict.fromkeys(dropped)),
+            reasoning=thought if isinstance(thought, str) and thought else None,
+            tokens_reasoning=t_reason,
+            cost_reasoning_usd=R.reasoning_cost(self.spec, t_reason),
+            reasoning_sent=sent,
         )
 
     # -- what the batch back end (core.models.batch.openai) shares with live calls ---------------------------

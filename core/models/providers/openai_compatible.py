@@ -26,6 +26,13 @@ then lists ``answer_format`` in ``Completion.dropped_params``. If the server rej
 and the call re-sent once at once (remembered for this model object); drops are listed in
 ``Completion.dropped_params``.
 
+Reasoning: ``reasoning_effort`` (other than ``none``) is sent as ``reasoning_effort`` and as the chat-template switch
+``chat_template_kwargs: {"enable_thinking": true}``, with the reply cap raised by the level's allowance and no stop sequences (they would end the reply inside its
+reasoning: an ``</answer>`` the model writes while thinking); a server
+that refuses either (HTTP 400 naming it) has it dropped and the call re-sent. The reply's ``reasoning_content`` (or
+``reasoning``, newer vLLM) is stored apart from the answer, as is an inline ``<think>…</think>`` block, and
+``usage.completion_tokens_details.reasoning_tokens`` is stored as the reasoning tokens (core/models/reasoning.py).
+
 Key: the explicit key or OPENAI_COMPATIBLE_API_KEY, sent as ``Authorization: Bearer``. Never OPENAI_API_KEY (it must not
 travel to a third-party server). Without a key no Authorization header is sent at all.
 
@@ -52,6 +59,7 @@ import urllib.request
 from importlib import import_module
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from core.models import reasoning as R
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
@@ -62,7 +70,10 @@ from core.redaction import redact_url, remember, remember_basic
 KEY_ENV = PROVIDERS["openai-compatible"].key_env
 KEYLESS_PLACEHOLDER = None   # kept for old imports: a keyless endpoint now gets no Authorization header at all
 POOL_LIMIT = 1024            # connections (open and idle kept alive); the runner's concurrency is far below
-_UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|does not support", re.I)
+_UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|does not support|unrecognized|"
+                          r"extra (inputs|fields) are not permitted", re.I)
+# body fields a server may refuse by name (HTTP 400): dropped and the call re-sent without them
+_REFUSABLE = ("temperature", "top_p", "reasoning_effort", "chat_template_kwargs")
 
 
 class _Rejected(Exception):
@@ -109,7 +120,8 @@ def _split_credentials(base_url: str) -> tuple[str, tuple[str, str] | None]:
 class OpenAICompatibleModel(BaseModel):
     provider = "openai-compatible"
     default_concurrency = PROVIDERS["openai-compatible"].default_concurrency
-    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format")
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format",
+                        "reasoning_effort")
     constrained = True
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -193,7 +205,18 @@ class OpenAICompatibleModel(BaseModel):
         if p.seed is not None:
             body["seed"] = p.seed
         if p.stop:
-            body["stop"] = list(p.stop)
+            if R.active(p):   # a stop sequence would also end the reply inside its reasoning
+                dropped.append("stop")
+            else:
+                body["stop"] = list(p.stop)
+        if R.active(p):
+            body["max_tokens"] = p.max_tokens + R.budget(p.reasoning_effort)
+            for field, value in (("reasoning_effort", p.reasoning_effort),
+                                 ("chat_template_kwargs", {"enable_thinking": True})):
+                if field in self._learned_drops:
+                    dropped.append(field)
+                else:
+                    body[field] = value
         return body, dropped
 
     @staticmethod
@@ -209,15 +232,14 @@ class OpenAICompatibleModel(BaseModel):
     async def complete(self, request: Request) -> Completion:
         body, dropped = self._sampling(request.params)
         body.update(self._constraint(request))
-        try:
-            return await self._send(request, body, dropped)
-        except _Rejected as exc:
-            self._learned_drops.add(exc.field)
-            body = {k: v for k, v in body.items() if k != exc.field}
+        for _ in range(len(_REFUSABLE)):
             try:
-                return await self._send(request, body, dropped + [exc.field], resend=True)
-            except _Rejected as again:   # pragma: no cover - the field is gone from the body, so cannot recur
-                raise ModelError(f"{self._label}: request rejected (HTTP 400): {again.field} unsupported") from None
+                return await self._send(request, body, dropped)
+            except _Rejected as exc:
+                self._learned_drops.add(exc.field)
+                body = {k: v for k, v in body.items() if k != exc.field}
+                dropped = dropped + [exc.field]
+        return await self._send(request, body, dropped, resend=True)
 
     async def _send(self, request: Request, body: dict, dropped: list[str], resend: bool = False) -> Completion:
         payload = {"model": self.name, "messages": [{"role": "user", "content": request.prompt}], **body}
@@ -241,7 +263,8 @@ class OpenAICompatibleModel(BaseModel):
             raise map_status(status, headers, text, label=self._label, key_env=KEY_ENV, secret=self.__key)
         if not isinstance(doc, dict):
             raise RetryableError(f"{self._label}: malformed JSON in response body")
-        done = self._completion(doc, latency_ms, dropped, request.params.stop)
+        done = self._completion(doc, latency_ms, dropped, request.params.stop,
+                                R.sent_json({k: body[k] for k in R.EFFORT_FIELDS if k in body}))
         if request.shape is not None and request.params.answer_format in ("constrained", "members") \
                 and done.finish_reason != "length" and not request.shape.matches(done.text):
             # the server ignored the constraint (it knows none of the fields sent): say so with the call
@@ -311,22 +334,32 @@ class OpenAICompatibleModel(BaseModel):
     def _rejected_sampling_field(text: str, body: dict) -> str | None:
         if not _UNSUPPORTED.search(text):
             return None
-        for field in ("temperature", "top_p"):
+        for field in _REFUSABLE:
             if field in body and field in text:
                 return field
         return None
 
-    def _completion(self, doc: dict, latency_ms: float, dropped: list[str], stop=None) -> Completion:
+    def _completion(self, doc: dict, latency_ms: float, dropped: list[str], stop=None, sent: str | None = None
+                    ) -> Completion:
         problem = reply_problem(doc)   # the retry policy's test, shared with the Ray engine's HTTP actors
         if problem is not None:
             raise RetryableError(f"{self._label}: {problem}")
         choice = doc["choices"][0]
-        text = choice["message"]["content"]
+        message = choice["message"]
+        text = message["content"]
         finish = choice.get("finish_reason")
         finish = finish if isinstance(finish, str) else None
+        thought = message.get("reasoning_content") or message.get("reasoning")
+        thought = thought if isinstance(thought, str) and thought.strip() else None
+        if thought is None:
+            text, thought = R.split_inline(text)
+            if not text.strip():
+                raise RetryableError(f"{self._label}: empty answer after the reasoning (finish_reason={finish})")
         usage = doc.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         t_in, t_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        details = usage.get("completion_tokens_details")
+        t_reason = R.int_count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
         return Completion(
             text=restore_stop(text, stop, finish),
             tokens_in=t_in if isinstance(t_in, int) and not isinstance(t_in, bool) else None,
@@ -335,6 +368,10 @@ class OpenAICompatibleModel(BaseModel):
             cost_usd=estimate_cost(self.spec, t_in, t_out),   # None: a self-hosted endpoint has no price
             finish_reason=finish,
             dropped_params=tuple(dict.fromkeys(dropped)),
+            reasoning=thought,
+            tokens_reasoning=t_reason,
+            cost_reasoning_usd=R.reasoning_cost(self.spec, t_reason),
+            reasoning_sent=sent,
         )
 
     async def _tie_to_loop(self, session) -> None:

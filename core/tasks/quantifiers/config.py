@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ConfigError
+from core.tasks.base import REASONING_EFFORTS
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS, Quantifier, parse_quantifier
 from core.tasks.quantifiers.presets import PRESETS
 
@@ -67,7 +68,7 @@ MAX_TEMPLATE = 2000
 _WORD = re.compile(r"^[a-z][a-z' -]{0,38}[a-z]$|^[a-z]$")
 
 _KEYS = ("task", "name", "preset", "quantifiers", "objects", "noun_groups", "nouns_per_group", "total",
-         "count_range", "predicates", "template", "samples", "seed")
+         "count_range", "predicates", "template", "samples", "seed", "reasoning")
 
 
 def _noun_groups() -> dict[str, tuple[str, ...]]:
@@ -143,6 +144,9 @@ class Config:
     samples: int | None = None
     seed: int = 0
     name: str | None = None
+    # reasoning efforts crossed with the grid (the outermost factor: every level asks the same items); None: not a
+    # factor, every item is asked with the run's own effort (``SamplingParams.reasoning_effort``)
+    reasoning: tuple[str, ...] | None = None
     # derived (not part of equality): parsed quantifiers, (noun, group) list, template text
     _quants: tuple[Quantifier, ...] = field(default=(), compare=False, repr=False)
     _nouns: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
@@ -256,6 +260,14 @@ class Config:
             samples = None  # all counts: same items as not sampling
         seed = _int(d, "seed", 0, -(2**63), 2**63 - 1)
         assert seed is not None
+        reasoning = _as_list(d, "reasoning")
+        if reasoning is not None:
+            levels = ["none" if v is None else v.strip().lower() if isinstance(v, str) else v for v in reasoning]
+            bad = [v for v in levels if v not in REASONING_EFFORTS]
+            if bad or not levels:
+                raise ConfigError(f"reasoning: {bad[0] if bad else reasoning!r} is not valid (expected one of: "
+                                  f"{', '.join(REASONING_EFFORTS)})")
+            reasoning = tuple(dict.fromkeys(levels))
 
         return cls(
             quantifiers=canon,
@@ -269,6 +281,7 @@ class Config:
             samples=samples,
             seed=seed,
             name=name,
+            reasoning=reasoning,
             _quants=quants,
             _nouns=tuple(nouns),
         )
@@ -292,6 +305,8 @@ class Config:
         if self.samples is not None:
             d["samples"] = self.samples
         d["seed"] = self.seed
+        if self.reasoning is not None:
+            d["reasoning"] = list(self.reasoning)
         return d
 
     # ---- derived ------------------------------------------------------------------------------------------------

@@ -14,8 +14,13 @@ from core.tasks.quantifiers.config import TASK, Config
 from core.tasks.quantifiers.parse import score_truth
 
 
-def count(cfg: Config) -> int:
+def _base_count(cfg: Config) -> int:
+    """Items of one reasoning effort (the whole grid when the effort is not a factor)."""
     return len(cfg.predicates) * 2 * len(cfg.nouns) * cfg.counts_per_cell * len(cfg.quantifiers)
+
+
+def count(cfg: Config) -> int:
+    return _base_count(cfg) * len(cfg.reasoning or (None,))
 
 
 @lru_cache(maxsize=4096)
@@ -66,7 +71,8 @@ def item(cfg: Config, i: int) -> dict:
     if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
         raise IndexError(f"item index {i!r} out of range 0…{n - 1}")
     nq, nk, no = len(cfg.quantifiers), cfg.counts_per_cell, len(cfg.nouns)
-    rest = i
+    ri, rest = divmod(i, _base_count(cfg))   # the reasoning effort is the outermost factor
+    effort = cfg.reasoning[ri] if cfg.reasoning else None
     qi, rest = rest % nq, rest // nq
     j, rest = rest % nk, rest // nk
     oi, rest = rest % no, rest // no
@@ -79,6 +85,8 @@ def item(cfg: Config, i: int) -> dict:
     count_first, count_second = (cfg.total - a, a) if asked == pair[1] else (a, cfg.total - a)
     truth = quant.holds(cfg.total, a, cfg.total - a)
     config_id = _config_id(quant.name, noun, group, cfg.total, pair, asked, cfg.template_text)
+    if effort is not None:   # a grid without the factor keeps its configurations' ids
+        config_id = stable_id({"config": config_id, "reasoning": effort})
     return {
         "config_id": config_id,
         "idx": i,
@@ -98,6 +106,7 @@ def item(cfg: Config, i: int) -> dict:
         "other_predicate": other,
         "count_asked": a,
         "template": cfg.template_name,
+        "reasoning": effort,
     }
 
 
@@ -114,10 +123,12 @@ def describe(cfg: Config) -> dict:
                     t += sum(quant.holds(cfg.total, a) for a in _cell_counts(cfg, quant.name, noun, pair, asked))
         per_q[quant.name] = t
         n_true += t
-    n = count(cfg)
+    levels = len(cfg.reasoning or (None,))   # every reasoning effort asks the same items
+    n, n_true = count(cfg), n_true * levels
     return {"n_items": n, "n_true": n_true, "n_false": n - n_true,
-            "n_configs": len(cfg._quants) * len(cfg.nouns) * 2 * len(cfg.predicates),
-            "counts_per_config": cfg.counts_per_cell, "true_per_quantifier": per_q}
+            "n_configs": len(cfg._quants) * len(cfg.nouns) * 2 * len(cfg.predicates) * levels,
+            "counts_per_config": cfg.counts_per_cell,
+            "true_per_quantifier": {q: t * levels for q, t in per_q.items()}}
 
 
 def warnings(cfg: Config) -> list[str]:
@@ -129,19 +140,24 @@ def spread(cfg: Config, n: int) -> list[int]:
     """``n`` item indices spread over the grid — quantifiers, nouns, predicate pairs and asked predicates, with the
     counts spread within each cell (deterministic; see ``core.tasks.base.spread_indices``)."""
     nq, nk, no = len(cfg.quantifiers), cfg.counts_per_cell, len(cfg.nouns)
+    base = _base_count(cfg)
     cells, where = [], []
-    for pi, pair in enumerate(cfg.predicates):
-        for si in (0, 1):
-            asked = pair[1] if si == 0 else pair[0]
-            for oi, (noun, group) in enumerate(cfg.nouns):
-                for qi, quant in enumerate(cfg._quants):
-                    cells.append({"quantifier": quant.name, "object": noun, "noun_group": group,
-                                  "pair": "/".join(pair), "predicate": asked})
-                    where.append((qi, oi, si, pi))
+    for ri, effort in enumerate(cfg.reasoning or (None,)):
+        for pi, pair in enumerate(cfg.predicates):
+            for si in (0, 1):
+                asked = pair[1] if si == 0 else pair[0]
+                for oi, (noun, group) in enumerate(cfg.nouns):
+                    for qi, quant in enumerate(cfg._quants):
+                        cell = {"quantifier": quant.name, "object": noun, "noun_group": group,
+                                "pair": "/".join(pair), "predicate": asked}
+                        if effort is not None:
+                            cell["reasoning"] = effort
+                        cells.append(cell)
+                        where.append((qi, oi, si, pi, ri))
 
     def index_of(c: int, j: int) -> int:
-        qi, oi, si, pi = where[c]
-        return qi + nq * (j + nk * (oi + no * (si + 2 * pi)))
+        qi, oi, si, pi, ri = where[c]
+        return qi + nq * (j + nk * (oi + no * (si + 2 * pi))) + base * ri
 
     return spread_indices(cells, nk, n, cfg.seed, index_of)
 

@@ -13,6 +13,7 @@ import yaml
 
 from core.errors import ConfigError, UserError
 from core.files import parse_yaml_mapping
+from core.tasks.base import REASONING_EFFORTS
 from core.tasks.setops import aliases
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.operations import OPERATIONS
@@ -60,6 +61,7 @@ _DEFAULTS = {
     "fixed_shots": True,
     "hypernym_pairs": None,
     "templates": None,
+    "reasoning": None,
 }
 KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
 
@@ -170,6 +172,9 @@ class Config:
     fixed_shots: bool = True
     hypernym_pairs: tuple | None = None  # deceptive only: fixed (hypernym_a, hypernym_b) pairs instead of random ones
     templates: dict | None = field(default=None, hash=False)
+    # reasoning efforts crossed with the grid (``none``, ``minimal``, ``low``, ``medium``, ``high``); None: not a
+    # factor — every item is asked with the run's own effort (``SamplingParams.reasoning_effort``)
+    reasoning: tuple | None = None
 
     # --------------------------------------------------------------------------------------------- construction
     @classmethod
@@ -246,11 +251,17 @@ class Config:
         approaches = tuple(dict.fromkeys(
             _choice("approaches", v, tuple(tpl.approaches)) for v in _as_list("approaches", g["approaches"])))
 
+        reasoning = g["reasoning"]
+        if reasoning is not None:
+            reasoning = tuple(dict.fromkeys(
+                _choice("reasoning", v.strip().lower() if isinstance(v, str) else "none" if v is None else v,
+                        REASONING_EFFORTS) for v in _as_list("reasoning", reasoning)))
+
         return cls(task=TASK, seed=seed, samples=samples, operations=ops, sizes=sizes, sizes_a=sizes_a,
                    sizes_b=sizes_b, members=members, lengths=lengths, pos=pos, deciles=deciles, decile_mode=modes,
                    conditions=conditions, swap_count=swaps, overlap=overlaps, number_max=number_max,
                    frequency_source=src, phrasings=phrasings, approaches=approaches, shots=shots,
-                   fixed_shots=g["fixed_shots"], hypernym_pairs=pairs, templates=json.loads(json.dumps(templates)) if templates else None)
+                   fixed_shots=g["fixed_shots"], hypernym_pairs=pairs, reasoning=reasoning, templates=json.loads(json.dumps(templates)) if templates else None)
 
     def to_dict(self) -> dict:
         """Plain JSON/YAML-able dict; ``Config.from_dict(cfg.to_dict()) == cfg``."""
@@ -270,6 +281,8 @@ class Config:
             d["hypernym_pairs"] = [list(p) for p in self.hypernym_pairs]
         if self.templates:
             d["templates"] = json.loads(json.dumps(self.templates))
+        if self.reasoning is not None:
+            d["reasoning"] = list(self.reasoning)
         return d
 
     def to_yaml(self) -> str:

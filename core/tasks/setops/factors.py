@@ -17,14 +17,16 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     # words: the part-of-speech filter; deceptive: the parts of speech of the members' hyponym groups (noun, verb,
     # noun+verb)
     ("pos", "str", 2),
+    # the reasoning effort the item is asked with, when the config crosses it (``reasoning: [none, low, high]``)
+    ("reasoning", "str", 8),
 )
 
 FACTORS: tuple[str, ...] = (
     "operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition", "swap_count",
-    "overlap", "phrasing", "approach", "shots",
+    "overlap", "phrasing", "approach", "shots", "reasoning",
 )
 
 GROUP_BY: tuple[str, ...] = (
     "operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition",
-    "hypernym_a", "hypernym_b", "swap_count", "overlap", "phrasing", "approach", "shots",
+    "hypernym_a", "hypernym_b", "swap_count", "overlap", "phrasing", "approach", "shots", "reasoning",
 )

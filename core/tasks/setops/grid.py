@@ -117,7 +117,8 @@ MAX_CELLS = 250_000
 
 def cell_bound(cfg: Config) -> int:
     """An upper bound of the grid's cells (impossible combinations not yet skipped) — arithmetic only."""
-    prompt_cells = len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
+    prompt_cells = (len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
+                    * len(cfg.reasoning or (None,)))
     sizes = len(cfg.sizes) if cfg.sizes is not None else len(cfg.sizes_a) * len(cfg.sizes_b)
     variants = 0
     for members in cfg.members:
@@ -138,7 +139,8 @@ def _build_plan(cfg: Config) -> Plan:
         raise ConfigError(f"the grid has up to {bound:,} configurations ({bound * cfg.samples:,} items), more than "
                           f"the {MAX_CELLS:,} configurations a config may hold; narrow its lists")
     tpl = load_templates(cfg.templates)
-    prompt_cells = len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
+    prompt_cells = (len(cfg.operations) * len(cfg.phrasings) * len(cfg.approaches) * len(cfg.shots)
+                    * len(cfg.reasoning or (None,)))
     max_shots = max(cfg.shots)
     cells: list[Cell] = []
     skipped: dict[str, list[int]] = {}
@@ -234,24 +236,27 @@ def _build_plan(cfg: Config) -> Plan:
                         for phr in cfg.phrasings:
                             for app in cfg.approaches:
                                 for k in cfg.shots:
-                                    factors = {
-                                        "operation": op, "size_a": size_a, "size_b": size_b, "members": members,
-                                        "length": length, "pos": pos, "decile": decile, "decile_mode": mode,
-                                        "condition": cond,
-                                        "swap_count": swap, "overlap": ov, "phrasing": phr, "approach": app,
-                                        "shots": k,
-                                    }
-                                    ident = dict(factors, task=TASK, seed=cfg.seed)
-                                    if pos is None:   # cells without a part-of-speech filter keep their old ids
-                                        del ident["pos"]
-                                    for extra in ("number_max", "frequency_source", "hypernyms", "pos"):
-                                        if extra in base:
-                                            ident[extra] = base[extra]
-                                    if k:
-                                        ident["fixed_shots"] = cfg.fixed_shots
-                                    if tpl_id:
-                                        ident["templates"] = tpl_id
-                                    cells.append(Cell(sampler, op, phr, app, k, stable_id(ident), factors))
+                                    for effort in cfg.reasoning or (None,):
+                                        factors = {
+                                            "operation": op, "size_a": size_a, "size_b": size_b,
+                                            "members": members, "length": length, "pos": pos, "decile": decile,
+                                            "decile_mode": mode, "condition": cond,
+                                            "swap_count": swap, "overlap": ov, "phrasing": phr, "approach": app,
+                                            "shots": k, "reasoning": effort,
+                                        }
+                                        ident = dict(factors, task=TASK, seed=cfg.seed)
+                                        if pos is None:   # cells without a part-of-speech filter keep their ids
+                                            del ident["pos"]
+                                        for extra in ("number_max", "frequency_source", "hypernyms", "pos"):
+                                            if extra in base:
+                                                ident[extra] = base[extra]
+                                        if k:
+                                            ident["fixed_shots"] = cfg.fixed_shots
+                                        if tpl_id:
+                                            ident["templates"] = tpl_id
+                                        if effort is None:   # a grid without the factor keeps its cells' ids
+                                            del ident["reasoning"]
+                                        cells.append(Cell(sampler, op, phr, app, k, stable_id(ident), factors))
     skips = [Skip(reason, c, i) for reason, (c, i) in skipped.items()]
     return Plan(cfg, tpl, cells, skips)
 

@@ -1,0 +1,125 @@
+"""Cost versus accuracy per reasoning effort: what each level of thinking buys, in tokens and dollars per correct
+answer, model by model (models are never pooled).
+
+``effort_costs(con, run_ids, filters, scoring)`` gives one row per (model, reasoning effort):
+
+* ``answered``, ``correct``, ``accuracy`` (%) — every answered item of the slice under ``scoring``;
+* ``calls`` — the distinct calls behind the answers this tool made (an answer served from the cache was paid
+  once, by the call that made it: each call counts once, whichever run it answered);
+* ``tokens_in``, ``tokens_out`` (reasoning included, as billed), ``tokens_reasoning``, ``tokens_answer`` and
+  ``cost_usd``, ``cost_reasoning_usd`` summed over those calls;
+* ``tokens_per_correct``, ``reasoning_tokens_per_correct``, ``usd_per_correct`` — the sums over the correct answers
+  among the tool's own answers (None when no answer is correct, or when a count or price is unknown for some call:
+  a self-hosted endpoint has no price, a reply that does not count its reasoning tokens leaves them unknown);
+* ``imported`` — answered items whose answers came from an imported file: what a file claims about its tokens and
+  cost is not what this tool measured, so they count in the accuracy but not in the tokens or dollars.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from core.analysis.queries import VIEW, scored_expr, view_columns, where_clause
+
+COLUMNS = ["model", "reasoning", "answered", "correct", "accuracy", "imported", "calls", "tokens_in", "tokens_out",
+           "tokens_reasoning", "tokens_answer", "cost_usd", "cost_reasoning_usd", "tokens_per_correct",
+           "reasoning_tokens_per_correct", "usd_per_correct"]
+EFFORT_ORDER = {"none": 0, "minimal": 1, "low": 2, "medium": 3, "high": 4}
+
+
+def effort_costs(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence] | None = None,
+                 scoring: str = "lenient", view: str = VIEW) -> pd.DataFrame:
+    """One row per (model, reasoning effort) of the slice (see the module docstring)."""
+    have = set(view_columns(con, view))
+    if not {"reasoning", "tokens_reasoning", "cache_key"} <= have:
+        return pd.DataFrame(columns=COLUMNS)
+    where, params = where_clause(con, run_ids, filters, answered=True, view=view)
+    correct = scored_expr(con, "correct", scoring, view)
+    sql = f"""
+        WITH v AS (
+            SELECT model, reasoning, coalesce({correct}, FALSE) AS ok,
+                   cache_key IS NULL OR cache_key LIKE 'import:%' AS imported, cache_key, tokens_in, tokens_out,
+                   tokens_reasoning, tokens_answer, cost_usd, cost_reasoning_usd
+            FROM {view} {where}),
+        answers AS (
+            SELECT model, reasoning, count(*) AS answered, count(*) FILTER (WHERE ok) AS correct,
+                   count(*) FILTER (WHERE imported) AS imported,
+                   count(*) FILTER (WHERE ok AND NOT imported) AS correct_own
+            FROM v GROUP BY model, reasoning),
+        calls AS (
+            SELECT model, reasoning, cache_key, any_value(tokens_in) AS tokens_in, any_value(tokens_out) AS tokens_out,
+                   any_value(tokens_reasoning) AS tokens_reasoning, any_value(tokens_answer) AS tokens_answer,
+                   any_value(cost_usd) AS cost_usd, any_value(cost_reasoning_usd) AS cost_reasoning_usd
+            FROM v WHERE NOT imported GROUP BY model, reasoning, cache_key),
+        sums AS (
+            SELECT model, reasoning, count(*) AS calls,
+                   sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,
+                   sum(tokens_reasoning) AS tokens_reasoning, sum(tokens_answer) AS tokens_answer,
+                   sum(cost_usd) AS cost_usd, sum(cost_reasoning_usd) AS cost_reasoning_usd,
+                   count(tokens_out) AS n_out, count(tokens_reasoning) AS n_reasoning, count(tokens_answer) AS n_answer,
+                   count(cost_usd) AS n_cost
+            FROM calls GROUP BY model, reasoning)
+        SELECT a.*, coalesce(s.calls, 0) AS calls, s.tokens_in, s.tokens_out, s.tokens_reasoning, s.tokens_answer,
+               s.cost_usd, s.cost_reasoning_usd, s.n_out, s.n_reasoning, s.n_answer, s.n_cost
+        FROM answers a LEFT JOIN sums s ON s.model = a.model AND s.reasoning IS NOT DISTINCT FROM a.reasoning"""
+    df = con.execute(sql, params).df()
+    if df.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    rows = []
+    for r in df.to_dict("records"):
+        calls, own = int(r["calls"]), int(r["correct_own"])
+
+        def per_correct(total, counted):
+            if not own or not calls or counted is None or int(counted) < calls or pd.isna(total):
+                return None
+            return float(total) / own
+
+        def known(total, counted):   # a sum is only shown when every call had the number
+            return None if not calls or counted is None or int(counted) < calls or pd.isna(total) else total
+
+        rows.append({
+            "model": r["model"], "reasoning": r["reasoning"], "answered": int(r["answered"]),
+            "correct": int(r["correct"]), "accuracy": 100.0 * int(r["correct"]) / int(r["answered"]),
+            "imported": int(r["imported"]), "calls": calls,
+            "tokens_in": known(r["tokens_in"], r["n_out"]), "tokens_out": known(r["tokens_out"], r["n_out"]),
+            "tokens_reasoning": known(r["tokens_reasoning"], r["n_reasoning"]),
+            "tokens_answer": known(r["tokens_answer"], r["n_answer"]),
+            "cost_usd": known(r["cost_usd"], r["n_cost"]),
+            "cost_reasoning_usd": known(r["cost_reasoning_usd"], r["n_reasoning"]),
+            "tokens_per_correct": per_correct(r["tokens_out"], r["n_out"]),
+            "reasoning_tokens_per_correct": per_correct(r["tokens_reasoning"], r["n_reasoning"]),
+            "usd_per_correct": per_correct(r["cost_usd"], r["n_cost"]),
+        })
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    order = out["reasoning"].map(lambda e: EFFORT_ORDER.get(e, 99))
+    return out.assign(_o=order).sort_values(["model", "_o"]).drop(columns="_o").reset_index(drop=True)
+
+
+def cost_accuracy_figure(costs: pd.DataFrame, per: str = "tokens"):
+    """Accuracy (y) against what one correct answer cost (x: ``tokens`` out per correct answer, or ``usd``), one
+    point per (model, effort), the efforts of a model joined in their order. Rows without the cost are left out."""
+    import plotly.graph_objects as go
+
+    from core.analysis.figures import PALETTE
+
+    col, title = ("usd_per_correct", "US$ per correct answer") if per == "usd" else \
+        ("tokens_per_correct", "output tokens (reasoning included) per correct answer")
+    fig = go.Figure()
+    shown = costs.dropna(subset=[col]) if not costs.empty else costs
+    for i, (model, rows) in enumerate(shown.groupby("model", sort=True) if not shown.empty else []):
+        fig.add_trace(go.Scatter(
+            x=rows[col], y=rows["accuracy"], mode="lines+markers+text", name=str(model),
+            text=rows["reasoning"], textposition="top center", line={"color": PALETTE[i % len(PALETTE)]},
+            customdata=rows[["answered", "correct", "calls"]].to_numpy(),
+            hovertemplate=("effort %{text}<br>accuracy %{y:.1f} %<br>" + title + " %{x:,.4g}<br>"
+                           "%{customdata[1]} of %{customdata[0]} correct, %{customdata[2]} calls<extra>%{fullData.name}"
+                           "</extra>")))
+    fig.update_layout(xaxis_title=title, yaxis_title="accuracy %", yaxis_range=[0, 105], height=420,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="model")
+    if shown.empty:
+        fig.add_annotation(text="no call of this selection has a known " + ("price" if per == "usd" else
+                                                                            "token count"),
+                           showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    return fig

@@ -1,0 +1,156 @@
+"""Finding (ours, beyond the SetLexSem paper): does thinking remove the deceptive-set failure? The effect of reasoning
+effort on accuracy, on the deceptive swap effect, and on the spread across phrasings and approaches — model by model.
+
+The paper measured models that answer at once; whether a model that reasons first still falls for sets whose
+members were swapped between two semantic groups is a question the paper could not ask. The same draws are asked
+at every effort (the ``reasoning`` factor of a config crosses the grid; core/tasks/setops/grid.py), so every
+contrast here is *within draw* and tested at the level of draws, the independent unit:
+
+* **effort** — per draw, the mean over its matched strata (operation, phrasing, approach, shots, condition, swap
+  count: every other factor held equal) of accuracy at the higher effort minus the lower;
+* **swap effect at each effort** — per draw, the mean over matched strata of accuracy not swapped minus swapped
+  (the paper's deceptive-set failure, in points);
+* **interaction** — per draw, swap effect at the higher effort minus swap effect at the lower: negative when
+  thinking shrinks the failure, zero when it leaves it as it was;
+* **spread** — per draw and stratum, the range (max − min) of accuracy across the phrasing × approach levels
+  asked; per draw, its mean at the higher effort minus at the lower (negative: more consistent when thinking).
+
+Each contrast is the mean of the per-draw values with the sign-flip permutation test over draws and a percentile
+bootstrap interval (``stats.paired_contrast``); the p-values of one contrast across the models are adjusted
+together (``stats.holm``) and a verdict is declared only below ``ALPHA`` after adjustment. Models and efforts are
+never pooled: one row per (model, contrast); levels are compared two at a time (the lowest and the highest effort
+asked, or the two given).
+
+Inputs: ``reasoning_verdicts(rows)`` takes one row per answered item with ``model``, ``draw`` (an integer naming
+the independent draw: the sampler's factors, the seed and the sample index — the findings' own ``rows`` give it),
+``reasoning``, ``accuracy`` (0 or 100), ``condition`` for the swap contrasts, and whichever of the strata columns
+the runs have. It needs only two functions of core/analysis/stats.py: ``paired_contrast(values)`` → dict with
+``estimate``, ``ci_low``, ``ci_high``, ``p``, ``n``, ``caveat``; and ``holm(pvalues)`` → adjusted p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import pandas as pd
+
+ALPHA = 0.05
+EFFORTS = ("none", "minimal", "low", "medium", "high")
+STRATA = ("operation", "phrasing", "approach", "shots", "condition", "swap_count")
+SPREAD_OVER = ("phrasing", "approach")
+CONTRASTS = ("effort", "swap_effect_low", "swap_effect_high", "interaction", "spread")
+COLUMNS = ["model", "contrast", "low", "high", "estimate", "ci_low", "ci_high", "p", "p_holm", "n_draws", "verdict",
+           "caveat"]
+SWAP = ("not_swapped", "swapped")
+
+
+def effort_levels(rows: pd.DataFrame) -> list[str]:
+    """The efforts in ``rows``, from the least to the most thinking."""
+    have = {str(v) for v in rows["reasoning"].dropna().unique()} if "reasoning" in rows else set()
+    return sorted(have, key=lambda e: EFFORTS.index(e) if e in EFFORTS else len(EFFORTS))
+
+
+def _strata(rows: pd.DataFrame, drop: Sequence[str] = ()) -> list[str]:
+    return [c for c in STRATA if c in rows.columns and c not in drop]
+
+
+def _cell_means(rows: pd.DataFrame, by: list[str]) -> pd.Series:
+    return rows.groupby(by, dropna=False, sort=True)["accuracy"].mean()
+
+
+def _per_draw_difference(rows: pd.DataFrame, factor: str, a, b, strata: list[str]) -> pd.Series:
+    """Per draw: mean over its strata that have both levels of (mean accuracy at ``a`` − at ``b``)."""
+    part = rows[rows[factor].isin([a, b])]
+    strata = [s for s in strata if s != factor]
+    cells = _cell_means(part, ["draw", *strata, factor]).unstack(factor)
+    if a not in cells or b not in cells:
+        return pd.Series(dtype=float)
+    both = cells[[a, b]].dropna()
+    return (both[a] - both[b]).groupby(level="draw").mean()
+
+
+def _swap_effect(rows: pd.DataFrame, strata: list[str]) -> pd.Series:
+    """Per draw: the swap effect (not swapped − swapped), strata other than the condition held equal."""
+    return _per_draw_difference(rows, "condition", SWAP[0], SWAP[1], [s for s in strata if s != "swap_count"])
+
+
+def _spread(rows: pd.DataFrame, strata: list[str]) -> pd.Series:
+    """Per (draw, stratum): the range of accuracy across the phrasing × approach levels asked there."""
+    over = [c for c in SPREAD_OVER if c in rows.columns]
+    keep = [s for s in strata if s not in over]
+    cells = _cell_means(rows, ["draw", *keep, *over])
+    grouped = cells.groupby(level=["draw", *keep], dropna=False)
+    ranged = grouped.max() - grouped.min()
+    counts = grouped.size()
+    return ranged[counts >= 2]
+
+
+def draw_contrasts(rows: pd.DataFrame, low: str, high: str) -> dict[str, pd.Series]:
+    """The per-draw values of every contrast of one model's rows (see the module docstring)."""
+    strata = _strata(rows)
+    out: dict[str, pd.Series] = {}
+    out["effort"] = _per_draw_difference(rows, "reasoning", high, low, strata)
+    if "condition" in rows and rows["condition"].isin(SWAP).any():
+        at = {e: _swap_effect(rows[rows["reasoning"] == e], strata) for e in (low, high)}
+        out["swap_effect_low"], out["swap_effect_high"] = at[low], at[high]
+        both = pd.concat([at[high].rename("h"), at[low].rename("l")], axis=1).dropna()
+        out["interaction"] = both["h"] - both["l"]
+    over = [c for c in SPREAD_OVER if c in rows.columns]
+    if over and rows[over].drop_duplicates().shape[0] >= 2:
+        keep = [s for s in strata if s not in over]
+        spreads = {e: _spread(rows[rows["reasoning"] == e], keep) for e in (low, high)}
+        both = pd.concat([spreads[high].rename("h"), spreads[low].rename("l")], axis=1).dropna()
+        out["spread"] = (both["h"] - both["l"]).groupby(level="draw").mean()
+    return out
+
+
+def reasoning_verdicts(rows: pd.DataFrame, low: str | None = None, high: str | None = None,
+                       alpha: float = ALPHA) -> pd.DataFrame:
+    """One row per (model, contrast): the mean per-draw contrast (points), its interval, p, Holm-adjusted p over
+    the models, the number of draws and a verdict (``higher`` / ``lower`` / ``no evidence``: the sign of a
+    declared estimate). Empty when the rows do not hold two efforts."""
+    from core.analysis.stats import holm, paired_contrast
+
+    levels = effort_levels(rows)
+    low = low or (levels[0] if levels else None)
+    high = high or (levels[-1] if levels else None)
+    if low is None or high is None or low == high:
+        return pd.DataFrame(columns=COLUMNS)
+    out = []
+    for model, part in rows.groupby("model", sort=True):
+        for contrast, values in draw_contrasts(part, low, high).items():
+            res = paired_contrast(values.to_numpy(dtype=float))
+            out.append({"model": model, "contrast": contrast, "low": low, "high": high,
+                        "estimate": res["estimate"], "ci_low": res["ci_low"], "ci_high": res["ci_high"],
+                        "p": res["p"], "n_draws": int(res["n"]), "caveat": res.get("caveat")})
+    df = pd.DataFrame(out, columns=[c for c in COLUMNS if c not in ("p_holm", "verdict")])
+    if df.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    df["p_holm"] = math.nan
+    for contrast, idx in df.groupby("contrast").groups.items():
+        df.loc[idx, "p_holm"] = holm(df.loc[idx, "p"].tolist())
+    df["verdict"] = [
+        ("higher" if est > 0 else "lower") if p is not None and not math.isnan(p) and p < alpha and est != 0
+        else "no evidence" for est, p in zip(df["estimate"], df["p_holm"])]
+    order = {c: i for i, c in enumerate(CONTRASTS)}
+    return df.assign(_o=df["contrast"].map(order)).sort_values(["model", "_o"]).drop(columns="_o")[COLUMNS] \
+        .reset_index(drop=True)
+
+
+def describe(verdicts: pd.DataFrame) -> list[str]:
+    """One sentence per model on the interaction: whether thinking changed the swap effect, with its numbers."""
+    lines = []
+    for row in verdicts[verdicts["contrast"] == "interaction"].to_dict("records"):
+        low, high = row["low"], row["high"]
+        numbers = (f"{row['estimate']:+.1f} points per draw [{row['ci_low']:+.1f}, {row['ci_high']:+.1f}], "
+                   f"Holm p = {row['p_holm']:.3g}, {row['n_draws']} draws")
+        if row["verdict"] == "lower":
+            lines.append(f"{row['model']}: thinking at {high} shrinks the deceptive swap effect against {low} "
+                         f"({numbers}).")
+        elif row["verdict"] == "higher":
+            lines.append(f"{row['model']}: the deceptive swap effect grows from {low} to {high} ({numbers}).")
+        else:
+            lines.append(f"{row['model']}: no evidence that thinking at {high} changes the deceptive swap effect "
+                         f"against {low} ({numbers}).")
+    return lines

@@ -1,0 +1,118 @@
+"""Views of reasoning effort over a real store filled through the runner and a thinking stand-in server: cost versus
+accuracy per effort (tokens and dollars per correct answer, imported answers kept out of the tool's own figures),
+Compare across runs asked at different efforts, the drill-down's reasoning beside the answer, view defaults."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core import analysis, runner, store
+from core.tasks import setops
+from core.tasks.setops.scoring import solve
+from tests.support.loopback import LoopbackServer
+
+BASE = {"task": "setops", "samples": 4, "sizes": [2], "members": ["numbers"], "seed": 21,
+        "operations": ["union", "intersection"]}           # 8 items
+GRID = {**BASE, "reasoning": ["none", "high"]}              # 16 items
+THOUGHT = "Checking each member in turn: <answer>{0}</answer> is not it."
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("effort")
+    db = tmp / "e.duckdb"
+    items = {it["prompt"]: it for it in setops.items(setops.load_config(BASE))}
+    wrong = sorted(items)[:2]    # two prompts answered wrong at every effort
+
+    def respond(prompt, model):
+        return "<answer>{99999}</answer>" if prompt in wrong else solve(items[prompt])
+
+    srv = LoopbackServer(0.001, responder=respond, reasoning=THOUGHT).start()
+    try:
+        spec = "openai-compatible/thinker"
+        low = runner.run(BASE, spec, base_url=srv.base_url, db_path=db, params={"reasoning_effort": "low"})
+        high = runner.run(BASE, spec, base_url=srv.base_url, db_path=db, params={"reasoning_effort": "high"})
+        grid = runner.run(GRID, spec, base_url=srv.base_url, db_path=db)
+    finally:
+        srv.stop()
+    assert {low.status, high.status, grid.status} == {"done"}
+    return db, {"low": low.run_id, "high": high.run_id, "grid": grid.run_id}, tmp
+
+
+def test_cost_per_correct_answer_per_effort(filled):
+    db, ids, _ = filled
+    with store.connect(db) as con:
+        costs = analysis.effort_costs(con, [ids["grid"]])
+    assert list(costs["reasoning"]) == ["none", "high"]
+    t_reason = len(THOUGHT) // 4
+    for row in costs.to_dict("records"):
+        assert (row["answered"], row["correct"], row["calls"], row["imported"]) == (8, 6, 8, 0)
+        assert row["tokens_reasoning"] == 8 * t_reason
+        assert row["tokens_answer"] == row["tokens_out"] - row["tokens_reasoning"]
+        assert row["tokens_per_correct"] == pytest.approx(row["tokens_out"] / 6)
+        assert row["reasoning_tokens_per_correct"] == pytest.approx(8 * t_reason / 6)
+        assert row["usd_per_correct"] is None and row["cost_usd"] is None   # a self-hosted endpoint has no price
+    fig = analysis.cost_accuracy_figure(costs)
+    assert [list(t.x) for t in fig.data] == [list(costs["tokens_per_correct"])]
+    empty = analysis.cost_accuracy_figure(costs, per="usd")
+    assert not empty.data and empty.layout.annotations
+
+
+def test_imported_answers_count_in_accuracy_not_in_cost(filled, cli):
+    db, ids, tmp = filled
+    path = tmp / "high.jsonl"
+    assert cli("export", "--run", ids["high"], "--out", path, "--db", db).returncode == 0
+    import json
+
+    from core.store.io import import_results
+
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:   # a file that claims other figures than the calls made (not our export of a stored run)
+        row.update(tokens_out=10_000, cost_usd=5.0, response=row["response"] + " ")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    imported, n = import_results(db, path, name="file copy")
+    assert n == 8
+    with store.connect(db) as con:
+        own = analysis.effort_costs(con, [ids["high"]])
+        both = analysis.effort_costs(con, [ids["high"], imported])
+        reasoning_back = con.execute("SELECT count(*) FROM v_results WHERE run_id = ? AND reasoning_text LIKE "
+                                     "'%<answer>{0}%'", [imported]).fetchall()[0][0]
+    assert reasoning_back == 8    # the export carried the reasoning apart, and the import kept it apart
+    o, b = own.iloc[0], both.iloc[0]
+    assert (b["answered"], b["correct"], b["imported"]) == (16, 12, 8)
+    assert (b["calls"], b["tokens_out"], b["tokens_per_correct"]) == (o["calls"], o["tokens_out"],
+                                                                      o["tokens_per_correct"])
+
+
+def test_compare_runs_asked_at_two_efforts_split_by_effort(filled):
+    db, ids, _ = filled
+    series = [analysis.Series("low", (ids["low"],)), analysis.Series("high", (ids["high"],))]
+    with store.connect(db) as con:
+        points, shared = analysis.compare_runs(con, series, x="reasoning")
+        paired = analysis.paired_items(con, ids["low"], ids["high"])
+    assert "reasoning" not in shared                       # not aligned away: each run is at its own effort
+    assert sorted(points.groupby("series")["reasoning"].first().items()) == [("high", "high"), ("low", "low")]
+    assert len(points) == 2 * 2                            # two configurations per run
+    assert len(paired) == 8 and (paired["correct_a"] == paired["correct_b"]).all()   # the same draws paired
+
+
+def test_drilldown_shows_the_reasoning_beside_the_answer(filled):
+    db, ids, _ = filled
+    with store.connect(db) as con:
+        items = analysis.drilldown(con, [ids["high"]], limit=3)
+    assert {"reasoning_text", "tokens_reasoning"} <= set(items.columns)
+    detail = analysis.item_detail(items.iloc[0])
+    assert detail["reasoning"] == THOUGHT and "{0}" not in detail["response"]
+    assert detail["tokens_reasoning"] == len(THOUGHT) // 4
+    assert analysis.item_detail({"response": "<answer>{1}</answer>", "correct": True})["reasoning"] is None
+
+
+def test_views_colour_by_effort_and_robustness_leaves_it_out(filled):
+    db, ids, _ = filled
+    runs = pd.DataFrame([{"run_id": ids["grid"], "task": "setops", "model": "openai-compatible/thinker"}])
+    defaults = analysis.view_defaults(runs, ["operation", "reasoning"], ["operation", "reasoning"])
+    assert (defaults["x"], defaults["color"]) == ("operation", "reasoning")
+    with store.connect(db) as con:
+        rob, _ = analysis.robustness(con, [ids["grid"]])
+    assert "reasoning" not in set(rob["factor"]) and "operation" in set(rob["factor"])
