@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.analysis import aggregated, stats
+from core.analysis import aggregated, reasoning, stats
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.queries import VIEW, _quote, _src, _where, check_scoring, factor_columns, view_columns
@@ -340,7 +340,7 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
         raise UserError(f"alpha must be between 0 and 1, got {alpha!r}")
     if family not in FAMILIES:
         raise UserError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
-    chosen = [BY_ID[i] for i in only] if only else list(FINDINGS)
+    chosen = [BY_ID[i] for i in only if i in BY_ID] if only else list(FINDINGS)
     data = rows(con, run_ids, scoring, view) if any(f.kind == "contrast" for f in chosen) else None
     found = [evaluate(con, run_ids, f, scoring, view, data) for f in chosen]
     members: dict[str, list[dict]] = {}
@@ -357,6 +357,9 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
     for fd in found:
         fd["verdicts"] = verdicts(fd, alpha)
         fd["lines"] = verdict_lines(fd, alpha)
+    if data is not None and not only or only and reasoning.FINDING_ID in only:
+        extra = reasoning.as_finding(data if data is not None else rows(con, run_ids, scoring, view), alpha)
+        found += [extra] if extra is not None else []
     correction = ("Holm within each finding and model (its pre-specified contrasts)" if family == "finding" else
                   "Holm across every primary contrast of the report (splits of a pooled contrast: their own family)")
     return {"alpha": alpha, "scoring": scoring, "family": family, "correction": correction,

@@ -22,9 +22,9 @@ from typing import Mapping, Sequence
 # the design factors a contrast holds equal (those present in the runs); ``pos`` counts only for words (for
 # deceptive items it is the parts of speech of the drawn groups, which change with the condition)
 DESIGN = ("operation", "size_a", "size_b", "members", "length", "pos", "decile", "decile_mode", "condition",
-          "swap_count", "overlap", "phrasing", "approach", "shots")
+          "swap_count", "overlap", "phrasing", "approach", "shots", "reasoning")
 # factors that change while the drawn (A, B) stays the same
-WITHIN_DRAW = ("operation", "phrasing", "approach", "shots", "condition", "swap_count", "model")
+WITHIN_DRAW = ("operation", "phrasing", "approach", "shots", "condition", "swap_count", "reasoning", "model")
 # what determines a draw (see core/tasks/setops/grid.py: a sampler's draw_key, and the sample index under the seed):
 # the sampler's factors, the seed and the sample index; the drawn sets themselves (words and numbers; for deceptive
 # draws the two hypernyms, shared by the three conditions) so runs whose config differs in a value not stored as a

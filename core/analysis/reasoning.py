@@ -154,3 +154,42 @@ def describe(verdicts: pd.DataFrame) -> list[str]:
             lines.append(f"{row['model']}: no evidence that thinking at {high} changes the deceptive swap effect "
                          f"against {low} ({numbers}).")
     return lines
+
+
+FINDING_ID = "reasoning_effort"
+_WORDS = {"effort": "accuracy at {high} minus {low}",
+          "swap_effect_low": "swap effect (not swapped − swapped) at {low}",
+          "swap_effect_high": "swap effect (not swapped − swapped) at {high}",
+          "interaction": "change of the swap effect from {low} to {high}",
+          "spread": "spread across phrasings × approaches at {high} minus {low}"}
+
+
+def as_finding(rows: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
+    """This finding in the shape of the paper's findings (``core.analysis.findings.report``): one sentence per model
+    and contrast, the verdict table as its table; None when the rows hold fewer than two efforts."""
+    if "reasoning" not in rows or len(effort_levels(rows)) < 2:
+        return None
+    table = reasoning_verdicts(rows, alpha=alpha)
+    lines = []
+    for r in table.to_dict("records"):
+        what = _WORDS[r["contrast"]].format(low=r["low"], high=r["high"])
+        if r["estimate"] is None or math.isnan(r["estimate"]):
+            text = f"{what}: no estimate ({r.get('caveat') or 'no matched draw'})."
+        else:
+            ci = ("" if math.isnan(r["ci_low"]) else f" [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]")
+            decided = {"higher": "declared positive", "lower": "declared negative"}.get(r["verdict"],
+                                                                                        "not significant")
+            text = (f"{what}: {r['estimate']:+.1f} points{ci}, paired over {r['n_draws']} draws, Holm p over the "
+                    f"models = {r['p_holm']:.3g} ({decided} at α = {alpha:g}).")
+        lines.append({"model": r["model"], "text": text})
+    models = sorted(table["model"].unique().tolist()) if len(table) else []
+    return {"id": FINDING_ID, "title": "Reasoning effort: does thinking remove the deceptive-set failure?",
+            "source": "ours, beyond the paper (it measured models that answer at once)",
+            "claim": "not in the paper: the effect of test-time reasoning on accuracy, on the deceptive swap effect "
+                     "and on the spread across phrasings and approaches",
+            "factor": "reasoning", "applicable": bool(len(table)), "missing": [] if len(table) else
+            ["two reasoning efforts asked on the same draws"], "contrasts": [], "table":
+            [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+             for r in table.to_dict("records")],
+            "paper": [], "models": [{"model": m, "runs": []} for m in models], "beyond_paper": True,
+            "verdicts": [f"{x['model']}: {x['text']}" for x in lines], "lines": lines}

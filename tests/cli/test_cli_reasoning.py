@@ -115,3 +115,23 @@ def test_reasoning_list_is_a_factor(runs, cli):
     rows = rows.get("rows", rows) if isinstance(rows, dict) else rows
     assert sorted(row["reasoning"] for row in rows) == ["high", "low"]
     assert [(row["mean"], row["items"]) for row in rows] == [(100.0, 6), (100.0, 6)]
+
+
+def test_reasoning_finding_through_report_findings(runs, cli):
+    """``report findings`` carries the reasoning-effort finding for a grid that crosses efforts on the same draws: one
+    line per model and contrast over draws; the stand-in answers alike at every effort, so nothing is declared."""
+    db, tmp, _ = runs
+    with store.connect(db) as con:
+        run_id = con.execute("SELECT run_id FROM runs WHERE config_json LIKE '%reasoning%'").fetchall()[0][0]
+    path = tmp / "findings.json"
+    r = cli("report", "findings", "--run", run_id, "--only", "reasoning_effort", "--format", "json", "--out", path,
+            "--db", db)
+    assert r.returncode == 0, r.stderr
+    found = {f["id"]: f for f in json.loads(path.read_text())["findings"]}
+    fd = found["reasoning_effort"]
+    assert fd["applicable"] and fd["beyond_paper"]
+    effort = [row for row in fd["table"] if row["contrast"] == "effort"]
+    assert [(row["model"], row["low"], row["high"], row["n_draws"]) for row in effort] == [
+        ("openai-compatible/thinker", "low", "high", 3)]
+    assert all(row["verdict"] == "no evidence" for row in fd["table"])
+    assert all(line["model"] == "openai-compatible/thinker" for line in fd["lines"])

@@ -71,9 +71,10 @@ def _findings(args: argparse.Namespace) -> int:
     out = check_output_path(args.out, {"json": (".json",), "md": (".md", ".markdown"),
                                        "html": (".html", ".htm")}[fmt], flag="--out")
     only = [i.strip() for i in (args.only or "").split(",") if i.strip()] or None
-    unknown = [i for i in only or () if i not in findings.BY_ID]
+    known = [*findings.BY_ID, findings.reasoning.FINDING_ID]
+    unknown = [i for i in only or () if i not in known]
     if unknown:
-        raise UserError(f"--only: unknown finding {unknown[0]!r}; known: {', '.join(findings.BY_ID)}")
+        raise UserError(f"--only: unknown finding {unknown[0]!r}; known: {', '.join(known)}")
     run_ids = _runs(args)
     with store.connect(args.db) as con:
         rep = memo.call(con, "findings", findings.report, run_ids, scoring=args.scoring, alpha=args.alpha,
