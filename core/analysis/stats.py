@@ -276,7 +276,7 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
                     out["ci_low"], out["ci_high"] = lo, hi
                     out["ci_method"] = method
                     break
-            except Exception:  # degenerate samples (all equal) make BCa fail; fall back to percentile
+            except (ValueError, FloatingPointError, ZeroDivisionError):  # degenerate samples: BCa fails, percentile next
                 continue
         flat_a, flat_b = bool(np.all(a == a[0])), bool(np.all(b == b[0]))
         if flat_a and flat_b:
