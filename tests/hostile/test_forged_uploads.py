@@ -179,3 +179,31 @@ def test_an_edited_copy_of_a_stored_run_says_which_run_it_differs_from(made):
     assert counts["source_compared"] == N and counts["source_differ"] == 45
     assert f"the file names stored run {made['run_id']}: 45 of {N} response(s) differ" in check["summary"]
     assert check["disagreements"] >= 45
+
+
+def test_quantifier_rows_are_re_checked_from_their_scenario(tmp_path):
+    """A quantifier export imports fully re-scored (the prompt re-rendered from the scenario's values); a forged
+    label is a truth that differs, an edited count no longer renders the prompt (claim only)."""
+    import yaml
+
+    from tests.support import ROOT
+
+    cfg = yaml.safe_load((ROOT / "data" / "configs" / "quantifiers_small.yaml").read_text())
+    cfg.update(samples=2, nouns_per_group=1)
+    db = tmp_path / "q.duckdb"
+    run_id = runner.run(cfg, "reference/solver", db_path=db, limit=24).run_id
+    export_run(db, run_id, tmp_path / "q.csv")
+    df = pd.read_csv(tmp_path / "q.csv", dtype=str, keep_default_na=False)
+    n = len(df)
+    other = tmp_path / "other.duckdb"
+    first = import_file(other, tmp_path / "q.csv")[0]
+    counts = json.loads(store.get_run(other, first.run_id)["run_json"])["meta"]["rescored"]
+    assert counts["rescored"] == n and counts["claimed_only"] == 0
+    forged = df.assign(label=["false" if v == "true" else "true" for v in df["label"]],
+                       truth=["false" if v == "true" else "true" for v in df["truth"]])
+    forged.loc[forged.index < 3, "count_asked"] = "999"
+    forged.to_csv(tmp_path / "forged.csv", index=False)
+    run = import_file(other, tmp_path / "forged.csv")[0]
+    counts = json.loads(store.get_run(other, run.run_id)["run_json"])["meta"]["rescored"]
+    assert counts["only_operands"] == 3 and counts["rescored"] == n - 3
+    assert counts["truth_differs"] == n - 3 and counts["claims_right_but_wrong"] == 0   # the solver's replies stand
