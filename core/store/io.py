@@ -330,6 +330,10 @@ class _Staging:
         self.parts: list[dict[str, str]] = [{}]
         self.rows_in_part = 0
 
+    def mark(self, run_id: str) -> None:
+        """The run id the staged rows are stored under (a killed import's rows are removed by it)."""
+        (self.dir / "run_id").write_text(run_id)
+
     def append(self, tables: dict) -> None:
         import pyarrow.parquet as pq
 
@@ -417,6 +421,7 @@ def import_file(db_path, path_or_bytes, filename: str | None = None, name: str |
             for model, g in groups.items():
                 run_meta = g.meta(meta)
                 label = name if name is None or len(groups) == 1 else f"{name} · {model}"
+                staged[model].mark(g.run_id)
                 run_id, created = _store_import(db_path, g, run_meta, label, placeholder, at, staged[model].finish(),
                                                 several=len(groups) > 1)
                 out.append(Imported(run_id, g.rows if created else 0, model))
