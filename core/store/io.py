@@ -69,6 +69,7 @@ INT64 = (-(2 ** 63), 2 ** 63 - 1)
 STORE_BATCH_ROWS = 20_000      # imported items per DuckDB transaction
 STORE_MEMORY_LIMIT = "256MB"   # DuckDB's memory while it stores them
 REFERENCE_MODEL = "reference-csv"
+MAX_MODELS = 50                # runs one file may become (one per model)
 
 EXPORT_COLUMNS = (
     ["run_id", "idx", "config_id", "sample", "seed"] + FACTOR_COLUMNS
@@ -210,6 +211,9 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
 
     def group(model: str) -> _Group:
         if model not in meta["groups"]:
+            if len(meta["groups"]) >= MAX_MODELS:
+                raise ImportFileError(f"{src.name}: the model column names more than {MAX_MODELS} models (a run "
+                                      "each); split the file")
             meta["groups"][model] = _Group(model)
         return meta["groups"][model]
 

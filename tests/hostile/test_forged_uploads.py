@@ -207,3 +207,15 @@ def test_quantifier_rows_are_re_checked_from_their_scenario(tmp_path):
     counts = json.loads(store.get_run(other, run.run_id)["run_json"])["meta"]["rescored"]
     assert counts["only_operands"] == 3 and counts["rescored"] == n - 3
     assert counts["truth_differs"] == n - 3 and counts["claims_right_but_wrong"] == 0   # the solver's replies stand
+
+
+def test_a_file_naming_too_many_models_is_one_error_line(tmp_path):
+    from core.errors import ImportFileError
+    from core.store.io import MAX_MODELS
+
+    rows = "".join(json.dumps({"idx": i, "prompt": "p", "correct": True, "model": f"m{i}"}) + "\n"
+                   for i in range(MAX_MODELS + 1))
+    with pytest.raises(ImportFileError, match=f"more than {MAX_MODELS} models"):
+        import_file(tmp_path / "s.duckdb", rows.encode(), "many.jsonl")
+    with store.connect(tmp_path / "s.duckdb") as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 0
