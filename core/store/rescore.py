@@ -85,10 +85,11 @@ class Tally:
         return asdict(self)
 
     def flags(self) -> int:
-        """Rows the summary warns about: disagreements, claims only, failures, differences from stored replies."""
-        return (self.claims_right_but_wrong + self.claims_wrong_but_right + self.claims_right_but_wrong_strict
-                + self.claims_wrong_but_right_strict + self.truth_differs + self.claimed_only + self.failed
-                + self.own_differ + self.source_differ)
+        """Rows the summary warns about, at least: the largest of its counts (disagreements under either scoring,
+        claims only, failures, differences from stored replies) — one row may be counted by several."""
+        return max(self.claims_right_but_wrong, self.claims_wrong_but_right, self.claims_right_but_wrong_strict,
+                   self.claims_wrong_but_right_strict, self.truth_differs, self.claimed_only, self.failed,
+                   self.own_differ, self.source_differ)
 
     def summary(self, source_run: str | None = None) -> str:
         parts = []
@@ -198,8 +199,8 @@ def run_summary(run_json) -> str | None:
 
 
 def disagreements(run_json) -> int:
-    """How many rows of an imported run the summary warns about (``Tally.flags``); 0 for a run that was not
-    imported or that agrees in every way."""
+    """How many rows of an imported run the summary warns about, at least (``Tally.flags``); 0 for a run that was
+    not imported or that agrees in every way."""
     counts, _ = _counts(run_json)
     return 0 if counts is None else _tally(counts).flags()
 

@@ -53,6 +53,6 @@ def provenance_badges(run_ids: Sequence[str]) -> None:
         kind = row.get("provenance")
         text = f":{_COLOUR.get(kind, 'green')}-badge[{badge(kind)}] {md(labels.get(row['run_id'], row['run_id']))}"
         if kind == UPLOADED and (flags := disagreements(row.get("run_json"))):
-            text += f" ({flags} row(s) flagged by its re-scoring: see Runs)"
+            text += f" (its re-scoring flags {flags} row(s) or more: see Runs)"
         parts.append(text)
     st.caption("Provenance: " + " · ".join(parts))

@@ -67,7 +67,7 @@ def test_every_page_that_names_runs_shows_their_badges(two_runs, monkeypatch, pa
     at = _open(two_runs["db"], monkeypatch, page, {"runs": f"{two_runs['made']},{two_runs['uploaded']}"})
     line = _badge_line(at)
     assert f"[{HERE}] solver here" in line and f"[{UPLOADED}] forged upload" in line, line
-    assert "flagged by its re-scoring" in line
+    assert "its re-scoring flags 6 row(s) or more" in line
     picker = at.multiselect(key="_pick_runs")
     assert any(o.endswith("· uploaded") for o in picker.options) and \
         not all(o.endswith("· uploaded") for o in picker.options)
