@@ -9,8 +9,8 @@ its ``members`` (whole numbers for numbers, words otherwise), and its prompt is 
 the default templates: the prompt is rendered again from the row's operation, operands, sizes, phrasing, approach
 and shots and compared. With shots, the demonstrations between the task and the instructions depend on the run's
 sampler and are not re-drawn: the prompt must begin with the rendered persona, operands and task and end with the
-rendered instructions. A prompt made with edited templates cannot be re-rendered from a file, so such a row is not
-checked either (it stays the file's claim).
+rendered instructions. A prompt made with edited templates (or with the default templates of another version of this
+tool) is not re-rendered from a file, so such a row is not checked either: it stays the file's claim.
 """
 
 from __future__ import annotations
