@@ -35,8 +35,9 @@ def main(args: argparse.Namespace) -> int:
         if run.rows == 0:
             print(f"{args.file}{who} holds results already stored as run {run.run_id}: nothing imported")
         else:
-            print(f"imported {run.rows} rows from {args.file}{who} as run {run.run_id} (uploaded: a file's claims)")
+            print(f"imported {run.rows} rows from {args.file}{who} as run {run.run_id}")
         line = run_summary((get_run(args.db, run.run_id) or {}).get("run_json"))
         if line:
-            print(f"note: {run.run_id}: {line}" if several else f"note: {line}", file=sys.stderr)
+            where = f"{run.run_id} " if several else ""
+            print(f"note: {where}uploaded (a file's claims): {line}", file=sys.stderr)
     return 0
