@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+import core.store.provenance as provenance  # noqa: PLR0402
 from core.errors import UserError
 from core.store.schema import RUN_PARAM_FACTORS
 from core.tasks import group_by
@@ -147,6 +148,8 @@ def _base_src(con, view: str = VIEW) -> str:
             sel.append(f"ru.{q}")
         elif c == "run_status":
             sel.append("ru.status AS run_status")
+        elif c == "provenance":
+            sel.append(f"CASE WHEN {provenance.uploaded_sql('ru')} THEN 'uploaded' ELSE 'made here' END AS provenance")
         elif c in RUN_PARAM_FACTORS:
             sel.append(f"{RUN_PARAM_FACTORS[c]} AS {q}")
         else:
