@@ -23,7 +23,7 @@ st.caption("Each series is one run (an uploaded file becomes a run of its own; t
 uploads = st.file_uploader("Upload result files (CSV / Parquet / JSONL — our export or the SetLexSem reference "
                            "layout)", type=["csv", "parquet", "jsonl", "ndjson"], accept_multiple_files=True,
                            key="cmp_upload")
-imported: dict = st.session_state.setdefault("cmp_imported", {})  # sha256 -> (run_id | None, message, check)
+imported: dict = st.session_state.setdefault("cmp_imported", {})  # sha256 -> [(run_id | None, message, check)]
 uploaded_ids: list[str] = []
 for f in uploads or []:
     data = f.getvalue()
@@ -31,33 +31,37 @@ for f in uploads or []:
     if digest not in imported:
         try:
             from core.store import writing
-            from core.store.io import import_results
-
-            with writing(_ui.db_path(), f"an import of {f.name}"):   # restore waits for it (core/store/writers.py)
-                run_id, n = import_results(_ui.db_path(), data, f.name)
-            known = _ui.runs_df()
-            name = analysis.run_labels(known).get(run_id, run_id) if not known.empty else run_id
-            if n:   # named by the run's name (the file's own name column, else the file), the id in brackets
-                message = f"{f.name}: imported as run “{name}” ({n} rows; id {run_id})"
-            else:   # the same results, maybe in another format: one run, not two
-                message = (f"{f.name}: the same results as run “{name}” (id {run_id})"
-                           " — already imported, not stored twice")
+            from core.store.io import import_file
             from core.store.rescore import import_check
 
-            # re-scored from its responses: what they say beside what the file claims (issue 22)
-            imported[digest] = (run_id, message, import_check(_ui.db_path(), run_id))
+            with writing(_ui.db_path(), f"an import of {f.name}"):   # restore waits for it (store.writers)
+                done = import_file(_ui.db_path(), data, f.name)
+            known = _ui.runs_df()
+            names = analysis.run_labels(known) if not known.empty else {}
+            shown = []
+            for run in done:
+                name = names.get(run.run_id, run.run_id)
+                who = f" (model {run.model})" if len(done) > 1 else ""
+                if run.rows:   # named by the run's name (the file's own name column, else the file), id in brackets
+                    message = f"{f.name}{who}: imported as run “{name}” ({run.rows} rows; id {run.run_id})"
+                else:          # the same claims, maybe in another format: one run, not two
+                    message = (f"{f.name}{who}: the same results as run “{name}” (id {run.run_id})"
+                               " — already stored, not stored twice")
+                # re-scored from its responses or kept as claims: what they say beside what the file claims
+                shown.append((run.run_id, message, import_check(_ui.db_path(), run.run_id)))
+            imported[digest] = shown
         except UserError as exc:
-            imported[digest] = (None, str(exc), None)
+            imported[digest] = [(None, str(exc), None)]
         except Exception as exc:  # noqa: BLE001 - never a traceback for a bad file
-            imported[digest] = (None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})", None)
-    run_id, message, check = imported[digest]
-    if run_id:
-        st.success(_ui.md(message))
-        if check:
-            (st.warning if check["disagreements"] else st.caption)(_ui.md(check["text"]))
-        uploaded_ids.append(run_id)
-    else:
-        st.error(_ui.md(message if message.startswith(f.name) else f"{f.name}: {message}"))
+            imported[digest] = [(None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})", None)]
+    for run_id, message, check in imported[digest]:
+        if run_id:
+            st.success(_ui.md(message))
+            if check:
+                (st.warning if check["disagreements"] else st.caption)(_ui.md(check["text"]))
+            uploaded_ids.append(run_id)
+        else:
+            st.error(_ui.md(message if message.startswith(f.name) else f"{f.name}: {message}"))
 
 runs = _ui.runs_df()
 if runs.empty and not uploaded_ids:
@@ -71,6 +75,7 @@ if not run_ids:
     st.stop()
 
 all_runs = _ui.runs_df()
+_ui.provenance_badges(run_ids)
 labels = analysis.run_labels(all_runs[all_runs["run_id"].isin(run_ids)]) if not all_runs.empty else {}
 series = [analysis.Series(labels.get(r, r), (r,)) for r in run_ids]
 cmp_tasks = analysis.tasks_of(all_runs[all_runs["run_id"].isin(run_ids)]) if not all_runs.empty else []

@@ -35,6 +35,7 @@ picked = _ui.run_picker("Runs", key="runs", default=runs["run_id"].iloc[:1].toli
 if not picked:
     st.info("Choose at least one run.")
     st.stop()
+_ui.provenance_badges(picked)
 c1, c2 = st.columns([2, 1])
 with c1:
     scoring = _ui.scoring_switch()

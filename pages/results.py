@@ -42,6 +42,7 @@ _ui.qp_set(task=task if len(tasks) > 1 else None)
 run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"] == task, "run_id"])] or picked_runs
 run_rows = runs[runs["run_id"].isin(run_ids)]
 labels = analysis.run_labels(run_rows)
+_ui.provenance_badges(run_ids)
 
 scoring = _ui.scoring_switch()
 facts = _ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection

@@ -57,11 +57,16 @@ if runs.empty:
 # one status per run on the whole page: a run executing in this process reports from its handle (the table, the
 # header and the progress bar all read it); other runs from the database
 runs = _ui.with_live_status(runs)
+if _ui.made_here_only("here"):
+    runs = runs[runs["provenance"] != "uploaded"]
+    if runs.empty:
+        st.info("No run made here yet: every stored run is an upload. Clear “Only runs made here” to see them.")
+        st.stop()
 overview = _ui.cached_analysis("run_overview", None)
 accuracy = dict(zip(overview["run_id"], overview["accuracy"])) if not overview.empty else {}
 runs = runs.assign(accuracy=runs["run_id"].map(accuracy), label=runs["run_id"].map(analysis.run_labels(runs)))
-cols = [c for c in ("label", "status", "accuracy", "task", "model", "n_items", "n_done", "n_failed", "n_cached",
-                    "cost_usd", "created_at", "source", "run_id") if c in runs.columns]
+cols = [c for c in ("label", "provenance", "status", "accuracy", "task", "model", "n_items", "n_done", "n_failed",
+                    "n_cached", "cost_usd", "created_at", "source", "run_id") if c in runs.columns]
 table = analysis.for_display(runs[cols])
 sel = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 * (len(table) + 1)),
                    on_select="rerun", selection_mode="single-row", key="runs_table",
@@ -69,7 +74,10 @@ sel = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 *
                                   "accuracy": st.column_config.NumberColumn(
                                       "accuracy %", format="%.1f",
                                       help="Correct answers over answered items (failed calls left out)"),
-                                  "label": "run", "run_id": None, "n_items": "items", "n_done": "done",
+                                  "label": "run", "run_id": None,
+                                  "provenance": st.column_config.TextColumn(
+                                      "provenance", help="made here: calls this tool made (in its cache); uploaded: "
+                                      "a file's claims, re-scored here row by row"), "n_items": "items", "n_done": "done",
                                   "n_failed": "failed", "n_cached": "cached"})
 ids = table["run_id"].tolist()
 rows = sel.selection.rows if sel is not None and hasattr(sel, "selection") else []
@@ -90,6 +98,7 @@ if row is None:   # deleted by another session since the table was read
 row.update(runs[runs["run_id"] == run_id].iloc[0][["status", "n_done", "n_failed"]].to_dict())
 
 st.subheader(f"Run {_ui.md(run_name)}", help=f"Run id: {run_id}")
+_ui.provenance_badges([run_id])
 scoring = _ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 c1.markdown(f"**Model** {_ui.md_code(row.get('model'))}  \n**Task** {_ui.md(row.get('task'))}  \n"
@@ -182,11 +191,11 @@ _batches_section(run_id, row)
 
 config, params, imported = row["config"], row["params"], row["imported"]
 if imported:
-    from core.store.rescore import run_summary
+    from core.store.rescore import disagreements, run_summary
 
     rescored = run_summary(row.get("run_json"))
     if rescored:
-        (st.warning if "claim" in rescored and "agrees" not in rescored else st.caption)(
+        (st.warning if disagreements(row.get("run_json")) else st.caption)(
             "Imported file " + _ui.md(rescored) + " (its own verdicts are kept as claimed_correct / "
             "claimed_correct_strict; every view uses ours).")
 

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+import core.store.provenance as provenance  # noqa: PLR0402
 from core.errors import UserError
 from core.store.schema import REASONING_EFFECTIVE, RUN_PARAM_FACTORS
 from core.tasks import group_by
@@ -100,8 +101,7 @@ def scored_expr(con, column: str, scoring: str, view: str = VIEW) -> str:
     """SQL for ``column`` (one of SCORED_COLUMNS) under ``scoring``, over a relation with the view's columns."""
     check_scoring(scoring)
     have = view_columns(con, view)
-    strict = f"{column}_strict"
-    if scoring == "lenient" or strict not in have:
+    if scoring == "lenient" or (strict := f"{column}_strict") not in have:
         return _quote(column)
     if "task" not in have:
         return _quote(strict)
@@ -124,10 +124,8 @@ def _scored(con, relation: str, scoring: str, view: str = VIEW) -> str:
 
 
 def _src(con, view: str = VIEW, scoring: str = "lenient") -> str:
-    """FROM-clause relation for aggregations, its verdict columns those of ``scoring``. Over the store, the same
-    rows as ``v_results`` minus the call columns (response, latency, tokens, cost): skipping the LEFT JOIN on the
-    call cache halves the time of a violin or error table on a million rows. Falls back to the view itself for
-    anything that is not the store's schema."""
+    """FROM-clause relation for aggregations (verdict columns of ``scoring``): ``v_results`` without the call columns
+    and their LEFT JOIN on the call cache, over the store; the view itself for anything else."""
     return _scored(con, _base_src(con, view), scoring, view)
 
 
@@ -152,6 +150,8 @@ def _base_src(con, view: str = VIEW) -> str:
             sel.append(f"ru.{q}")
         elif c == "run_status":
             sel.append("ru.status AS run_status")
+        elif c == "provenance":
+            sel.append(f"CASE WHEN {provenance.uploaded_sql('ru')} THEN 'uploaded' ELSE 'made here' END AS provenance")
         elif c in RUN_PARAM_FACTORS:
             sel.append(f"{RUN_PARAM_FACTORS[c]} AS {q}")
         else:

@@ -3,7 +3,8 @@ attach to a paper.
 
     html_report(con, run_ids, *, title=None, filters=None, scoring="strict") -> str
 
-What it holds, per task (set operations and quantifiers are never pooled): the runs (label, model, answer format,
+What it holds, per task (set operations and quantifiers are never pooled): the runs (label, provenance — made here or
+uploaded —, model, answer format,
 parameters, items, accuracy); violins of per-configuration accuracy with their summary table, split and coloured the
 way the Results page opens them (``views.view_defaults``); for set operations the paper's error-analysis table, for
 quantifiers accuracy / precision / recall / F1 by quantifier; the robustness profile; and, with two or more runs, the
@@ -24,6 +25,7 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
+import core.store.provenance as provenance  # a submodule import: never waits on a core.store being initialised
 from core.analysis import figures
 from core.analysis.compare import Series, compare_runs, paired_comparison, series_without_points
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
@@ -96,8 +98,10 @@ def _runs_table(con, run_ids: Sequence[str], labels: Mapping[str, str], scoring:
 
     out["answer format"], out["parameters"] = zip(*out["params_json"].map(params)) if len(out) else ((), ())
     out.insert(0, "run", out["run_id"].map(labels))
+    out["provenance"] = out["source"].map(provenance.of_source)   # made here, or a file's claims
     out["created"] = out["created_at"].map(lambda t: "" if pd.isna(t) else pd.Timestamp(t).strftime("%Y-%m-%d %H:%M"))
-    return out[["run", "run_id", "task", "model", "answer format", "n_items", "answered", "failed", "accuracy",
+    return out[["run", "run_id", "provenance", "task", "model", "answer format", "n_items", "answered", "failed",
+                "accuracy",
                 "configs", "status", "created", "parameters"]].rename(columns={
                     "n_items": "items", "accuracy": "accuracy %", "configs": "configurations"})
 

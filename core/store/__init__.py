@@ -46,7 +46,7 @@ Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (
 ``cache`` (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters; redacted) · ``journal``
 (per-process fsynced journals, their recovery, quarantine of bad lines) · ``writers`` (leases of imports and
 batch collection, which restore waits for; a swapped file detected) · ``claims`` (claims on calls in flight) ·
-``runs`` (run list and records) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of result rows) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
+``runs`` (run list and records) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
 (import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
 Parquet / JSONL export) · ``backup`` (backup and restore) · ``backfill`` (re-scoring stored rows from their responses
 when a migration adds derived columns).

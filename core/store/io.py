@@ -1,56 +1,76 @@
 """Import result files (our own exports, and result CSVs of the SetLexSem reference code); the layout of our exports.
 
     read_results_file(path_or_bytes, filename) -> (DataFrame, meta)   # a file in our export layout, in memory
-    import_results(db_path, path_or_bytes, filename=None, name=None) -> (run_id, n_rows)   # streamed into the DB
+    import_file(db_path, path_or_bytes, filename=None, name=None) -> [Imported(run_id, n_rows, model)]
+    import_results(db_path, path_or_bytes, filename=None, name=None) -> (run_id, n_rows)   # a one-model file
     EXPORT_COLUMNS, JSON_TEXT_COLUMNS, FORMATS                          # what core/store/exports.py writes
 (a reply's reasoning travels apart from its answer: REASONING_EXPORT; answer tokens = tokens_out − reasoning tokens)
 
-Nothing read is ever evaluated: CSV cells are text; set literals of the reference layout are parsed with
-``ast.literal_eval`` on bounded input (never eval), and only sets/lists/tuples of ints and strings are accepted;
-integers must fit a 64-bit column. In CSV files (the spreadsheet format), cells a spreadsheet would run
-(``=cmd|' /C calc'!A0``, ``-2+3+cmd|' /C calc'!A0``, ``@SUM(...)``; core/files.py) are refused — except cells our CSV
-export neutralised (``'=…``), which read back as the original text; JSONL and Parquet hold data as written (a CSV
-export neutralises it again). Whatever is wrong raises ImportFileError with one line that says what (and where). ``meta`` says
-which layout was found and what the reference file/folder names told us (members, operation, approach, phrasing, K,
-N, MA, MB, L, S …).
+Nothing read is ever evaluated: CSV cells are text; the reference layout is read by core/tasks/setops/reference_csv.py
+(set literals with ``ast.literal_eval`` on bounded input, never eval); integers must fit a 64-bit column. In CSV
+files (the spreadsheet format), cells a spreadsheet would run (``=cmd|' /C calc'!A0``, ``@SUM(...)``; core/files.py)
+are refused — except cells our CSV export neutralised (``'=…``), which read back as the original text; JSONL and
+Parquet hold data as written. Whatever is wrong with the file as a whole raises ImportFileError with one line that
+says what (and where); a row that cannot be checked is kept as the file's claim (core/store/rescore.py). ``meta``
+says which layout was found and what the reference file/folder names told us.
+
+Provenance: an import is *uploaded* (``runs.source`` = ``import:<file name>``; core/store/provenance.py). Every row
+is re-scored or kept as a claim (core/store/rescore.py), and the store is asked what it knows: this model's own
+replies to the same prompts (calls made here) and, when the file names a stored run, that run's responses; the
+differences are counted in the run's record and summary.
+
+One run per model: a file whose ``model`` column names several models becomes one run for each. A run's id is
+``import-`` + a digest of what the file claims — per row the item index, prompt, response, error, model, task,
+operation, operands, truth and both claimed verdicts (core/store/digest.py) — so the same claims make the same run
+whatever the format (CSV / Parquet / JSONL), the row order, line endings (LF, CRLF, CR), byte-order marks or a
+``run_id`` column, while a file that claims other verdicts is another run. The same claims as a run made here (our
+own export of it, with or without its ``run_id`` column) are that run. Imports of the same content racing each
+other make one run: the id is fixed by the content, and only the first record of it is written.
 
 Memory stays bounded by a chunk of rows, whatever the file's size: the file is read as a stream (CSV and JSONL line
 by line, Parquet by row group), each chunk is checked, converted and staged in Parquet files beside the database,
-and the staged rows enter DuckDB in ONE short transaction at the end — an unreadable file leaves the DB unchanged and
-other processes wait for milliseconds, not for the parse. Imported responses get cache keys ``import:<run_id>:<idx>``
+and the staged rows enter DuckDB at the end in short transactions, the run's record last (until then the rows are
+invisible) — an unreadable file leaves the DB unchanged. Imported responses get cache keys ``import:<run_id>:<idx>``
 so they never answer a real model call from the cache.
 """
 
 from __future__ import annotations
 
-import ast
+import hashlib
 import json
 import math
 import re
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 import core.store.aggregates as aggregates
 from core import store
 from core.errors import ImportFileError
-from core.store import rescore
-from core.store.backfill import fill_strict as _fill_strict
-from core.store.digest import row_digest as _row_digest, stored_run_digest as _stored_run_digest
+from core.store import digest as digests, rescore
 from core.store.faults import fault
+from core.store.provenance import made_here_sql
 from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.schema import FACTOR_COLUMNS
-from core.tasks.setops import aliases
-from core.tasks.setops.operations import truth as set_truth
+from core.tasks.setops.reference_csv import (
+    REFERENCE_COLUMNS,
+    claim_digest_cells,
+    read_bool,
+    reference_path_meta,
+    reference_row,
+)
 
-MAX_LITERAL_CHARS = 100_000
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 STORE_BATCH_ROWS = 20_000      # imported items per DuckDB transaction
 STORE_MEMORY_LIMIT = "256MB"   # DuckDB's memory while it stores them
+REFERENCE_MODEL = "reference-csv"
+MAX_MODELS = 50                # runs one file may become (one per model)
 
 REASONING_EXPORT = ["reasoning_text", "tokens_reasoning", "tokens_answer", "cost_reasoning_usd", "reasoning_sent"]
 EXPORT_COLUMNS = (
@@ -58,82 +78,23 @@ EXPORT_COLUMNS = (
     + ["prompt", "truth", "response", "parsed", "followed", "correct", "parsed_strict", "followed_strict",
        "correct_strict", "answer_len_strict", "made_up_strict", "jaccard", "precision", "recall", "truth_len",
        "answer_len", "made_up", "empty_truth", "pred", "correct_gqg", "latency_ms", "tokens_in", "tokens_out",
-       "cost_usd", "error", "cached", "attempts", "model", "task", "name", "extra_json", *REASONING_EXPORT]
+       "cost_usd", "error", "cached", "attempts", "model", "task", "name", "provenance", "extra_json",
+       *REASONING_EXPORT]
 )
 STRICT_COLUMNS = ("parsed_strict", "followed_strict", "correct_strict", "answer_len_strict", "made_up_strict")
 # stored as JSON text; CSV and Parquet keep the text, JSONL nests the value (like `generate`'s JSONL does)
 JSON_TEXT_COLUMNS = ("member_hypernyms", "set_a", "set_b", "truth", "parsed", "parsed_strict")
-REFERENCE_COLUMNS = ("op_name", "prompt", "ground_truth", "result_obj", "llm_vs_gt", "set_A", "set_B")
-REFERENCE_OPTIONAL = ("context_length_in", "context_length_out", "log_context")
 STUDIO_REQUIRED = ("idx", "prompt", "correct")
+_NOT_CLAIMS = ("provenance", "claimed_correct", "claimed_correct_strict")   # what a file cannot set about itself
 
 _INT_COLS = {"idx", "sample", "seed", "size_a", "size_b", "length", "decile", "swap_count", "shots", "total",
              "count_large", "count_small", "count_asked", "truth_len", "answer_len", "made_up", "tokens_in",
              "tokens_out", "attempts", "answer_len_strict", "made_up_strict", "tokens_reasoning", "tokens_answer"}
 _FLOAT_COLS = {"overlap", "jaccard", "precision", "recall", "latency_ms", "cost_usd", "cost_reasoning_usd"}
 _BOOL_COLS = {"followed", "correct", "empty_truth", "correct_gqg", "cached", "followed_strict", "correct_strict"}
-_OPERATIONS = {**{op: op for op in ("union", "intersection", "difference", "symmetric_difference")},
-               **aliases.aliases_of("operations"), "symmetricdifference": "symmetric_difference",
-               "symmetric-difference": "symmetric_difference"}
-_MEMBER_FOLDERS = {"numbers": "numbers", "basicnumbersampler": "numbers", "words": "words",
-                   "basicwordsampler": "words", "decile_words": "deciles", "deciles": "deciles",
-                   "deceptive_words": "deceptive", "deceptive": "deceptive",
-                   "overlapping_basicnumbersampler": "numbers", "overlapping_basicwordsampler": "words"}
-# The reference code's prompt types / approaches under this tool's names (core/tasks/setops/prompts/templates.yaml), so an
-# imported reference file lines up with our runs (Compare's alignment) and with the published tables.
-_REFERENCE_PHRASINGS = aliases.aliases_of("phrasings")   # one table: core/tasks/setops/aliases.py
-_REFERENCE_APPROACHES = aliases.aliases_of("approaches")
 
 
 # ------------------------------------------------------------------------------------------------------------ reading
-
-
-def _literal_set(text: Any, name: str, row: int, col: str) -> list | None:
-    """A set literal like ``{1, 2}`` / ``{'a', 'b'}`` / ``set()`` → sorted list; ``{-1}`` → None (did not follow)."""
-    if text is None:
-        raise ImportFileError(f"{name}: row {row}, column {col!r} is empty; expected a set such as {{1, 2}}")
-    if isinstance(text, (list, tuple, set, frozenset)):
-        value = text
-    else:
-        s = str(text).strip()
-        if len(s) > MAX_LITERAL_CHARS:
-            raise ImportFileError(f"{name}: row {row}, column {col!r} is longer than {MAX_LITERAL_CHARS} characters")
-        if s in ("set()", "{}", "frozenset()", "[]", "()"):
-            return []
-        if s == "-1":
-            return None
-        try:
-            value = ast.literal_eval(s)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            raise ImportFileError(f"{name}: row {row}, column {col!r} is not a set literal: {s[:40]!r}") from None
-    if isinstance(value, dict) and not value:
-        return []
-    if not isinstance(value, (set, frozenset, list, tuple)):
-        raise ImportFileError(f"{name}: row {row}, column {col!r} is a {type(value).__name__}, expected a set")
-    members = []
-    for m in value:
-        if isinstance(m, bool) or not isinstance(m, (int, str)):
-            raise ImportFileError(f"{name}: row {row}, column {col!r} has a member of type {type(m).__name__}; "
-                                  "only numbers and words are allowed")
-        members.append(m.strip().lower() if isinstance(m, str) else m)
-    if len(members) == 1 and members[0] == -1:
-        return None
-    return sorted(set(members), key=lambda m: (isinstance(m, str), m))
-
-
-def _bool(value, name: str, row: int, col: str) -> bool | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    s = str(value).strip().lower()
-    if s in ("true", "1", "yes", "t"):
-        return True
-    if s in ("false", "0", "no", "f"):
-        return False
-    raise ImportFileError(f"{name}: row {row}, column {col!r} is {str(value)[:30]!r}; expected true or false")
 
 
 def _number(value, name: str, row: int, col: str, integer: bool):
@@ -166,113 +127,6 @@ def _number(value, name: str, row: int, col: str, integer: bool):
     return f
 
 
-def reference_path_meta(filename: str) -> dict:
-    """Hyperparameters from the reference's naming: ``<members>/<operation>/<approach>/<phrasing>_K-.._S-...csv``."""
-    parts = PurePosixPath(str(filename).replace("\\", "/")).parts
-    meta: dict[str, Any] = {}
-    stem = PurePosixPath(parts[-1]).stem if parts else ""
-    for key, value in re.findall(r"(?:^|_)(K|N|MA|MB|M|L|O|Decile|S)-([A-Za-z0-9.]+)", stem):
-        meta[key] = None if value == "None" else value
-    for phrasing in _REFERENCE_PHRASINGS:
-        if stem.startswith(phrasing):
-            meta["phrasing"] = phrasing
-    if len(parts) >= 4:
-        members, operation, approach = parts[-4], parts[-3], parts[-2]
-        m = _MEMBER_FOLDERS.get(members.lower())
-        if m is not None:
-            meta["members"] = m
-            meta["members_folder"] = members
-            if "noswap" in "/".join(parts).lower():
-                meta["condition"] = "not_swapped"
-            if operation.lower() in _OPERATIONS:
-                meta["operation"] = _OPERATIONS[operation.lower()]
-            meta["approach"] = approach
-    return meta
-
-
-def _int_or_none(v) -> int | None:
-    try:
-        i = int(v) if v is not None else None
-    except (TypeError, ValueError):
-        return None
-    return i if i is None or INT64[0] <= i <= INT64[1] else None
-
-
-def _float_or_none(v) -> float | None:
-    try:
-        return float(v) if v is not None else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _reference_row(rec: dict, pos: int, name: str, meta: dict) -> dict:
-    from core.tasks.base import stable_id
-    from core.tasks.setops.scoring import reference_result, set_metrics, strict_from_reference
-
-    r = pos + 1
-    op_raw = str(rec.get("op_name") or "").strip().lower()
-    operation = _OPERATIONS.get(op_raw)
-    if operation is None:
-        raise ImportFileError(f"{name}: row {r}, column 'op_name' is {op_raw[:30]!r}; expected union, "
-                              "intersection, difference or symmetric_difference")
-    set_a = _literal_set(rec.get("set_A"), name, r, "set_A")
-    set_b = _literal_set(rec.get("set_B"), name, r, "set_B")
-    truth = _literal_set(rec.get("ground_truth"), name, r, "ground_truth")
-    if set_a is None or set_b is None or truth is None:
-        raise ImportFileError(f"{name}: row {r} has {{-1}} in set_A, set_B or ground_truth")
-    answer = _literal_set(rec.get("result_obj"), name, r, "result_obj")
-    llm_vs_gt = _bool(rec.get("llm_vs_gt"), name, r, "llm_vs_gt")
-    members = meta.get("members") or ("numbers" if all(isinstance(m, int) for m in set_a + set_b) else "words")
-    file_truth = truth
-    try:    # the truth is the operation's result on the operands, whatever the file's ground_truth says
-        truth = set_truth(operation, set_a, set_b)
-    except TypeError:   # members of mixed types: no order to compute it in; the file's is all there is
-        pass
-    metrics = set_metrics(truth, answer, set_a, set_b)
-    # strict = the reference's own reading of result_obj, judged by us against the recomputed truth (its llm_vs_gt
-    # is kept as the file's claim); its made-up count compares with A and B as written
-    ref_a, ref_b = reference_result(rec.get("set_A")), reference_result(rec.get("set_B"))
-    read = reference_result(rec.get("result_obj"))
-    ref_truth = frozenset(set_truth(operation, sorted(ref_a, key=str), sorted(ref_b, key=str))) \
-        if ref_a is not None and ref_b is not None and _one_type(ref_a | ref_b) else frozenset(truth)
-    strict = strict_from_reference(rec.get("result_obj"), read is not None and read == ref_truth,
-                                   ref_a or set_a, ref_b or set_b)
-    factors = {
-        "operation": operation, "members": members,
-        "size_a": _int_or_none(meta.get("MA") or meta.get("M")) or len(set_a),
-        "size_b": _int_or_none(meta.get("MB") or meta.get("M")) or len(set_b),
-        "length": _int_or_none(meta.get("L")), "decile": _int_or_none(meta.get("Decile")),
-        "overlap": _float_or_none(meta.get("O")), "condition": meta.get("condition"),
-        "phrasing": _REFERENCE_PHRASINGS.get(meta.get("phrasing"), meta.get("phrasing")),
-        "approach": _REFERENCE_APPROACHES.get(meta.get("approach"), meta.get("approach")),
-        "shots": _int_or_none(meta.get("K")) or 0,
-    }
-    extra = {k: rec.get(k) for k in REFERENCE_OPTIONAL if rec.get(k) is not None}
-    extra.update({f"reference_{k}": meta[k] for k in ("phrasing", "approach")
-                  if meta.get(k) is not None and meta[k] != factors[k]})
-    extra["llm_vs_gt"] = llm_vs_gt
-    if meta.get("N") is not None:
-        extra["number_max"] = meta.get("N")
-    return {
-        **factors,
-        "idx": pos, "sample": pos, "seed": _int_or_none(meta.get("S")),
-        "config_id": stable_id({"source": "setlexsem-reference", **factors, "N": meta.get("N")}),
-        "prompt": rec.get("prompt") or "", "truth": truth, "set_a": set_a, "set_b": set_b,
-        "response": None if rec.get("result_obj") is None else str(rec.get("result_obj")),
-        "parsed": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
-        "followed": answer is not None,
-        **metrics, "correct": bool(metrics["correct"]), **strict,
-        "claimed_correct": llm_vs_gt, "claimed_correct_strict": llm_vs_gt, "_file_truth": file_truth,
-        "tokens_in": _int_or_none(rec.get("context_length_in")),
-        "tokens_out": _int_or_none(rec.get("context_length_out")),
-        "extra_json": store.canonical_json(extra),
-    }
-
-
-def _one_type(members) -> bool:
-    return all(isinstance(m, int) for m in members) or all(isinstance(m, str) for m in members)
-
-
 def _json_list(value, name: str, row: int, col: str):
     if value is None or isinstance(value, (list, tuple, dict, bool)):
         return value
@@ -283,10 +137,12 @@ def _json_list(value, name: str, row: int, col: str):
         raise ImportFileError(f"{name}: row {row}, column {col!r} {why}") from None
 
 
-def _studio_row(rec: dict, pos: int, name: str, seen: set) -> dict:
+def _studio_row(rec: dict, pos: int, name: str) -> dict:
     r = pos + 1
     row = {}
     for col, value in rec.items():
+        if col in _NOT_CLAIMS:
+            continue
         if isinstance(value, float) and math.isnan(value):
             value = None
         if col in _INT_COLS:
@@ -294,7 +150,7 @@ def _studio_row(rec: dict, pos: int, name: str, seen: set) -> dict:
         elif col in _FLOAT_COLS:
             value = _number(value, name, r, col, integer=False)
         elif col in _BOOL_COLS:
-            value = _bool(value, name, r, col)
+            value = read_bool(value, name, r, col)
         elif col in ("truth", "set_a", "set_b", "member_hypernyms"):
             value = _json_list(value, name, r, col)
         elif col in ("parsed", "parsed_strict") and value is not None and not isinstance(value, str):  # JSONL
@@ -306,12 +162,9 @@ def _studio_row(rec: dict, pos: int, name: str, seen: set) -> dict:
         row[col] = value
     if row.get("idx") is None:
         raise ImportFileError(f"{name}: row {r}, column 'idx' is empty")
-    if row["idx"] in seen:
-        raise ImportFileError(f"{name}: row {r} repeats idx {row['idx']}")
-    seen.add(row["idx"])
     if not isinstance(row.get("prompt"), str):
         raise ImportFileError(f"{name}: row {r}, column 'prompt' is empty")
-    _fill_strict(row)
+    row["_claimed"] = (row.get("correct"), row.get("correct_strict"))   # what the file says, before we judge
     return row
 
 
@@ -328,19 +181,47 @@ def _layout(columns: set[str], name: str) -> str:
         f"{', '.join(missing_ref)}; a SetLexSem Studio export needs {', '.join(missing_ours)}")
 
 
+@dataclass
+class _Group:
+    """The rows of one model in a file: they become one run."""
+    model: str
+    tally: rescore.Tally = field(default_factory=rescore.Tally)
+    seen: set = field(default_factory=set)
+    digest: int = 0
+    rows: int = 0
+    source_runs: set = field(default_factory=set)
+    tasks: set = field(default_factory=set)
+    names: set = field(default_factory=set)
+    probe: tuple | None = None     # (idx, prompt) of its first row: finds runs made here that may hold the same
+
+    def meta(self, meta: dict) -> dict:
+        """The run record's ``meta`` for this model's run."""
+        return {**{k: v for k, v in meta.items() if k not in ("groups", "hyperparameters")},
+                "rows": self.rows, "models": [self.model], "tasks": sorted(self.tasks),
+                "names": sorted(self.names)[:2], "source_runs": sorted(self.source_runs)[:2],
+                "rescored": self.tally.to_dict(), "content_sha256": f"{self.digest:064x}"}
+
+    @property
+    def run_id(self) -> str:
+        return "import-" + hashlib.sha256(f"{self.digest:064x}".encode()).hexdigest()[:12]
+
+
 def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
-    """Chunks of rows in our export layout, and the meta dict (filled in as the chunks are read: kind,
-    hyperparameters, models, tasks, rows)."""
-    meta: dict[str, Any] = {"filename": src.name, "rows": 0}
+    """Chunks of rows in our export layout (each with ``_model``), and the meta dict (filled in as the chunks are
+    read: kind, hyperparameters, rows, and per model a ``_Group`` in ``groups``)."""
+    meta: dict[str, Any] = {"filename": src.name, "rows": 0, "groups": {}}
     chunks = raw_chunks(src)
 
+    def group(model: str) -> _Group:
+        if model not in meta["groups"]:
+            if len(meta["groups"]) >= MAX_MODELS:
+                raise ImportFileError(f"{src.name}: the model column names more than {MAX_MODELS} models (a run "
+                                      "each); split the file")
+            meta["groups"][model] = _Group(model)
+        return meta["groups"][model]
+
     def gen() -> Iterator[list[dict]]:
-        tally = rescore.Tally()
-        source_runs: set = set()
-        seen: set = set()
-        digest = 0
         kind = None
-        models, tasks, names = set(), set(), set()
         for chunk in chunks:
             if kind is None:
                 kind = _layout({c for row in chunk for c in row}, src.name)
@@ -348,44 +229,58 @@ def _rows(src: Source) -> tuple[Iterator[list[dict]], dict]:
                 if kind == "reference":
                     meta["hyperparameters"] = reference_path_meta(src.where)
             start = meta["rows"]
-            if kind == "reference":
-                out = [_reference_row(rec, start + i, src.name, meta["hyperparameters"]) for i, rec in enumerate(chunk)]
-                for r in out:
-                    tally.add(r, r["claimed_correct"], r.pop("_file_truth"))
-            else:
-                out = [_studio_row(rec, start + i, src.name, seen) for i, rec in enumerate(chunk)]
-                for r in out:
-                    rescore.row(r, tally)
-                source_runs.update(str(r["run_id"]) for r in out if r.get("run_id") is not None)
-                meta["source_runs"] = sorted(source_runs)[:2]
-                models.update(str(r["model"]) for r in out if r.get("model") is not None)
-                tasks.update(str(r["task"]) for r in out if r.get("task") is not None)
-                meta["models"], meta["tasks"] = sorted(models), sorted(tasks)
-                if len(names) < 2:   # the run's own name (our export's `name` column), when the file has one
-                    names.update(str(r["name"]).strip()[:200] for r in out
-                                 if isinstance(r.get("name"), str) and r["name"].strip())
-                meta["names"] = sorted(names)[:2]
-            meta["rescored"] = tally.to_dict()
+            out = []
+            for i, rec in enumerate(chunk):
+                if kind == "reference":
+                    r = reference_row(rec, start + i, src.name, meta["hyperparameters"])
+                    g = group(REFERENCE_MODEL)
+                    share = digests.claim_digest([start + i, *claim_digest_cells(rec)])
+                    rescore.settle(r, r.pop("_reason"), r.pop("_claimed"), r.pop("_file_truth"), g.tally)
+                else:
+                    r = _studio_row(rec, start + i, src.name)
+                    g = group(str(r.get("model") or "unknown"))
+                    if r["idx"] in g.seen:
+                        raise ImportFileError(f"{src.name}: row {start + i + 1} repeats idx {r['idx']}")
+                    g.seen.add(r["idx"])
+                    share = digests.row_claims_digest(r)
+                    rescore.row(r, g.tally)
+                    if r.get("run_id") is not None:
+                        g.source_runs.add(str(r["run_id"]))
+                    if r.get("task") is not None:
+                        g.tasks.add(str(r["task"]))
+                    if len(g.names) < 2 and isinstance(r.get("name"), str) and r["name"].strip():
+                        g.names.add(r["name"].strip()[:200])   # the run's own name (our export's `name` column)
+                g.digest = (g.digest + share) % (1 << 256)   # order-independent
+                g.rows += 1
+                if g.probe is None:
+                    g.probe = (r["idx"], r["prompt"])
+                r["_model"] = g.model
+                out.append(r)
             meta["rows"] += len(out)
-            digest = (digest + sum(_row_digest(r) for r in out)) % (1 << 256)   # order-independent
             yield out
         if kind is None:
             raise ImportFileError(f"{src.name}: file holds no rows")
         meta["sha256"] = src.sha256
-        meta["content_sha256"] = f"{digest:064x}"
 
     return gen(), meta
 
 
 def read_results_file(path_or_bytes, filename: str | None = None) -> tuple[pd.DataFrame, dict]:
-    """Read a result file into our export layout, in memory (tests, small files). Raises ImportFileError."""
+    """Read a result file into our export layout, in memory (tests, small files). Raises ImportFileError. ``meta``
+    holds the models, tasks and the re-scoring counts of all of them (``rescored``)."""
     src = Source(path_or_bytes, filename)
     try:
         chunks, meta = _rows(src)
         rows = [row for chunk in chunks for row in chunk]
     finally:
         src.close()
-    out = pd.DataFrame(rows)
+    groups = meta.pop("groups")
+    total = rescore.Tally()
+    for g in groups.values():
+        total.merge(g.tally)
+    meta.update(rescored=total.to_dict(), models=sorted(groups), tasks=sorted({t for g in groups.values()
+                                                                               for t in g.tasks}))
+    out = pd.DataFrame([{k: v for k, v in r.items() if k != "_model"} for r in rows])
     for col in EXPORT_COLUMNS:
         if col not in out.columns:
             out[col] = None
@@ -401,7 +296,7 @@ _RESULT_KEYS = ("parsed", "followed", "correct", "jaccard", "precision", "recall
                 "claimed_correct", "claimed_correct_strict")
 
 
-def _split(rows: list[dict], run_id: str, at, kind: str) -> tuple[list[dict], list[dict], list[dict]]:
+def _split(rows: list[dict], run_id: str, at) -> tuple[list[dict], list[dict], list[dict]]:
     """Rows of the export layout → (items, calls, results) rows of the store."""
     items, calls, results = [], [], []
     for rec in rows:
@@ -416,15 +311,14 @@ def _split(rows: list[dict], run_id: str, at, kind: str) -> tuple[list[dict], li
                 pass
         items.append(item)
         key = f"import:{run_id}:{idx}"
-        answered = rec.get("error") is None and (rec.get("response") is not None or rec.get("correct") is not None)
         if rec.get("response") is not None:
-            model = "reference-csv" if kind == "reference" else str(rec.get("model") or "unknown")
-            calls.append({"cache_key": key, "model": model, "response": rec.get("response"),
+            calls.append({"cache_key": key, "model": rec["_model"], "response": rec.get("response"),
                           "latency_ms": rec.get("latency_ms"), "tokens_in": rec.get("tokens_in"),
                           "tokens_out": rec.get("tokens_out"), "cost_usd": rec.get("cost_usd"), "error": None,
                           "attempts": rec.get("attempts"), "at": at, "draw": 0, "reasoning": rec.get("reasoning_text"),
                           **{k: rec.get(k) for k in ("tokens_reasoning", "cost_reasoning_usd", "reasoning_sent")}})
-        if answered or rec.get("error") is not None:
+        if rec.get("response") is not None or rec.get("error") is not None or rec.get("correct") is not None \
+                or rec.get("claimed_correct") is not None or rec.get("claimed_correct_strict") is not None:
             results.append({k: rec.get(k) for k in _RESULT_KEYS}
                            | {"run_id": run_id, "idx": idx, "cache_key": key if rec.get("response") is not None
                               else None, "cached": False, "at": at})
@@ -443,6 +337,10 @@ class _Staging:
         self.writers: dict[str, Any] = {}
         self.parts: list[dict[str, str]] = [{}]
         self.rows_in_part = 0
+
+    def mark(self, run_id: str) -> None:
+        """The run id the staged rows are stored under (a killed import's rows are removed by it)."""
+        (self.dir / "run_id").write_text(run_id)
 
     def append(self, tables: dict) -> None:
         import pyarrow.parquet as pq
@@ -480,55 +378,6 @@ class _Staging:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
-                   ) -> tuple[str, int]:
-    """Store a result file as a run (source 'import:<file name>'), streamed (see the module docstring).
-    Re-importing the same bytes returns its run with 0 new rows."""
-    from core.store.rows import item_table, redact_rows, rows_table
-    from core.store.schema import CALL_COLUMNS, RESULT_COLUMNS
-
-    src = Source(path_or_bytes, filename)
-    try:
-        run_id = f"import-{src.sha256[:12]}"
-        with store.connect(db_path) as con:
-            if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
-                return run_id, 0
-        chunks, meta = _rows(src)
-        staging = _Staging(db_path, run_id)
-        try:
-            at = store.now_utc()
-            n_items = 0
-            for rows in chunks:
-                items, calls, results = _split(rows, run_id, at, meta["kind"])
-                staging.append({"items": item_table(run_id, items),
-                                "calls": rows_table(redact_rows(calls), CALL_COLUMNS),
-                                "results": rows_table(redact_rows(results), RESULT_COLUMNS)})
-                n_items += len(items)
-            stored_as = _store_import(db_path, run_id, meta, name, n_items, at, staging.finish())
-            if stored_as != run_id:   # the same results in another format: the run holding them
-                return stored_as, 0
-        finally:
-            staging.remove()
-    finally:
-        src.close()
-    return run_id, n_items
-
-
-def _existing_import(con, run_id: str, meta: dict) -> str | None:
-    """The run already holding these results: same run id (same bytes), the same rows in another format
-    (CSV / Parquet / JSONL, detected by their content digest), or — for our own export of one run — that run
-    itself, when its stored answers digest the same (re-importing an export never makes a second run)."""
-    sources = meta.get("source_runs") or []
-    if len(sources) == 1 and con.execute("SELECT count(*) FROM runs WHERE run_id = ?", sources).fetchall()[0][0] \
-            and _stored_run_digest(con, sources[0]) == meta["content_sha256"]:
-        return sources[0]
-    row = con.execute(
-        "SELECT run_id FROM runs WHERE run_id = ? OR (coalesce(source, '') LIKE 'import%' AND "
-        "json_extract_string(run_json, '$.meta.content_sha256') = ?) ORDER BY created_at LIMIT 1",
-        [run_id, meta["content_sha256"]]).fetchall()
-    return row[0][0] if row else None
-
-
 def _import_name(meta: dict) -> str:
     """An imported run's name: the file's own run name (its `name` column, when all rows share one), else the file
     name and layout."""
@@ -538,22 +387,147 @@ def _import_name(meta: dict) -> str:
         f"{meta['filename']} ({meta['kind']})"
 
 
-def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: int, at, parts: list[dict]) -> str:
+class Imported(NamedTuple):
+    run_id: str
+    rows: int        # rows stored now; 0 when the store already held these claims (``run_id`` is that run)
+    model: str
+
+
+def import_file(db_path, path_or_bytes, filename: str | None = None, name: str | None = None) -> list[Imported]:
+    """Store a result file as one run per model (source 'import:<file name>'), streamed (see the module docstring).
+    Importing the same claims again returns the runs holding them with 0 new rows."""
+    from core.store.rows import item_table, redact_rows, rows_table
+    from core.store.schema import CALL_COLUMNS, RESULT_COLUMNS
+
+    src = Source(path_or_bytes, filename)
+    try:
+        with store.connect(db_path) as con:   # the very same bytes: the runs they made
+            known = con.execute(
+                "SELECT run_id, model FROM runs WHERE run_id = ? OR (starts_with(coalesce(source, ''), 'import') "
+                "AND json_extract_string(run_json, '$.meta.sha256') = ?) ORDER BY run_id",
+                [f"import-{src.sha256[:12]}", src.sha256]).fetchall()
+        if known:
+            return [Imported(r, 0, m) for r, m in known]
+        chunks, meta = _rows(src)
+        staged: dict[str, _Staging] = {}
+        placeholder = f"staging-{uuid.uuid4().hex[:16]}"   # the run's id is known once every row was read
+        try:
+            at = store.now_utc()
+            for rows in chunks:
+                by_model: dict[str, list] = {}
+                for r in rows:
+                    by_model.setdefault(r["_model"], []).append(r)
+                for model, part in by_model.items():
+                    items, calls, results = _split(part, placeholder, at)
+                    if model not in staged:
+                        staged[model] = _Staging(db_path, placeholder)
+                    staged[model].append({"items": item_table(placeholder, items),
+                                          "calls": rows_table(redact_rows(calls), CALL_COLUMNS),
+                                          "results": rows_table(redact_rows(results), RESULT_COLUMNS)})
+            groups = meta.pop("groups")
+            out = []
+            for model, g in groups.items():
+                run_meta = g.meta(meta)
+                label = name if name is None or len(groups) == 1 else f"{name} · {model}"
+                staged[model].mark(g.run_id)
+                run_id, created = _store_import(db_path, g, run_meta, label, placeholder, at, staged[model].finish(),
+                                                several=len(groups) > 1)
+                out.append(Imported(run_id, g.rows if created else 0, model))
+        finally:
+            for s in staged.values():
+                s.remove()
+    finally:
+        src.close()
+    return out
+
+
+def import_results(db_path, path_or_bytes, filename: str | None = None, name: str | None = None
+                   ) -> tuple[str, int]:
+    """``import_file`` for a file of one model: (run id, rows stored now). A file of several models makes a run
+    each; this returns the first (``import_file`` returns them all)."""
+    first = import_file(db_path, path_or_bytes, filename, name)[0]
+    return first.run_id, first.rows
+
+
+def _existing_import(con, g: _Group, run_id: str) -> str | None:
+    """The run already holding these claims: the same id (an upload of the same claims), or a run made here whose
+    stored results digest the same (our own export of it, with or without its run_id column)."""
+    if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
+        return run_id
+    candidates = list(g.source_runs)[:2]
+    if g.probe is not None:
+        candidates += [r[0] for r in con.execute(
+            "SELECT DISTINCT i.run_id FROM items i JOIN runs ru ON ru.run_id = i.run_id WHERE i.idx = ? AND "
+            f"i.prompt = ? AND ru.model = ? AND {made_here_sql('ru')} LIMIT 20",
+            [g.probe[0], g.probe[1], g.model]).fetchall()]
+    digest = f"{g.digest:064x}"
+    for rid in dict.fromkeys(candidates):
+        if digests.stored_run_digest(con, rid) == digest:
+            return rid
+    return None
+
+
+def _compare_with_store(con, run_id: str, g: _Group, meta: dict) -> None:
+    """What the store knows about these rows (counted into the run's tally): this model's own replies to the same
+    prompts (runs made here) and — when the file names a stored run — that run's responses, item by item."""
+    t = g.tally
+    up = ("SELECT i.idx, i.prompt, c.response, coalesce(r.correct_strict, r.claimed_correct_strict) AS verdict "
+          "FROM items i JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx "
+          "JOIN calls c ON c.cache_key = r.cache_key WHERE i.run_id = ? AND r.error IS NULL")
+    t.own_compared, t.own_differ, t.own_verdict_differ = con.execute(
+        f"WITH up AS ({up}), here AS (SELECT prompt, response, correct_strict FROM v_results WHERE model = ? AND "
+        f"provenance = 'made here' AND response IS NOT NULL AND error IS NULL) "
+        "SELECT count(*), count(*) FILTER (WHERE NOT same_reply), count(*) FILTER (WHERE NOT same_verdict) FROM ("
+        "SELECT up.idx, bool_or(h.response = up.response) AS same_reply, "
+        "bool_or(h.correct_strict IS NOT DISTINCT FROM up.verdict) AS same_verdict "
+        "FROM up JOIN here h ON h.prompt = up.prompt GROUP BY up.idx)", [run_id, g.model]).fetchall()[0]
+    sources = [s for s in g.source_runs if s != run_id]
+    if len(g.source_runs) == 1 and sources and con.execute(
+            "SELECT count(*) FROM runs WHERE run_id = ?", sources).fetchall()[0][0]:
+        meta["source_run"] = sources[0]
+        t.source_compared, t.source_differ = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE s.response IS DISTINCT FROM c.response) "
+            "FROM items i LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx "
+            "LEFT JOIN calls c ON c.cache_key = r.cache_key JOIN v_results s ON s.run_id = ? AND s.idx = i.idx "
+            "WHERE i.run_id = ?", [sources[0], run_id]).fetchall()[0]
+    meta["rescored"] = t.to_dict()
+
+
+def _insert(con, table: str, columns, run_id: str, placeholder: str, path: str) -> None:
+    """INSERT a staged part, its placeholder run id (and the cache keys made with it) replaced by the run's."""
+    names = ", ".join(f'"{n}"' for n, _ in columns)
+    exprs, params = [], []
+    for n, _ in columns:
+        if n == "run_id":
+            exprs.append("?::VARCHAR")
+            params.append(run_id)
+        elif n == "cache_key":
+            exprs.append("replace(cache_key, ?, ?)")
+            params += [f"import:{placeholder}:", f"import:{run_id}:"]
+        else:
+            exprs.append(f'"{n}"')
+    con.execute(f"INSERT OR IGNORE INTO {table} ({names}) SELECT {', '.join(exprs)} FROM read_parquet(?)",
+                [*params, path])
+
+
+def _store_import(db_path, g: _Group, meta: dict, name: str | None, placeholder: str, at, parts: list[dict], *,
+                  several: bool) -> tuple[str, bool]:
     """The staged rows, part by part (a transaction each: DuckDB holds a transaction's new rows in memory), then the
-    run's record — only that makes the run visible (v_results joins runs). The whole file was read and checked
-    before, so nothing here depends on its content; if writing fails, the rows written so far are removed again
-    (a kill -9 in between leaves them invisible, and importing the file again completes them)."""
+    run's record — only that makes the run visible (v_results joins runs). Returns (run id, created). If writing
+    fails, the rows written so far are removed again (a kill -9 in between leaves them invisible, and importing
+    the file again completes them)."""
     from core.store.schema import CALL_COLUMNS, ITEM_COLUMNS, RESULT_COLUMNS
 
     columns = {"items": ITEM_COLUMNS, "calls": CALL_COLUMNS, "results": RESULT_COLUMNS}
-    task = "setops" if meta["kind"] == "reference" else ((meta.get("tasks") or ["setops"])[0])
-    model = "reference-csv" if meta["kind"] == "reference" else ((meta.get("models") or ["unknown"])[0])
-    config = {"task": task, "imported_from": meta["filename"], "kind": meta["kind"],
+    kind = meta["kind"]
+    task = "setops" if kind == "reference" else ((meta.get("tasks") or ["setops"])[0])
+    config = {"task": task, "imported_from": meta["filename"], "kind": kind,
               "hyperparameters": meta.get("hyperparameters")}
+    run_id = g.run_id
     with store.connect(db_path) as con:
-        existing = _existing_import(con, run_id, meta)
+        existing = _existing_import(con, g, run_id)
     if existing is not None:
-        return existing
+        return existing, False
     try:
         for files in parts:
             with store.connect(db_path) as con:
@@ -563,16 +537,15 @@ def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: i
                 try:
                     with store.transaction(con):
                         for table, path in files.items():
-                            names = ", ".join(f'"{n}"' for n, _ in columns[table])
-                            con.execute(f"INSERT OR IGNORE INTO {table} ({names}) "
-                                        f"SELECT {names} FROM read_parquet(?)", [path])
+                            _insert(con, table, columns[table], run_id, placeholder, path)
                 finally:
                     con.execute("SET memory_limit = ?", [limit])
             fault("import-part-stored")
         with store.connect(db_path) as con, store.transaction(con):
             if con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
-                return run_id    # imported by another process meanwhile
-            run_name = name or _import_name(meta)
+                return run_id, False    # imported by another process meanwhile
+            _compare_with_store(con, run_id, g, meta)
+            run_name = name or _import_name(meta) + (f" · {g.model}" if several else "")
             if not name and run_name in (meta.get("names") or []) and con.execute(
                     "SELECT count(*) FROM runs WHERE name = ?", [run_name]).fetchall()[0][0]:
                 run_name = f"{run_name} ({meta['filename']})"   # an edited copy of a stored run: say which file
@@ -582,9 +555,8 @@ def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: i
                    cost_usd, source, schema_version)
                    VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 'imported', ?, 0, 0, 0, 0, ?, ?)""",
                 [run_id, run_id, at, at, at, task, run_name,
-                 store.canonical_json(config), store.canonical_json({**config, "meta": {
-                     k: v for k, v in meta.items() if k != "hyperparameters"}}),
-                 model, n_items, f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])
+                 store.canonical_json(config), store.canonical_json({**config, "meta": meta}),
+                 g.model, g.rows, f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])
             store.refresh_run_counts(con, run_id)
             aggregates.refresh_runs(con, [run_id])
     except BaseException:
@@ -595,7 +567,9 @@ def _store_import(db_path, run_id: str, meta: dict, name: str | None, n_items: i
                         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
                     aggregates.drop_runs(con, [run_id])
                     con.execute("DELETE FROM calls WHERE starts_with(cache_key, ?)", [f"import:{run_id}:"])
-        except Exception:   # the first error is the one to report
-            pass
+        except Exception as exc:   # the first error is the one to report
+            import logging
+
+            logging.getLogger(__name__).warning("could not remove the rows of a failed import: %s", exc)
         raise
-    return run_id
+    return run_id, True

@@ -5,7 +5,9 @@ group. Used by core/store/io.py (which gives the rows their meaning).
     raw_chunks(source) -> Iterator[list[dict]]   rows as read (CSV: text or None; JSONL/Parquet: their own types),
                                                  CHUNK_ROWS at a time; CSV cells a spreadsheet would run are refused
                                                  (core/files.py) and cells our export neutralised read back as
-                                                 written
+                                                 written; byte-order marks before the header are dropped, and
+                                                 the line breaks inside the cells of a CSV whose lines end with
+                                                 CR (CRLF or CR alone) are read as LF
 
 Every problem is an ImportFileError with one line naming the file and the place (line, row, column).
 """
@@ -177,7 +179,7 @@ def _jsonl_rows(src: Source) -> Iterator[list[dict]]:
     for n, raw in _lines(src.fh, src.name):
         line = _decode(raw, src.name, f"line {n}")
         if n == 1:
-            line = line.lstrip("\ufeff")
+            line = line.lstrip("\ufeff")   # byte-order marks, however many
         if not line.strip():
             continue
         try:
@@ -199,14 +201,25 @@ def _jsonl_rows(src: Source) -> Iterator[list[dict]]:
         yield chunk
 
 
+def _cr_lines(src: Source) -> bool:
+    """Whether the file ends its lines with CR (CRLF or CR alone): its cells' line breaks are read as LF then."""
+    head = src.fh.read(1 << 20)
+    src.fh.seek(0)
+    cut = min((i for i in (head.find(b"\r"), head.find(b"\n")) if i >= 0), default=-1)
+    return cut >= 0 and head[cut:cut + 1] == b"\r"
+
+
 def _csv_rows(src: Source) -> Iterator[list[dict]]:
     _text_check(src)
     csv.field_size_limit(MAX_CELL_CHARS)
+    cr = _cr_lines(src)
     text = io.TextIOWrapper(src.fh, encoding="utf-8-sig", newline="")
     reader = csv.reader(text)
     try:
         try:
             header = [h.strip() for h in next(reader)]
+            if header:
+                header[0] = header[0].lstrip("\ufeff").strip()   # a second byte-order mark (the first is decoded away)
         except StopIteration:
             raise ImportFileError(f"{src.name}: file holds no CSV header") from None
         if not any(header):
@@ -227,6 +240,8 @@ def _csv_rows(src: Source) -> Iterator[list[dict]]:
             if len(fields) > len(header):
                 raise ImportFileError(f"{src.name}: not a readable CSV file (line {reader.line_num} has "
                                       f"{len(fields)} fields, the header {len(header)})")
+            if cr:
+                fields = [v.replace("\r\n", "\n").replace("\r", "\n") for v in fields]
             chunk.append({h: (v if v != "" else None) for h, v in zip(header, fields)})
             chars += sum(map(len, fields))
             if len(chunk) >= CHUNK_ROWS or chars >= CHUNK_CHARS:

@@ -44,12 +44,17 @@ def run_columns() -> list[str]:
     return [n for n, _ in RUN_COLUMNS]
 
 
-def list_runs(db_path=None, *, recover: bool = True) -> pd.DataFrame:
-    """All runs, newest first (merges journals of dead processes first so killed CLI runs show up)."""
+def list_runs(db_path=None, *, recover: bool = True, made_here_only: bool = False) -> pd.DataFrame:
+    """All runs, newest first (merges journals of dead processes first so killed CLI runs show up), with their
+    ``provenance`` ('made here' or 'uploaded'; core/store/provenance.py); ``made_here_only`` leaves uploads out."""
+    from core.store.provenance import made_here_sql, uploaded_sql
+
     if recover:
         recover_journals(db_path)
+    where = f"WHERE {made_here_sql()}" if made_here_only else ""
     with connect(db_path) as con:
-        return con.execute("SELECT * FROM runs ORDER BY created_at DESC, run_id").df()
+        return con.execute(f"SELECT *, CASE WHEN {uploaded_sql()} THEN 'uploaded' ELSE 'made here' END AS provenance "
+                           f"FROM runs {where} ORDER BY created_at DESC, run_id").df()
 
 
 def get_run(db_path, run_id: str) -> dict | None:
@@ -73,7 +78,8 @@ def _json_dict(text) -> dict:
 
 def run_record(db_path, run_id: str) -> dict | None:
     """A run's row plus what is parsed from it: ``config`` and ``params`` (dicts; {} where absent, e.g. imported
-    runs whose file carried none), ``imported`` (bool) and ``batch`` (bool: last started as a provider batch run).
+    runs whose file carried none), ``imported`` (bool: an upload or a provider batch file), ``provenance`` ('made
+    here' / 'uploaded') and ``batch`` (bool: last started as a provider batch run).
     Missing values are None, never NaN."""
     row = get_run(db_path, run_id)
     if row is None:
@@ -81,6 +87,9 @@ def run_record(db_path, run_id: str) -> dict | None:
     row["config"] = _json_dict(row.get("config_json"))
     row["params"] = _json_dict(row.get("params_json"))
     row["imported"] = str(row.get("source") or "").startswith("import")
+    from core.store.provenance import of_source
+
+    row["provenance"] = of_source(row.get("source"))
     row["batch"] = bool(_json_dict(row.get("run_json")).get("batch"))   # last started through provider batches
     return row
 

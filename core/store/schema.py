@@ -27,6 +27,7 @@ import duckdb
 
 # a submodule import: never waits on a core.store another thread is initialising
 import core.store.aggregates as aggregates  # noqa: PLR0402
+import core.store.provenance as provenance  # noqa: PLR0402
 from core.tasks import item_columns
 
 # column types as DuckDB names (core/store/rows.py maps them to Arrow types: pyarrow is imported at the first write,
@@ -85,6 +86,7 @@ V_RESULTS = """
 CREATE OR REPLACE VIEW v_results AS
 SELECT i.* REPLACE (""" + REASONING_EFFECTIVE + """ AS reasoning),
        ru.model, ru.task, ru.name, ru.base_url, ru.status AS run_status, ru.source,
+       CASE WHEN """ + provenance.uploaded_sql("ru") + """ THEN 'uploaded' ELSE 'made here' END AS provenance,
        """ + ", ".join(f"{sql} AS {name}" for name, sql in RUN_PARAM_FACTORS.items()) + """,
        r.cache_key, r.parsed, r.followed, r.correct, r.jaccard, r."precision", r.recall, r.truth_len,
        r.answer_len, r.made_up, r.empty_truth, r.pred, r.correct_gqg, r.error, r.attempts, r.cached,
@@ -229,7 +231,7 @@ def _refresh_view(con, where: str) -> None:
             return
         have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'v_results' "
                                           "AND database_name = current_database()").fetchall()}
-        if not set(RUN_PARAM_FACTORS) | {"reasoning_text"} <= have:
+        if not set(RUN_PARAM_FACTORS) | {"reasoning_text", "provenance"} <= have:
             con.execute(V_RESULTS)
         _VIEW_CURRENT.add(where)
 

@@ -1,7 +1,7 @@
 """Shared UI helpers for every page (the only Streamlit-aware helpers; core never imports streamlit), one module per
 kind: ``nav`` (the page list), ``db`` (store handle, cached analysis, run list), ``url`` (query-string state),
 ``pickers`` (run picker, slice filters), ``model_picker``, ``progress`` (start and follow runs), ``lazy`` (expanders
-built only when open), ``violins`` (the note and zoom toggle under sketched violins).
+built only when open), ``violins`` (the note and zoom toggle under sketched violins), ``provenance`` (badges and the made-here filter).
 
 Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 
@@ -28,6 +28,9 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
   (kept in the URL as ``scoring``); pass its value as ``scoring=`` to the core.analysis calls.
 * **Heavy, optional content**: ``lazy_expander(label, key)`` is an expander whose body the page builds only while
   it is open (``if exp.open: with exp: …``); a closed ``st.expander``'s elements are still sent and drawn.
+* **Provenance**: ``provenance_badges(run_ids)`` is the one line that names each shown run with its badge ("made
+  here" / "uploaded · a file's claims"); every page that names runs calls it once. ``run_picker`` offers "Only
+  runs made here" (``made_here_only``) and marks uploads in its labels.
 * **Errors**: ``user_errors()`` context manager shows ``UserError`` (and DuckDB busy) as one st.error line.
 * **User text in Markdown**: wrap anything a user or a file supplied (imported cells, model names, run names, URL
   parameters, error messages quoting them) in ``md(text)`` or ``md_code(text)`` before st.markdown / st.error /
@@ -49,6 +52,7 @@ from pages._ui.model_picker import (  # noqa: F401
 from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
 from pages._ui.pickers import current_scoring, run_picker, scoring_switch, select_runs, slice_filters, warn_unknown_runs  # noqa: F401
 from pages._ui.progress import report_download, run_is_live, run_progress, start_run, with_live_status  # noqa: F401
+from pages._ui.provenance import made_here_only, provenance_badges, provenance_suffix  # noqa: F401
 from pages._ui.text import md, md_code  # noqa: F401
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 from pages._ui.violins import sketch_note  # noqa: F401

@@ -10,18 +10,24 @@ import streamlit as st
 
 from core import analysis
 from pages._ui.db import cached_analysis, runs_df
+from pages._ui.provenance import made_here_only, provenance_suffix
 from pages._ui.text import md
 from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set
 
 
 def run_picker(label: str, key: str, default: Sequence[str] | None = None, task: str | None = None,
                max_selections: int | None = None, help: str | None = None) -> list[str]:
-    """Multiselect of stored runs (labelled), synced with the query parameter ``key``."""
+    """Multiselect of stored runs (labelled; uploads marked), synced with the query parameter ``key``; above it the
+    "Only runs made here" checkbox (URL ``<key>_here``)."""
     all_runs = runs = runs_df()
     if task is not None and not runs.empty:
         runs = runs[runs["task"] == task]
+    if made_here_only(f"{key}_here") and not runs.empty:
+        runs = runs[runs["provenance"] != "uploaded"]
     ids = runs["run_id"].tolist() if not runs.empty else []
     labels = analysis.run_choice_labels(runs) if not runs.empty else {}   # names, never hashes
+    kinds = dict(zip(runs["run_id"], runs["provenance"])) if not runs.empty else {}
+    labels = {r: f"{text}{provenance_suffix(kinds.get(r))}" for r, text in labels.items()}
     warn_unknown_runs(qp_list(key), ids, all_runs["run_id"].tolist() if not all_runs.empty else [], task)
     wanted = [r for r in qp_list(key) if r in ids] or [r for r in (default or []) if r in ids]
     if max_selections:

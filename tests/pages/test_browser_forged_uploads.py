@@ -137,3 +137,68 @@ def test_forged_uploads_in_chromium(app):
                 assert f"{wrong[name]} row(s) claim correct, the response says otherwise" in body, name
         finally:
             browser.close()
+
+
+# ------------------------------------------------------------------ a self-consistent forgery of stored prompts
+SHOTS = "/tmp/i32-uploads-shots"   # screenshots, looked at by the developer (not asserted)
+
+
+@pytest.fixture()
+def stored_and_forged(tmp_path):
+    """A store holding a real run of a model that answers ``{1}`` (mostly wrong), and a CSV export of it in which
+    every response was replaced by the right answer and every verdict claims correct (prompts unchanged) — a
+    self-consistent forgery of prompts the store holds this model's replies to."""
+    from core import runner
+    from core.store.exports import export_run
+    from core.tasks.setops.scoring import solve
+    from tests.support.loopback import LoopbackServer
+
+    _need_browser()
+    db = tmp_path / "studio.duckdb"
+    srv = LoopbackServer(0.001, answer="<answer>{1}</answer>").start()
+    try:
+        run_id = runner.run(CFG, "openai-compatible/answers-one", db_path=db, base_url=srv.base_url,
+                            name="answers-one here").run_id
+    finally:
+        srv.stop()
+    export_run(db, run_id, tmp_path / "export.csv")
+    df = pd.read_csv(tmp_path / "export.csv", dtype=str, keep_default_na=False)
+    df["response"] = [solve({"truth": json.loads(t), "members": m}) for t, m in zip(df["truth"], df["members"])]
+    df["correct"] = df["correct_strict"] = "true"
+    df["name"] = "forged copy"
+    forged = tmp_path / "consistent.csv"
+    df.drop(columns=["run_id"]).to_csv(forged, index=False)
+    with served(db) as base:
+        yield base, run_id, forged, len(df)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_consistent_forgery_is_marked_on_compare_in_chromium(stored_and_forged):
+    from pathlib import Path
+
+    from playwright.sync_api import sync_playwright
+
+    base, run_id, forged, n = stored_and_forged
+    Path(SHOTS).mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            _open(page, f"{base}/compare?runs={run_id}")
+            page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(forged))
+            page.wait_for_function("document.body.innerText.includes('imported as run')", timeout=120_000)
+            wait_rendered(page)
+            _no_exception(page)
+            note = page.locator('[data-testid="stAlertContentWarning"]').filter(
+                has_text="Accuracy from its responses").first.inner_text()
+            assert "100.0 % strict" in note, note                            # re-scored: the answers are right …
+            assert f"{n} of {n} row(s) differ from this model's own replies stored here" in note, note   # … but not its
+            body = page.locator('[data-testid="stMain"]').inner_text()
+            assert "Provenance:" in body and "made here" in body and "uploaded · a file's claims" in body, body[:3000]
+            page.screenshot(path=f"{SHOTS}/compare-consistent-forgery.png", full_page=True)
+            _open(page, f"{base}/runs?here=1")
+            _no_exception(page)
+            page.screenshot(path=f"{SHOTS}/runs-made-here-only.png", full_page=True)
+        finally:
+            browser.close()

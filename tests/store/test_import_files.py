@@ -26,9 +26,9 @@ def ref_csv(tmp_path, rows, rel="numbers/union/baseline/formal_language_K-0_N-No
 NUM_ROWS = [
     'union,"Set A is {12, 40, 51, 77}. Set B is {3, 40, 88, 90}. Union?","{3, 12, 40, 51, 77, 88, 90}",'
     '"{3, 12, 40, 51, 77, 88, 90}",True,"{12, 40, 51, 77}","{3, 40, 88, 90}",120,30,\n',
-    'union,"prompt two","{1, 2, 3, 4, 5, 6, 7}","{1, 2, 3}",False,"{1, 2, 3, 4}","{4, 5, 6, 7}",118,12,\n',
-    'union,"prompt three","{10, 20, 30, 40, 50, 60}","{-1}",False,"{10, 20, 30, 40}","{30, 40, 50, 60}",119,80,x\n',
-    'union,"prompt four","{5, 6, 7, 8, 9}","{5, 6, 7, 8, 9, 99}",False,"{5, 6, 7, 8}","{6, 7, 8, 9}",117,25,\n',
+    'union,"A is {1, 2, 3, 4}, B is {4, 5, 6, 7}","{1, 2, 3, 4, 5, 6, 7}","{1, 2, 3}",False,"{1, 2, 3, 4}","{4, 5, 6, 7}",118,12,\n',
+    'union,"A is {10, 20, 30, 40}, B is {30, 40, 50, 60}","{10, 20, 30, 40, 50, 60}","{-1}",False,"{10, 20, 30, 40}","{30, 40, 50, 60}",119,80,x\n',
+    'union,"A is {5, 6, 7, 8}, B is {6, 7, 8, 9}","{5, 6, 7, 8, 9}","{5, 6, 7, 8, 9, 99}",False,"{5, 6, 7, 8}","{6, 7, 8, 9}",117,25,\n',
 ]
 
 
@@ -67,8 +67,8 @@ def test_reference_csv_import(tmp_path):
 
 def test_reference_words_and_empty_sets(tmp_path):
     rows = [
-        "intersection,p1,set(),set(),True,\"{'apple', 'pear'}\",\"{'fig', 'kiwi'}\",1,1,\n",
-        "intersection,p2,\"{'pear'}\",\"{'Pear'}\",True,\"{'apple', 'pear'}\",\"{'pear', 'kiwi'}\",1,1,\n",
+        "intersection,apple pear fig kiwi,set(),set(),True,\"{'apple', 'pear'}\",\"{'fig', 'kiwi'}\",1,1,\n",
+        "intersection,apple pear kiwi,\"{'pear'}\",\"{'Pear'}\",True,\"{'apple', 'pear'}\",\"{'pear', 'kiwi'}\",1,1,\n",
     ]
     path = ref_csv(tmp_path, rows, rel="words/intersection/baseline/plain_language_K-4_N-None_MA-2_MB-2_L-None_S-1.csv")
     df, meta = read_results_file(path)

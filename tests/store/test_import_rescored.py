@@ -54,10 +54,10 @@ def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(tmp_path):
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(REF_HEADER)
-        w.writerow(["union", "p1", "{12, 40, 77}", "{12, 40, 77}", True, "{12, 40}", "{40, 77}", 1, 1, ""])
-        w.writerow(["union", "p2", "{1, 2, 3}", "{9}", True, "{1, 2}", "{2, 3}", 1, 1, ""])       # forged verdict
-        w.writerow(["union", "p3", "{5}", "{5}", True, "{5, 6}", "{6, 7}", 1, 1, ""])             # forged truth
-        w.writerow(["union", "p4", "{8, 9}", "{8, 9}", False, "{8}", "{9}", 1, 1, ""])            # modest file
+        w.writerow(["union", "p1 {12, 40} {40, 77}", "{12, 40, 77}", "{12, 40, 77}", True, "{12, 40}", "{40, 77}", 1, 1, ""])
+        w.writerow(["union", "p2 {1, 2} {2, 3}", "{1, 2, 3}", "{9}", True, "{1, 2}", "{2, 3}", 1, 1, ""])       # forged verdict
+        w.writerow(["union", "p3 {5, 6} {6, 7}", "{5}", "{5}", True, "{5, 6}", "{6, 7}", 1, 1, ""])             # forged truth
+        w.writerow(["union", "p4 {8} {9}", "{8, 9}", "{8, 9}", False, "{8}", "{9}", 1, 1, ""])            # modest file
     db = tmp_path / "s.duckdb"
     done = _cli("import", path, "--db", db)
     assert done.returncode == 0, done.stderr
@@ -67,7 +67,7 @@ def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(tmp_path):
     with store.connect(db) as con:
         rows = con.execute("SELECT prompt, truth, correct, correct_strict, claimed_correct FROM v_results "
                            "ORDER BY idx").fetchall()
-    verdicts = [(r[0], r[2], r[3], r[4]) for r in rows]
+    verdicts = [(r[0][:2], r[2], r[3], r[4]) for r in rows]
     assert verdicts == [("p1", True, True, True), ("p2", False, False, True), ("p3", False, False, True),
                         ("p4", True, True, False)]
     assert json.loads(rows[2][1]) == [5, 6, 7]        # the truth is the union of the operands, not the file's

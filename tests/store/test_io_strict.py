@@ -38,6 +38,8 @@ def test_export_places_strict_next_to_lenient_and_import_reads_them_back(tmp_pat
             # imports are re-scored (issue 22): the truth is the operation's result on the operands, which the
             # corpus run's made-up truths are not — so the verdict read back is the one against that truth
             want = strict_fields(_truth(it), it["set_a"], it["set_b"], it["response"])
+            if ext == "csv" and it["response"] == "":   # CSV cannot tell an empty reply from none: a claim only
+                want = dict.fromkeys(want)
             got = {k: (None if isinstance(row[k], float) and pd.isna(row[k]) else row[k]) for k in STRICT_COLUMNS}
             if got["parsed_strict"] is not None:
                 got["parsed_strict"] = json.dumps(json.loads(got["parsed_strict"]), ensure_ascii=False)
@@ -47,7 +49,8 @@ def test_export_places_strict_next_to_lenient_and_import_reads_them_back(tmp_pat
         with store.connect(db2) as con:
             back = con.execute("SELECT count(*) FILTER (WHERE correct_strict), count(*) FILTER (WHERE correct) "
                                "FROM v_results WHERE run_id = ?", [run_id]).fetchall()[0]
-        rescored = [score_set_response({**it, "truth": _truth(it)}, it["response"]) for it in items]
+        rescored = [score_set_response({**it, "truth": _truth(it)}, it["response"]) for it in items
+                    if ext != "csv" or it["response"] != ""]
         expected = (sum(bool(r["correct_strict"]) for r in rescored), sum(bool(r["correct"]) for r in rescored))
         assert back == expected and back[0] != back[1]
 
@@ -66,19 +69,20 @@ def test_import_of_an_older_export_computes_strict_from_the_response(tmp_path):
             continue
         assert row["correct_strict"] == strict_fields(_truth(it), it["set_a"], it["set_b"],
                                                       it["response"])["correct_strict"], it["response"]
-    # without the raw response there is nothing to judge: no strict verdict, the lenient one stays
+    # without the raw response there is nothing to judge: no verdict at all, the file's lenient one kept as its claim
     old.drop(columns=["response"]).to_csv(out, index=False)
-    df, _ = read_results_file(out)
-    assert df["correct_strict"].isna().all() and df["correct"].notna().all()
+    df, meta = read_results_file(out)
+    assert df["correct_strict"].isna().all() and df["correct"].isna().all() and df["claimed_correct"].notna().all()
+    assert meta["rescored"]["claimed_only"] == meta["rescored"]["only_response"] == len(items)
 
 
 def test_reference_csv_keeps_the_reference_verdict_and_case(tmp_path):
     path = tmp_path / "words" / "union" / "baseline" / "formal_language_K-0_N-None_M-2_L-None_S-292.csv"
     path.parent.mkdir(parents=True)
     path.write_text(REF_HEADER
-                    + "union,p1,\"{'cat', 'dog'}\",\"{'Cat', 'dog'}\",False,\"{'cat'}\",\"{'dog'}\"\n"
-                    + "union,p2,\"{'cat', 'dog'}\",\"{'cat', 'dog'}\",True,\"{'cat'}\",\"{'dog'}\"\n"
-                    + "union,p3,\"{'cat', 'dog'}\",{-1},False,\"{'cat'}\",\"{'dog'}\"\n", encoding="utf-8")
+                    + "union,p1 A: {cat} B: {dog},\"{'cat', 'dog'}\",\"{'Cat', 'dog'}\",False,\"{'cat'}\",\"{'dog'}\"\n"
+                    + "union,p2 A: {cat} B: {dog},\"{'cat', 'dog'}\",\"{'cat', 'dog'}\",True,\"{'cat'}\",\"{'dog'}\"\n"
+                    + "union,p3 A: {cat} B: {dog},\"{'cat', 'dog'}\",{-1},False,\"{'cat'}\",\"{'dog'}\"\n", encoding="utf-8")
     df, meta = read_results_file(path)
     assert meta["kind"] == "reference"
     assert df["correct"].tolist() == [True, True, False]            # ours lower-cases 'Cat'

@@ -12,6 +12,7 @@ from __future__ import annotations
 import yaml
 
 from core import store
+from core.tasks.setops.recheck import render_prompt
 from core.tasks.setops.scoring import score_set_response
 from tests.support import DATA
 
@@ -34,6 +35,7 @@ def corpus_items() -> list[dict]:
             "size_a": 2, "size_b": 2, "phrasing": "formal", "approach": "baseline", "shots": 0,
             "response": e["response"],
         })
+        items[-1]["prompt"] = render_prompt(items[-1])   # the prompt its item renders to: imports re-check it
     return items
 
 

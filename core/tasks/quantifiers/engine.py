@@ -47,10 +47,11 @@ def _config_id(quantifier: str, noun: str, group: str, total: int, pair: tuple[s
                       "pair": list(pair), "predicate": asked, "template": template})
 
 
-def _render(cfg: Config, *, noun: str, pair: tuple[str, str], asked: str, other: str, quantifier: str,
-            count_first: int, count_second: int) -> str:
+def render_prompt(template_text: str, total: int, *, noun: str, pair: tuple[str, str], asked: str, other: str,
+                  quantifier: str, count_first: int, count_second: int) -> str:
+    """The prompt of one item from its template text and the item's values (also used to check an imported row)."""
     fields = {
-        "total": cfg.total,
+        "total": total,
         "objects": noun,
         "first": pair[0],
         "second": pair[1],
@@ -63,7 +64,13 @@ def _render(cfg: Config, *, noun: str, pair: tuple[str, str], asked: str, other:
         "predicate": asked,
         "other": other,
     }
-    return cfg.template_text.format(**fields)
+    return template_text.format(**fields)
+
+
+def _render(cfg: Config, *, noun: str, pair: tuple[str, str], asked: str, other: str, quantifier: str,
+            count_first: int, count_second: int) -> str:
+    return render_prompt(cfg.template_text, cfg.total, noun=noun, pair=pair, asked=asked, other=other,
+                         quantifier=quantifier, count_first=count_first, count_second=count_second)
 
 
 def item(cfg: Config, i: int) -> dict:
