@@ -27,6 +27,8 @@ def _reference(con, series, x, align, filters=None, scoring="lenient"):
         cols = [c for c in A.factor_columns(con, s.run_ids) if c not in A.RUN_FACTORS]
         shared = cols if shared is None else [c for c in shared if c in cols]
     shared = shared or []
+    if "reasoning" in shared and not all("reasoning" in A.factor_columns(con, s.run_ids, varying=True) for s in series):
+        shared = [c for c in shared if c != "reasoning"]   # one effort per run: compared across efforts, not aligned
     by = list(dict.fromkeys([x, *shared]))
     frames = []
     for s in series:
