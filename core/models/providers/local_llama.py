@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import os
 import threading
 import time
@@ -86,6 +87,22 @@ def get_llama(name: str = "smollm2"):
                                  n_threads_batch=n_threads(key), n_batch=512, verbose=False)
             atexit.register(close_llama_at_exit, _llamas[key])
     return _llamas[key]
+
+
+def preload(name: str = "default") -> bool:
+    """Start loading an embedded model in a background thread (a page calls this while it renders, so the first
+    call does not wait for the load). False when its files are not installed (nothing is started)."""
+    if not embedded.installed(embedded.resolve(name)):
+        return False
+
+    def load():
+        try:
+            get_llama(name)
+        except ModelError as exc:     # said again, to the user, by the first call that needs the model
+            logging.getLogger(__name__).warning("preloading local/%s failed: %s", name, exc)
+
+    threading.Thread(target=load, name=f"preload-{name}", daemon=True).start()
+    return True
 
 
 def close_llama_at_exit(llama) -> None:
