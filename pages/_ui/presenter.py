@@ -329,14 +329,17 @@ def demo_spec(seed: int):
 
 def start_demo(on_page: bool = False) -> None:
     """Start the demo on fresh pairs (a new seed, drawn here and shown) with the embedded default model and follow
-    it on the Deceptive sets page (``on_page``: called from that page, which then shows it at once)."""
+    it on the Deceptive sets page (``on_page``: called from that page, which then shows it at once).
+    STUDIO_DEMO_SEED fixes the seed instead (a rehearsal of known pairs, or a test)."""
+    import os
     import secrets
 
     from pages._ui.model_picker import ModelChoice
     from pages._ui.progress import start_run
     from pages._ui.url import qp_set
 
-    seed = secrets.randbelow(1_000_000)
+    fixed = os.environ.get("STUDIO_DEMO_SEED", "").strip()
+    seed = int(fixed) if fixed.isdigit() else secrets.randbelow(1_000_000)
     spec = demo_spec(seed)
     handle = start_run(spec.config_dict(), ModelChoice(spec=DEMO_MODEL, params=dict(spec.params)),
                        name=f"live demo · deceptive sets · seed {seed}")
