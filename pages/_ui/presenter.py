@@ -262,12 +262,13 @@ def recording_card(rec: dict | None) -> None:
             st.caption("No recording shipped (data/demo/recording.jsonl is missing).")
             return
         t = rec["tally"]
-        st.markdown(f"**📼 RECORDING — not live.** {md(rec['model'])} over **{t['n']} pairs**: "
+        st.markdown(f"**RECORDING — not live.** {md(rec['model'])} over **{t['n']} pairs**: "
                     f"**{P.effect_words(t)}** (swapped − as sampled; exact McNemar p = {t['p_value']:.2g})")
         st.caption(f"As sampled {t['sampled']:.0f} %, swapped {t['swapped']:.0f} %; right as sampled and wrong when "
                    f"swapped {t['only_sampled']}, the reverse {t['only_swapped']}; {t['off_format']} of "
-                   f"{t['answers']} replies off the answer format. Made by `python -m core run` "
-                   f"{md(rec.get('made', '?'))} on {md(rec.get('machine', '?'))}; {md(rec.get('grid', ''))}")
+                   f"{t['answers']} replies off the answer format. Grid: {md(rec.get('grid', '?'))}. Made by "
+                   f"`python -m core run` on {md(rec.get('machine', '?'))}: {md(rec.get('made', '?'))} (as its "
+                   "sidecar file says).")
 
 
 def live_tally(run_id: str, scoring: str, rec: dict | None) -> None:
@@ -362,7 +363,8 @@ def _run_header(run_id: str) -> None:
     seed = (record.get("config") or {}).get("seed")
     made = record.get("created_at")
     when = f"{pd.Timestamp(made):%Y-%m-%d %H:%M}" if made is not None else "?"
-    who = f"{md(record.get('name') or run_id)} · {md(record.get('model') or '?')} · seed {seed}"
+    name, model = record.get("name") or run_id, record.get("model") or "?"
+    who = f"{md(name)}{'' if model in str(name) else ' · ' + md(model)} · seed {seed}"
     if run_is_live(run_id):
         fresh = run_id in st.session_state.get(DEMO_STARTED, {})
         st.error(f"🔴 **LIVE** — {who}: {'fresh pairs drawn for this click' if fresh else 'running'}, started "
