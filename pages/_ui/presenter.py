@@ -364,10 +364,10 @@ def _run_header(run_id: str) -> None:
     made = record.get("created_at")
     when = f"{pd.Timestamp(made):%Y-%m-%d %H:%M}" if made is not None else "?"
     name, model = record.get("name") or run_id, record.get("model") or "?"
-    who = f"{md(name)}{'' if model in str(name) else ' · ' + md(model)} · seed {seed}"
+    who = f"{md(name)} · {md(model)}" + ("" if f"seed {seed}" in str(name) else f" · seed {seed}")
     if run_is_live(run_id):
         fresh = run_id in st.session_state.get(DEMO_STARTED, {})
-        st.error(f"🔴 **LIVE** — {who}: {'fresh pairs drawn for this click' if fresh else 'running'}, started "
+        st.error(f"**● LIVE** — {who}: {'fresh pairs drawn for this click' if fresh else 'running'}, started "
                  f"{when} UTC. The model answers on this machine now.")
     else:
         st.warning(f"**Stored run, not live now** — {who}, made {when} UTC. Its answers are read back from the "

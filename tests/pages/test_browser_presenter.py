@@ -41,6 +41,14 @@ def _shot(page, name: str) -> None:
         page.screenshot(path=str(Path(where) / f"{name}.png"), full_page=True)
 
 
+def _shot_view(page, name: str) -> None:
+    """The visible part only (the app scrolls inside its own container, so a full-page shot ends at the fold)."""
+    where = os.environ.get("STUDIO_SHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(where) / f"{name}.png"))
+
+
 def _no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
 
@@ -67,7 +75,7 @@ def test_the_live_demo_shows_pairs_tally_and_recording_in_chromium(app):
 
             # the first pair: both answers in, the swapped members marked with their hypernym
             expect(page.get_by_text(PAIR_DONE).first).to_be_visible(timeout=900_000)
-            wait_rendered(page)
+            # (the page refreshes its live parts every 1.5 s while the run goes on: no waiting for it to rest)
             expect(page.get_by_text(re.compile(r"now in the set of")).first).to_be_visible()
             # the recording's first draw is answered wrongly as sampled: diffed against the truth
             expect(page.get_by_text(re.compile("✗ wrong")).first).to_be_visible()
@@ -79,6 +87,8 @@ def test_the_live_demo_shows_pairs_tally_and_recording_in_chromium(app):
             chart = page.locator('[data-testid="stPlotlyChart"]').first
             assert chart.get_by_text("recording, not live", exact=False).count() >= 1
             _shot(page, "presenter-first-pair")
+            page.get_by_text(PAIR_DONE).first.scroll_into_view_if_needed()
+            _shot_view(page, "presenter-pairs")
             _no_exception(page)
         finally:
             browser.close()
