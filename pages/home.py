@@ -21,8 +21,8 @@ with st.container(border=True):
         "**What to look for:** each draw of two sets is asked twice — as sampled, and with half of each set's "
         "members swapped for the other set's look-alikes (hyponyms of the other hypernym: *oak — a tree — now in the "
         "set of animals*). On intersections the embedded model (Qwen2.5-Coder-1.5B, on this CPU) answers the "
-        "swapped draws wrongly far more often; the pairs appear side by side as it answers, with a running paired "
-        "tally and a recording of 200 pairs beside the live bars.")
+        "swapped draws wrongly more often; the pairs appear side by side as it answers, with a running paired "
+        "tally and a recording of earlier pairs (labelled as such) beside the live bars.")
     if st.button("▶ Start the live demo (fresh pairs: 12 draws × 2 = 24 items, local/default)", type="primary",
                  key="home_live_demo", use_container_width=True):
         presenter.start_demo()
