@@ -1,5 +1,5 @@
-"""The no-key demo, measured per embedded model (issue 19): on the fixed deceptive grid (data/configs/deceptive_demo.yaml:
-baseline, |A| = |B| = 4, four operations, three conditions, 48 items), accuracy per condition (strict and lenient),
+"""The no-key demo, measured per embedded model: on the demo's grid (data/configs/deceptive_demo.yaml: intersections of
+deceptive sets, |A| = |B| = 4, baseline, 12 draws as sampled and swapped, 24 items), accuracy per condition (strict and lenient),
 answers off the format, seconds per item for the whole process, output tokens per item and the first answer's latency
 (from the command's start: loading, assembling the model file on a first run, and the first reply).
 
@@ -78,7 +78,7 @@ def main() -> None:
             if "error" in r:
                 print(f"{model} seed {seed}: error: {r['error']}", flush=True)
                 continue
-            cond = " · ".join(f"{c.replace('_', ' ')} {k}/{n}" for c, (k, n) in r["strict"].items())
+            cond = " · ".join(f"{c.replace('_', ' ')} {k}/{n}" for c, (k, n) in r["strict"].items() if n)
             print(f"{model:15s} seed {seed}: strict {cond} | off-format {r['off_format']}/{r['items']} | "
                   f"{r['s_per_item']:.2f} s/item (whole process, {r['wall_s']:.0f} s) | "
                   f"{r['tokens_per_item']:.1f} tokens/item | first answer after {r['first_answer_s'] or 0:.1f} s",

@@ -137,13 +137,16 @@ def _short(value: Any) -> str:
 
 
 def deceptive_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The Deceptive sets page's settings that reproduce a stored run's configuration (its word pair, seed, size,
-    samples, operations, approach and part of speech), for a shared ``run=`` link; keys it does not hold are left
+    """The Deceptive sets page's settings that reproduce a stored run's configuration (its word pair — or "each" when
+    every draw has its own —, conditions, seed, size, samples, operations, approach and part of speech), for a shared ``run=`` link; keys it does not hold are left
     out."""
     out: dict[str, Any] = {}
     pairs = config.get("hypernym_pairs") or []
     if pairs and len(pairs[0]) == 2:
         out["a"], out["b"] = str(pairs[0][0]), str(pairs[0][1])
+    out["hyp"] = "fixed" if pairs else "each"
+    if config.get("conditions"):
+        out["conds"] = list(config["conditions"])
     if config.get("seed") is not None:
         out["seed"] = int(config["seed"])
     sizes = config.get("sizes") or []

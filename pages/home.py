@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import _ui
+from pages._ui import presenter
 
 st.title("SetLexSem Studio")
 st.markdown(
@@ -14,28 +15,19 @@ st.markdown(
     "across incidental features such as set size, token type, word frequency or prompt phrasing."
 )
 
-DEMO_CONFIG = "data/configs/deceptive_demo.yaml"
-DEMO_ITEMS = 24          # spread over the three conditions and four operations: ~1½–3 min on 2 cores
-
 with st.container(border=True):
     st.subheader("Live demo: deceptive sets, no key")
     st.markdown(
-        "**What to look for:** when half of each set's members are swapped with the other set's look-alikes "
-        "(hyponyms of the other hypernym), the model's accuracy drops below the as-sampled sets — the paper's Claude "
-        "Haiku lost 20 points. The bars fill in as the embedded model (Qwen2.5-Coder-1.5B, on this CPU) answers; "
-        "the paper's figures stand beside them.")
-    if st.button(f"▶ Start the live demo ({DEMO_ITEMS} items, local/default)", type="primary", key="home_live_demo",
-                 use_container_width=True):
-        from core.config import run_spec
-        from core.files import PROJECT_ROOT, read_yaml_file
-
-        cfg = run_spec(read_yaml_file(PROJECT_ROOT / DEMO_CONFIG)).config_dict()
-        handle = _ui.start_run(cfg, _ui.ModelChoice(spec="local/default"), name="live demo · deceptive sets",
-                               limit=DEMO_ITEMS)
-        if handle is not None:
-            st.session_state["dec_run_id"] = handle.run_id
-            st.session_state["dec_m_model"] = "local/default"
-            st.switch_page("pages/deceptive_sets.py", query_params={"run": handle.run_id})
+        "**What to look for:** each draw of two sets is asked twice — as sampled, and with half of each set's "
+        "members swapped for the other set's look-alikes (hyponyms of the other hypernym: *oak — a tree — now in the "
+        "set of animals*). On intersections the embedded model (Qwen2.5-Coder-1.5B, on this CPU) answers the "
+        "swapped draws wrongly more often; the pairs appear side by side as it answers, with a running paired "
+        "tally and a recording of earlier pairs (labelled as such) beside the live bars.")
+    if st.button("▶ Start the live demo (fresh pairs: 12 draws × 2 = 24 items, local/default)", type="primary",
+                 key="home_live_demo", use_container_width=True):
+        presenter.start_demo()
+    st.caption("Each click draws new pairs (a new seed, shown on the next page).")
+    presenter.preload_demo_model()
 
 c1, c2 = st.columns([3, 2])
 with c1:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# pages preload the embedded demo model while they render; a page test must not load 1 GB (a test that wants the
+# preload sets it back to 1)
+os.environ.setdefault("STUDIO_PRELOAD_MODEL", "0")
 
 
 @dataclass

@@ -13,6 +13,7 @@ whose run it is, when it was made and by which model).
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Sequence
 
@@ -84,22 +85,34 @@ def paper_conditions() -> pd.DataFrame:
 
 
 def bars(stats: pd.DataFrame, paper: pd.DataFrame | None = None, title: str | None = None,
-         height: int = 460) -> go.Figure:
-    """Accuracy per condition as big bars with their 95 % interval drawn and N written on each; the paper's Claude
-    Haiku means (± std over its configurations) as a second bar beside each."""
+         height: int = 460, conditions: Sequence[str] = CONDITIONS, recorded: dict | None = None) -> go.Figure:
+    """Accuracy per condition (of ``conditions``) as big bars with their 95 % interval drawn and N written on each;
+    ``recorded`` (a ``recording_summary``) as a hatched bar beside each, labelled a recording; the paper's Claude
+    Haiku means (± std over its configurations) as a grey bar beside each."""
     fig = go.Figure()
+    stats = stats[stats["condition"].isin(list(conditions))]
     have = stats[stats["n"] > 0]
+    colors = {"not_swapped": "#2e86de", "swapped": "#e74c3c", "random": "#7f8c8d"}
     text = [f"{a:.0f} %<br>N = {n}" if n else "no answers yet" for a, n in zip(stats["accuracy"], stats["n"])]
     fig.add_trace(go.Bar(
-        x=stats["label"], y=stats["accuracy"].fillna(0), name="this run (95 % Wilson interval)",
-        marker_color=["#2e86de", "#e74c3c", "#7f8c8d"], text=text, textposition="inside",
+        x=stats["label"], y=stats["accuracy"].fillna(0), name="live: this run (95 % Wilson interval)",
+        marker_color=[colors[c] for c in stats["condition"]], text=text, textposition="inside",
         insidetextanchor="start", textfont={"size": 20, "color": "white"},
         error_y={"type": "data", "symmetric": False, "array": (stats["hi"] - stats["accuracy"]).fillna(0),
                  "arrayminus": (stats["accuracy"] - stats["lo"]).fillna(0), "thickness": 3, "width": 14,
                  "color": "#222", "visible": bool(len(have))}))
+    if recorded is not None and recorded.get("tally", {}).get("n"):
+        t = recorded["tally"]
+        value = {"not_swapped": t["sampled"], "swapped": t["swapped"]}
+        shown = [c for c in conditions if c in value]
+        fig.add_trace(go.Bar(x=[LABELS[c] for c in shown], y=[value[c] for c in shown],
+                             name=f"recording, not live ({t['n']} pairs)", marker_color="rgba(255,255,255,0)",
+                             marker_line_color=[colors[c] for c in shown], marker_line_width=3,
+                             marker_pattern={"shape": "/", "fgcolor": [colors[c] for c in shown]},
+                             text=[f"{value[c]:.0f} %" for c in shown], textposition="outside", textfont={"size": 16}))
     if paper is not None and not paper.empty:
-        p = paper.set_index("condition").reindex(list(CONDITIONS))
-        fig.add_trace(go.Bar(x=[LABELS[c] for c in CONDITIONS], y=p["mean"], name="paper: Claude Haiku (± std)",
+        p = paper.set_index("condition").reindex(list(conditions))
+        fig.add_trace(go.Bar(x=[LABELS[c] for c in conditions], y=p["mean"], name="paper: Claude Haiku (± std)",
                              marker_color="rgba(0,0,0,0.18)", marker_line_color="#555", marker_line_width=1.5,
                              text=[f"{m:.0f} %" if m == m else "" for m in p["mean"]], textposition="inside",
                              textfont={"size": 16},
@@ -116,3 +129,210 @@ def replay_position(started_at: float, now: float, pace: float, n: int) -> int:
     if n <= 0 or pace <= 0:
         return 0
     return max(0, min(n, int(math.floor((now - started_at) * pace)) + 1))
+
+
+# ------------------------------------------------------------------------------------------------- the pairs
+# A deceptive draw is shown twice: as sampled (not_swapped) and with half its members exchanged (swapped). The two
+# answers to one draw are the unit of the paired test; everything below works on that unit.
+PAIR = ("not_swapped", "swapped")
+PAIR_KEY = ("operation", "sample", "size_a", "size_b", "phrasing", "approach", "shots")
+PAIR_COLUMNS = ("idx", "condition", *PAIR_KEY, "set_a", "set_b", "truth", "member_hypernyms", "hypernym_a",
+                "hypernym_b", "response", "parsed", "correct", "followed")
+
+
+def pair_rows(con, run_id: str, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
+    """The answered items of ``run_id`` that belong to a pair (as sampled / swapped), with the verdict columns of
+    ``scoring`` and the time each answer was stored (``at``), oldest first."""
+    from core.analysis.queries import scored_expr, view_columns
+
+    have = view_columns(con, view)
+    cols = []
+    for c in PAIR_COLUMNS:
+        if c in ("parsed", "correct", "followed"):
+            cols.append(f"{scored_expr(con, c, scoring, view)} AS {c}")
+        else:
+            cols.append(f'"{c}"' if c in have else f'NULL AS "{c}"')
+    sql = (f"SELECT {', '.join(cols)}, stored_at AS at FROM (SELECT v.*, r.at AS stored_at FROM {view} v "
+           "JOIN results r ON r.run_id = v.run_id AND r.idx = v.idx WHERE v.run_id = ? AND v.correct IS NOT NULL "
+           "AND v.condition IN ('not_swapped', 'swapped')) ORDER BY stored_at NULLS LAST, idx")
+    return con.execute(sql, [run_id]).df()
+
+
+def pairs(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per draw: the columns of its as-sampled answer prefixed ``ns_``, of its swapped answer ``sw_``, the
+    draw's key (PAIR_KEY), ``complete`` (both answered) and ``order`` (when its first answer came), earliest first.
+    ``rows``: ``pair_rows`` or a result file's rows (the same columns; ``correct`` the verdict to use)."""
+    if rows.empty:
+        return pd.DataFrame(columns=[*PAIR_KEY, "complete", "order"])
+    df = rows.reset_index(drop=True).copy()
+    df["order"] = range(len(df))
+    key = [k for k in PAIR_KEY if k in df.columns]
+    df[key] = df[key].fillna(-1)
+    out = None
+    for cond, tag in (("not_swapped", "ns_"), ("swapped", "sw_")):
+        part = df[df["condition"] == cond].drop_duplicates(key)
+        part = part.rename(columns={c: tag + c for c in part.columns if c not in key})
+        out = part if out is None else out.merge(part, on=key, how="outer")
+    out["order"] = out[["ns_order", "sw_order"]].min(axis=1)
+    out["complete"] = out["ns_order"].notna() & out["sw_order"].notna()
+    return out.sort_values("order").reset_index(drop=True)
+
+
+def paired_test(both_right: int, only_sampled: int, only_swapped: int, both_wrong: int,
+                confidence: float = 0.95) -> dict:
+    """The swap effect on paired 0/1 verdicts: accuracy swapped − as sampled in points, its exact conditional
+    interval and the exact McNemar p.
+
+    Only discordant pairs carry information on the difference: with d = only_sampled + only_swapped of n pairs, the
+    effect is (only_swapped − only_sampled) / n. Given d, only_swapped is Binomial(d, π) and the effect is
+    d/n · (2π − 1); the interval maps the Clopper–Pearson interval of π onto it (exact, inside [−100, 100]) and the
+    p-value is the two-sided binomial test of π = ½ (McNemar's exact test) — interval and test agree on whether 0 is
+    excluded. With no discordant pair there is nothing to tell the conditions apart: effect 0, p = 1, no interval."""
+    from scipy.stats import binomtest
+
+    n = both_right + only_sampled + only_swapped + both_wrong
+    d = only_sampled + only_swapped
+    out = {"n": n, "both_right": both_right, "only_sampled": only_sampled, "only_swapped": only_swapped,
+           "both_wrong": both_wrong, "effect": math.nan, "lo": math.nan, "hi": math.nan, "p_value": math.nan}
+    if not n:
+        return out
+    out["sampled"] = 100.0 * (both_right + only_sampled) / n
+    out["swapped"] = 100.0 * (both_right + only_swapped) / n
+    out["effect"] = 100.0 * (only_swapped - only_sampled) / n
+    if not d:
+        out["p_value"] = 1.0
+        return out
+    test = binomtest(only_swapped, d, 0.5)
+    ci = test.proportion_ci(confidence_level=confidence, method="exact")
+    out["p_value"] = float(test.pvalue)
+    out["lo"] = 100.0 * d / n * (2 * float(ci.low) - 1)
+    out["hi"] = 100.0 * d / n * (2 * float(ci.high) - 1)
+    return out
+
+
+def paired_tally(pair_table: pd.DataFrame) -> dict:
+    """``paired_test`` over the complete pairs of ``pairs(...)``, plus the replies off the answer format."""
+    if pair_table.empty or "ns_correct" not in pair_table:
+        return {**paired_test(0, 0, 0, 0), "off_format": 0, "answers": 0}
+    done = pair_table[pair_table["complete"]]
+    ns, sw = done["ns_correct"].astype(bool), done["sw_correct"].astype(bool)
+    out = paired_test(int((ns & sw).sum()), int((ns & ~sw).sum()), int((~ns & sw).sum()), int((~ns & ~sw).sum()))
+    followed = pd.concat([pair_table["ns_followed"], pair_table["sw_followed"]]).dropna()
+    out["answers"] = int(len(followed))
+    out["off_format"] = int((~followed.astype(bool)).sum())
+    return out
+
+
+def effect_words(t: dict) -> str:
+    """"−X points [lo, hi]" for a tally, or why there is none yet."""
+    if not t.get("n"):
+        return "no complete pair yet"
+    if math.isnan(t["lo"]):
+        return f"{t['effect']:+.0f} points (no discordant pair yet)".replace("-", "−")
+    return f"{t['effect']:+.1f} points [{t['lo']:+.1f}, {t['hi']:+.1f}]".replace("-", "−")
+
+
+def excludes_zero(t: dict) -> bool:
+    """Whether the tally's interval lies wholly on one side of 0."""
+    return not math.isnan(t.get("lo", math.nan)) and (t["lo"] > 0 or t["hi"] < 0)
+
+
+# -------------------------------------------------------------------------------------------- one answer's diff
+def hypernym_name(synset) -> str:
+    """A hypernym's readable name: its synset's lemma ("tree.n.01" → "tree")."""
+    return str(synset).split(".")[0].replace("_", " ") if synset else "?"
+
+
+def as_list(v) -> list:
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return []
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return []
+    return list(v) if not isinstance(v, dict) else list(v)
+
+
+def as_dict(v) -> dict:
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return {}
+    return dict(v) if isinstance(v, dict) else {}
+
+
+def answer_diff(item) -> dict:
+    """One answer against the truth: ``answered`` (None when the reply did not follow the format), ``missing`` (in
+    the truth, not answered), ``extra`` (answered, not in the truth) as (member, where) with where "A", "B" or
+    "made up" (in neither set). Members compare case-insensitively, as the scorers do."""
+    parsed = item.get("parsed")
+    answered = None if parsed is None or (isinstance(parsed, float) and math.isnan(parsed)) else as_list(parsed)
+    truth = [str(m) for m in as_list(item.get("truth"))]
+    a = {str(m).lower() for m in as_list(item.get("set_a"))}
+    b = {str(m).lower() for m in as_list(item.get("set_b"))}
+    if answered is None:
+        return {"answered": None, "missing": truth, "extra": []}
+    said = [str(m) for m in answered]
+    low = {m.lower() for m in said}
+    missing = [m for m in truth if m.lower() not in low]
+    want = {m.lower() for m in truth}
+    extra = [(m, "A" if m.lower() in a else "B" if m.lower() in b else "made up") for m in said
+             if m.lower() not in want]
+    return {"answered": said, "missing": missing, "extra": extra}
+
+
+def swapped_members(item) -> list[tuple[str, str, str, str]]:
+    """The members sitting in the other hypernym's set: (member, its hypernym, "A"/"B", that set's hypernym) —
+    "oak — a tree — now in the set of animals". Empty for an as-sampled draw."""
+    hyp = as_dict(item.get("member_hypernyms"))
+    ha, hb = item.get("hypernym_a"), item.get("hypernym_b")
+    out = []
+    for side, members, own in (("A", item.get("set_a"), ha), ("B", item.get("set_b"), hb)):
+        for m in as_list(members):
+            h = hyp.get(m)
+            if h is not None and own is not None and h != own:
+                out.append((str(m), hypernym_name(h), side, hypernym_name(own)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- the recording
+def read_result_file(path) -> pd.DataFrame:
+    """A result file as ``python -m core export`` writes it (.jsonl, .parquet or .csv) → its rows."""
+    path = str(path)
+    if path.endswith(".parquet"):
+        return pd.read_parquet(path)
+    if path.endswith(".csv"):
+        return pd.read_csv(path)
+    return pd.read_json(path, lines=True)
+
+
+def file_pair_rows(df: pd.DataFrame, scoring: str = "strict") -> pd.DataFrame:
+    """A result file's rows in ``pair_rows`` form: the verdict columns of ``scoring``, file order as arrival order."""
+    scoring = check_scoring(scoring)
+    df = df[df["condition"].isin(PAIR)].copy()
+    for c in ("parsed", "correct", "followed"):
+        if scoring == "strict" and f"{c}_strict" in df.columns:
+            df[c] = df[f"{c}_strict"]
+    df = df[df["correct"].notna()]
+    return df[[c for c in PAIR_COLUMNS if c in df.columns]]
+
+
+def recording_path():
+    """The shipped recording of the demo's grid (a result file of ``python -m core export``)."""
+    from core.files import PROJECT_ROOT
+
+    return PROJECT_ROOT / "data" / "demo" / "recording.jsonl"
+
+
+def recording_summary(path, scoring: str = "strict") -> dict:
+    """The recording's paired tally (``paired_tally``) with what its sidecar ``recording.json`` says about it
+    (model, machine, date, grid): what the file claims about where it was made, shown as such."""
+    from pathlib import Path
+
+    rows = file_pair_rows(read_result_file(path), scoring)
+    meta_path = Path(path).with_suffix(".json")
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    models = sorted(set(read_result_file(path)["model"].dropna())) if len(rows) else []
+    return {**meta, "model": meta.get("model") or ", ".join(models) or "?", "tally": paired_tally(pairs(rows))}

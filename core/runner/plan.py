@@ -179,9 +179,9 @@ def _items(plan: _Plan) -> list[dict]:
     pending = plan.__dict__.pop("_items_pending", None)
     if pending is not None:
         return pending.result()
-    from core.tasks import select_items
+    from core.tasks import in_run_order, select_items
 
-    return list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick))
+    return in_run_order(plan.task, plan.cfg, list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick)))
 
 
 def prefetch_items(plan: _Plan) -> None:
@@ -193,10 +193,11 @@ def prefetch_items(plan: _Plan) -> None:
     pending: Future = Future()
 
     def generate():
-        from core.tasks import select_items
+        from core.tasks import in_run_order, select_items
 
         try:
-            pending.set_result(list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick)))
+            pending.set_result(in_run_order(plan.task, plan.cfg,
+                                            list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick))))
         except BaseException as exc:  # noqa: BLE001 — handed to the caller of _items
             pending.set_exception(exc)
 

@@ -20,6 +20,8 @@ names.
     STOP                        stop sequences that end a complete reply (the default of params ``stop``)
     reply_cap(cfg, item)        tokens an answer-only reply may need (None: the prompt asks for reasoning)
     answer_grammar(cfg, item)   {"gbnf", "regex"}: the answer's form, for answer_format "constrained"
+    run_order(cfg, items)       optional: the order a run calls its items in (default: index order);
+                                ``in_run_order`` applies it
     PRESETS                     named configs (mappings)
     FACTORS                     the grid factors of its items
 
@@ -99,6 +101,13 @@ def select_items(task: ModuleType, cfg: Any, limit: int | None, pick: str = "spr
         return
     keep = set(wanted)
     yield from (it for it in task.items(cfg) if it["idx"] in keep)
+
+
+def in_run_order(task: ModuleType, cfg: Any, items: list[dict]) -> list[dict]:
+    """``items`` in the order a run calls them: the task's ``run_order`` if it has one, else as given (index order).
+    The order changes only what is answered first, never which items a run holds or their keys."""
+    order = getattr(task, "run_order", None)
+    return list(items) if order is None else order(cfg, items)
 
 
 def task_of_config(d: dict) -> ModuleType:

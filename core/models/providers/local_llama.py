@@ -15,7 +15,7 @@ the shared model busy in the background. A call that uses up the model's ``timeo
 like one that hits max_tokens: the text so far, with finish_reason "timeout" — retrying would only repeat the same
 slow generation (a 135M model often rambles to max_tokens; on a busy 2-core machine that can take minutes).
 
-Threads: STUDIO_LLAMA_THREADS (default: every core for local/default, half of them for local/smollm2). On a shared or
+Threads: STUDIO_LLAMA_THREADS (default: every physical core for local/default, half of them for local/smollm2). On a shared or
 oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (measured
 here: 2 threads on 2 busy cores did not finish 64 tokens in 5 minutes, 1 thread took 15 s), so the default is
 conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import os
 import threading
 import time
@@ -48,13 +49,31 @@ def model_path(name: str = "smollm2") -> str:
     return embedded.model_path(name)
 
 
+def physical_cores() -> int:
+    """The physical cores this process may run on: the CPUs of its affinity mask, hyper-thread siblings counted once
+    (Linux topology files; elsewhere, or when they cannot be read, every logical CPU counts)."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 2
+    cores = set()
+    for cpu in cpus:
+        try:
+            with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list") as fh:
+                cores.add(fh.read().strip())
+        except OSError:
+            cores.add(str(cpu))
+    return max(1, len(cores))
+
+
 def n_threads(name: str = "smollm2") -> int:
-    """STUDIO_LLAMA_THREADS, else the model's default: all cores for local/default (one model on a machine is the
-    demo's case; half the cores nearly doubles its time per item), half of them for the small model."""
+    """STUDIO_LLAMA_THREADS, else the model's default: every physical core for local/default (one model on a machine
+    is the demo's case; half the cores nearly doubles its time per item, hyper-threads add nothing to llama.cpp's
+    matrix work), half of them for the small model."""
     raw = os.environ.get("STUDIO_LLAMA_THREADS", "")
     if raw.isdigit() and int(raw) > 0:
         return int(raw)
-    cores = os.cpu_count() or 2
+    cores = physical_cores()
     return cores if embedded.resolve(name).threads == "all" else max(1, cores // 2)
 
 
@@ -87,6 +106,22 @@ def get_llama(name: str = "smollm2"):
                                  n_threads_batch=n_threads(key), n_batch=512, verbose=False)
             atexit.register(close_llama_at_exit, _llamas[key])
     return _llamas[key]
+
+
+def preload(name: str = "default") -> bool:
+    """Start loading an embedded model in a background thread (a page calls this while it renders, so the first
+    call does not wait for the load). False when its files are not installed (nothing is started)."""
+    if not embedded.installed(embedded.resolve(name)):
+        return False
+
+    def load():
+        try:
+            get_llama(name)
+        except ModelError as exc:     # said again, to the user, by the first call that needs the model
+            logging.getLogger(__name__).warning("preloading local/%s failed: %s", name, exc)
+
+    threading.Thread(target=load, name=f"preload-{name}", daemon=True).start()
+    return True
 
 
 def close_llama_at_exit(llama) -> None:

@@ -60,6 +60,7 @@ Public API (the Task protocol of ``core/tasks/__init__.py``)::
     score(item, response) -> dict     solve(item) -> str      FACTORS, ITEM_KEYS
     spread(cfg, n) -> list[int]  n item indices spread over the grid (every level of every factor when n allows)
     STOP, reply_cap(cfg, item), answer_grammar(cfg, item)   how a reply ends and its form (``answers``)
+    run_order(cfg, items)        deceptive grids are called draw by draw (each sample's conditions together)
 """
 
 from core.tasks.setops.answers import STOP, answer_grammar, reply_cap
@@ -82,7 +83,7 @@ from core.tasks.setops.config import (
                                       load_config_file,
                                       load_config_yaml,
 )
-from core.tasks.setops.engine import item, items, preview, spread
+from core.tasks.setops.engine import item, items, preview, run_order, spread
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.grid import Cell, Plan, Sampler, Skip, count, plan, warnings
 from core.tasks.setops.operations import OPERATIONS, SYMBOLS
@@ -94,5 +95,5 @@ __all__ = [
     "MAX_SAMPLES", "MAX_SHOTS", "MAX_SIZE", "MEMBER_TYPES", "OPERATIONS", "POS_NAMES", "PRESETS", "PRESET_SOURCES",
     "STOP", "SYMBOLS", "TASK", "answer_grammar", "reply_cap", "spread", "Cell",
     "Config", "Plan", "Sampler", "Skip", "count", "item", "items", "kind_of", "load_config", "load_config_file",
-    "load_config_yaml", "plan", "preset_config", "preview", "score", "solve", "warnings",
+    "load_config_yaml", "plan", "preset_config", "preview", "run_order", "score", "solve", "warnings",
 ]

@@ -274,6 +274,16 @@ def spread(cfg, n: int) -> list[int]:
                           lambda c, s: c * samples + s)
 
 
+def run_order(cfg, items_: list[dict]) -> list[dict]:
+    """The order a run calls ``items_`` in. A grid with deceptive conditions goes draw by draw: sample 0 of every
+    cell (as sampled, swapped, random — the same draw), then sample 1, …, so a live run shows whole pairs from its
+    first answers and a run stopped early holds as many draws of each condition. Other grids keep index order."""
+    cfg = load_config(cfg)
+    if "deceptive" not in cfg.members or len(cfg.conditions) < 2:
+        return list(items_)
+    return sorted(items_, key=lambda it: (it["sample"], it["idx"]))
+
+
 def preview(cfg, n: int = 5) -> list[dict]:
     """``n`` items spread evenly over the grid (for showing what a config produces)."""
     total = count(cfg)
