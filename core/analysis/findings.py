@@ -364,4 +364,13 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
                   "Holm across every primary contrast of the report (splits of a pooled contrast: their own family)")
     return {"alpha": alpha, "scoring": scoring, "family": family, "correction": correction,
             "unit": "the independent draw of (A, B)", "runs": list(run_ids) if run_ids is not None else None,
-            "findings": found}
+            "provenance": run_provenance(con, run_ids), "findings": found}
+
+
+def run_provenance(con, run_ids: Sequence[str] | None) -> list[dict]:
+    """Each run the report reads, its model and where its answers came from (made here / uploaded)."""
+    from core.store import provenance
+
+    where, params = ("WHERE run_id IN (SELECT unnest(?))", [list(run_ids)]) if run_ids is not None else ("", [])
+    got = con.execute(f"SELECT run_id, model, source FROM runs {where} ORDER BY run_id", params).fetchall()
+    return [{"run_id": r, "model": m, "provenance": provenance.of_source(s)} for r, m, s in got]

@@ -211,10 +211,17 @@ def _md_table(rows: Sequence[dict]) -> list[str]:
     return out
 
 
+def provenance_line(rep: dict, escape) -> str:
+    """The runs read and where their answers came from: calls made here, or an upload's claims."""
+    runs = rep.get("provenance") or []
+    shown = "; ".join(f"{escape(r['run_id'])} ({escape(str(r['model']))}, {escape(r['provenance'])})" for r in runs)
+    return f"Runs: {shown}." if runs else "Runs: none."
+
+
 def to_markdown(rep: dict) -> str:
     lines = ["# Findings of the SetLexSem paper on these runs", "",
              f"Scoring: **{rep['scoring']}** · α = {rep['alpha']:g} · p values adjusted by {rep['correction']}. "
-             f"{UNIT_NOTE}", ""]
+             f"{UNIT_NOTE}", "", provenance_line(rep, _md_text), ""]
     for fd in rep["findings"]:
         lines += [f"## {_md_text(fd['title'])} (`{fd['id']}`)", "",
                   f"*Paper:* {_md_text(fd['source'])} — {_md_text(fd['claim'])}", ""]
@@ -241,7 +248,7 @@ def to_html(con, rep: dict, run_ids) -> str:
 
     parts = [f"<h1>Findings of the SetLexSem paper on these runs</h1><p class='meta'>Scoring: "
              f"<b>{html.escape(rep['scoring'])}</b> · α = {rep['alpha']:g} · {html.escape(rep['correction'])}. "
-             f"{html.escape(UNIT_NOTE)}</p>"]
+             f"{html.escape(UNIT_NOTE)}</p>", f"<p class='meta'>{provenance_line(rep, html.escape)}</p>"]
     for fd in rep["findings"]:
         parts.append(f"<h2>{html.escape(fd['title'])} <code>{html.escape(fd['id'])}</code></h2>")
         parts.append(f"<p class='note'>Paper: {html.escape(fd['source'])} — {html.escape(fd['claim'])}</p>")

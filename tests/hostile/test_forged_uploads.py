@@ -219,3 +219,25 @@ def test_a_file_naming_too_many_models_is_one_error_line(tmp_path):
         import_file(tmp_path / "s.duckdb", rows.encode(), "many.jsonl")
     with store.connect(tmp_path / "s.duckdb") as con:
         assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 0
+
+
+def test_findings_report_names_each_run_with_its_provenance(tmp_path):
+    """``report findings`` (JSON, Markdown, HTML) names every run it read as made here or uploaded."""
+    from core.analysis import findings, findings_view
+
+    db = tmp_path / "p.duckdb"
+    cfg = {"task": "setops", "seed": 3, "samples": 2, "sizes": [2], "members": ["numbers"],
+           "operations": ["union", "intersection"]}
+    made = runner.run(cfg, "reference/solver", db_path=db).run_id
+    export_run(db, made, tmp_path / "e.csv")
+    text = (tmp_path / "e.csv").read_text().replace("reference/solver", "someone/else")
+    (tmp_path / "u.csv").write_text(text)
+    uploaded = import_file(db, tmp_path / "u.csv")[0].run_id
+    with store.connect(db) as con:
+        rep = findings.report(con, [made, uploaded])
+        page = findings_view.to_html(con, rep, [made, uploaded])
+    assert {(r["run_id"], r["provenance"]) for r in rep["provenance"]} == {(made, "made here"),
+                                                                          (uploaded, "uploaded")}
+    md = findings_view.to_markdown(rep)
+    for text in (md, page):
+        assert f"{made} (reference/solver, made here)" in text and f"{uploaded} (someone/else, uploaded)" in text
