@@ -181,32 +181,15 @@ def pairs(rows: pd.DataFrame) -> pd.DataFrame:
 def paired_test(both_right: int, only_sampled: int, only_swapped: int, both_wrong: int,
                 confidence: float = 0.95) -> dict:
     """The swap effect on paired 0/1 verdicts: accuracy swapped − as sampled in points, its exact conditional
-    interval and the exact McNemar p.
+    interval and the exact McNemar p (``stats.paired_proportion_difference``, a = as sampled, b = swapped)."""
+    from core.analysis.stats import paired_proportion_difference
 
-    Only discordant pairs carry information on the difference: with d = only_sampled + only_swapped of n pairs, the
-    effect is (only_swapped − only_sampled) / n. Given d, only_swapped is Binomial(d, π) and the effect is
-    d/n · (2π − 1); the interval maps the Clopper–Pearson interval of π onto it (exact, inside [−100, 100]) and the
-    p-value is the two-sided binomial test of π = ½ (McNemar's exact test) — interval and test agree on whether 0 is
-    excluded. With no discordant pair there is nothing to tell the conditions apart: effect 0, p = 1, no interval."""
-    from scipy.stats import binomtest
-
-    n = both_right + only_sampled + only_swapped + both_wrong
-    d = only_sampled + only_swapped
-    out = {"n": n, "both_right": both_right, "only_sampled": only_sampled, "only_swapped": only_swapped,
-           "both_wrong": both_wrong, "effect": math.nan, "lo": math.nan, "hi": math.nan, "p_value": math.nan}
-    if not n:
-        return out
-    out["sampled"] = 100.0 * (both_right + only_sampled) / n
-    out["swapped"] = 100.0 * (both_right + only_swapped) / n
-    out["effect"] = 100.0 * (only_swapped - only_sampled) / n
-    if not d:
-        out["p_value"] = 1.0
-        return out
-    test = binomtest(only_swapped, d, 0.5)
-    ci = test.proportion_ci(confidence_level=confidence, method="exact")
-    out["p_value"] = float(test.pvalue)
-    out["lo"] = 100.0 * d / n * (2 * float(ci.low) - 1)
-    out["hi"] = 100.0 * d / n * (2 * float(ci.high) - 1)
+    r = paired_proportion_difference(both_right, only_sampled, only_swapped, both_wrong, confidence)
+    out = {"n": r["n"], "both_right": both_right, "only_sampled": only_sampled, "only_swapped": only_swapped,
+           "both_wrong": both_wrong, "effect": r["difference"], "lo": r["ci_low"], "hi": r["ci_high"],
+           "p_value": r["p"]}
+    if r["n"]:
+        out["sampled"], out["swapped"] = r["a"], r["b"]
     return out
 
 

@@ -8,6 +8,7 @@
                                                  permutation within strata, stratified percentile bootstrap
     spread_test(a, b)                            standard deviations and the Brown–Forsythe test of equal spread
     mcnemar_counts(…)                            exact McNemar test (binomial on the discordant pairs)
+    paired_proportion_difference(…)              b − a on paired 0/1 verdicts: exact McNemar p, exact interval
     difference_of_means(a, b, …)                 two series of per-configuration accuracies (the Compare page)
 
 Choices, for a reviewer (docs/FIDELITY.md, "How verdicts are computed", says the same at more length):
@@ -64,6 +65,33 @@ def mcnemar_counts(both_right: int, only_a: int, only_b: int, both_wrong: int) -
     out["agreement"] = (both_right + both_wrong) / n
     return out
 
+
+
+def paired_proportion_difference(both_right: int, only_a: int, only_b: int, both_wrong: int,
+                                 confidence: float = 0.95) -> dict:
+    """Accuracy of b − accuracy of a (points) on paired 0/1 verdicts, its exact conditional interval and the exact
+    McNemar p. Only discordant pairs carry information on the difference: with d = only_a + only_b of n pairs the
+    difference is (only_b − only_a) / n; given d, only_b is Binomial(d, π) and the difference is d/n · (2π − 1). The
+    interval maps the Clopper–Pearson interval of π onto it (exact, inside [−100, 100]) and p is the two-sided binomial
+    test of π = ½, so interval and test agree on whether 0 is excluded. No discordant pair: difference 0, p = 1, no
+    interval."""
+    from scipy.stats import binomtest
+
+    n, d = both_right + only_a + only_b + both_wrong, only_a + only_b
+    out = {"n": n, "a": math.nan, "b": math.nan, "difference": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+           "p": math.nan}
+    if not n:
+        return out
+    out.update(a=100.0 * (both_right + only_a) / n, b=100.0 * (both_right + only_b) / n,
+               difference=100.0 * (only_b - only_a) / n)
+    if not d:
+        out["p"] = 1.0
+        return out
+    test = binomtest(only_b, d, 0.5)
+    ci = test.proportion_ci(confidence_level=confidence, method="exact")
+    out.update(p=float(test.pvalue), ci_low=100.0 * d / n * (2 * float(ci.low) - 1),
+               ci_high=100.0 * d / n * (2 * float(ci.high) - 1))
+    return out
 
 # ------------------------------------------------------------------------------------------------- families
 
