@@ -22,7 +22,7 @@ VIEW = "v_results"
 SETOPS_FACTORS = group_by()["setops"]
 QUANTIFIER_FACTORS = group_by()["quantifiers"]
 RUN_FACTORS = ("model", "answer_format", "task", "name", "run_id")
-ALL_FACTORS = RUN_FACTORS + SETOPS_FACTORS + QUANTIFIER_FACTORS
+ALL_FACTORS = tuple(dict.fromkeys(RUN_FACTORS + SETOPS_FACTORS + QUANTIFIER_FACTORS))   # a factor both tasks have once
 
 # Which verdict a view shows: "strict" = the SetLexSem reference's rule (core/tasks/setops/parse_strict.py), "lenient"
 # = our parser. Only set-operation rows have a strict verdict; other tasks' rows keep theirs under either choice.
