@@ -58,6 +58,7 @@ from core.store.faults import fault
 from core.store.provenance import made_here_sql
 from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.schema import FACTOR_COLUMNS
+from core.store.writers import DatabaseReplaced
 from core.tasks.setops.reference_csv import (
     REFERENCE_COLUMNS,
     claim_digest_cells,
@@ -559,7 +560,9 @@ def _store_import(db_path, g: _Group, meta: dict, name: str | None, placeholder:
                  g.model, g.rows, f"import:{meta['filename']}"[:300], store.SCHEMA_VERSION])
             store.refresh_run_counts(con, run_id)
             aggregates.refresh_runs(con, [run_id])
-    except BaseException:
+    except BaseException as failure:
+        if isinstance(failure, DatabaseReplaced):   # its rows went with the replaced file
+            raise
         try:
             with store.connect(db_path) as con, store.transaction(con):
                 if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
