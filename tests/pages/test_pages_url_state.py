@@ -69,7 +69,8 @@ def test_deceptive_settings_of_a_run_config():
     cfg = {"seed": 7, "samples": 3, "sizes": [5], "operations": ["union"], "approaches": ["composite"],
            "hypernym_pairs": [["tree.n.01", "eat.v.01"]], "pos": [None]}
     assert urlstate.deceptive_settings(cfg) == {"a": "tree.n.01", "b": "eat.v.01", "seed": 7, "size": 5, "samples": 3,
-                                                "ops": ["union"], "approach": "composite", "pos": "any"}
+                                                "ops": ["union"], "approach": "composite", "pos": "any",
+                                                "hyp": "fixed"}   # the config fixes the hypernym pair
 
 
 @pytest.mark.slow
