@@ -20,7 +20,6 @@ templates, so it is not re-rendered byte for byte as our own exports' prompts ar
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -31,6 +30,7 @@ from core.errors import ImportFileError
 from core.tasks.base import stable_id
 from core.tasks.setops import aliases
 from core.tasks.setops.operations import truth as set_truth
+from core.tasks.setops.scoring import flat_literal
 
 MAX_LITERAL_CHARS = 100_000
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -64,7 +64,7 @@ def _literal_set(text: Any, name: str, row: int, col: str) -> list | None:
         if s == "-1":
             return None
         try:
-            value = ast.literal_eval(s)
+            value = flat_literal(s)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             raise ImportFileError(f"{name}: row {row}, column {col!r} is not a set literal: {s[:40]!r}") from None
     if isinstance(value, dict) and not value:

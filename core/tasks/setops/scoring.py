@@ -138,6 +138,19 @@ def strict_fields(truth: Iterable, set_a: Iterable, set_b: Iterable, response, *
     return out
 
 
+MAX_LITERAL_BRACKETS = 64   # a flat set literal needs one pair; deep nesting is refused before the parser sees it
+
+
+def flat_literal(s: str):
+    """``ast.literal_eval`` of a set literal, refused (ValueError) when it holds more than MAX_LITERAL_BRACKETS
+    brackets: Python 3.11's parser, once it hits its recursion limit inside ``literal_eval``, leaves the thread's
+    compiler unable to compile anything again ("AST constructor recursion depth mismatch"), so nesting never reaches
+    it."""
+    if sum(s.count(c) for c in "([{") > MAX_LITERAL_BRACKETS:
+        raise ValueError("nested too deeply for a set literal")
+    return ast.literal_eval(s)
+
+
 def reference_result(text) -> frozenset | None:
     """A reference CSV's ``result_obj`` cell (``{1, 2}``, ``{'Cat'}``, ``set()``, ``{-1}``) as the set it names;
     None for the did-not-follow sentinel or anything that is not a flat set of ints and strings (literal_eval on
@@ -148,7 +161,7 @@ def reference_result(text) -> frozenset | None:
     if len(s) > MAX_REFERENCE_LITERAL:
         return None
     try:
-        value = ast.literal_eval(s)
+        value = flat_literal(s)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     if value == -1 or not isinstance(value, (set, frozenset, list, tuple)):
