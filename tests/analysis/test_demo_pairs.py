@@ -116,7 +116,7 @@ def test_the_recording_imported_shows_the_swap_effect_in_findings(recording_rows
     assert r.returncode == 0, r.stderr
     finding = json.loads(out.read_text())["findings"][0]
     (contrast,) = [c for c in finding["contrasts"] if (c["a"], c["b"]) == ("swapped", "not_swapped")]
-    assert contrast["estimate"] < 0 and contrast["ci_high"] < 0            # the interval excludes 0
+    assert contrast["estimate"] < 0 and contrast["ci_high"] < 0 and contrast["n"] >= 200   # over draws; excludes 0
     # the presenter's own paired tally of the file agrees in sign and excludes 0 too
     t = P.recording_summary(RECORDING)["tally"]
-    assert t["n"] > 0 and t["effect"] < 0 and P.excludes_zero(t)
+    assert t["n"] >= 200 and t["effect"] < 0 and P.excludes_zero(t)   # the demo ships at least 200 pairs
