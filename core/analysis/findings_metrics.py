@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from core.analysis import aggregated
-from core.analysis.queries import _quote, _src, _where, view_columns
+from core.analysis.queries import _quote, _src, view_columns, where_clause
 
 TABLE_BY = ("operation", "members")
 
@@ -58,7 +58,7 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
     by = [c for c in ("model", *TABLE_BY) if c in have]
     sel = ", ".join(_quote(c) for c in by)
     if scoring == "strict" and {"parsed_strict", "truth"} <= have:
-        where, params = _where(con, run_ids, filters, view=view)
+        where, params = where_clause(con, run_ids, filters, view=view)
         cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
         df = con.execute(f"SELECT {sel}, truth, parsed_strict, CAST(correct AS INTEGER) AS correct "
                          f"FROM {_src(con, view, scoring)} {cond}", params).df()
@@ -72,7 +72,7 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
                     jaccard=("jaccard", "mean"), accuracy=("accuracy", "mean")).reset_index())
         return [{k: _plain(v) for k, v in r.items()} for r in out.to_dict("records")]
     if aggregated.usable(con, view, run_ids, [*by, "task", *filters]):
-        where, params = _where(con, run_ids, filters, answered=False, view=view)
+        where, params = where_clause(con, run_ids, filters, answered=False, view=view)
         cond = f"{where} AND task = 'setops' AND n > 0" if where else "WHERE task = 'setops' AND n > 0"
         df = con.execute(
             f"SELECT {sel}, CAST(sum(n) AS BIGINT) AS n, 100 * (sum(precision_sum) / sum(precision_n)) AS precision, "
@@ -80,7 +80,7 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
             f"100.0 * (sum(n_correct) / sum(n)) AS accuracy FROM {aggregated.relation(con, scoring)} {cond} "
             f"GROUP BY {sel} ORDER BY {sel}", params).df()
         return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
-    where, params = _where(con, run_ids, filters, view=view)
+    where, params = where_clause(con, run_ids, filters, view=view)
     cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
     df = con.execute(
         f"SELECT {sel}, count(*) AS n, 100 * avg(precision) AS precision, 100 * avg(recall) AS recall, "
