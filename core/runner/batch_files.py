@@ -23,7 +23,7 @@ from core.files import check_output_path
 from core.models.batch.jsonl import MAX_LINE, dumps, parse_lines, request_line
 from core.models.pricing import estimate_cost
 from core.models.reasoning import active as reasoning_active, budget, openai_fields, reasoning_cost, sent_for
-from core.runner.plan import _find_run, _items, _plan, call_key, failure_rows, register_run, result_rows
+from core.runner.plan import call_key, failure_rows, find_run, make_plan, register_run, result_rows, run_items
 from core.store import claims
 from core.store.journal import owner_tag
 
@@ -55,7 +55,7 @@ def _body(spec: str, params) -> tuple[dict, list[str]]:
 
 
 def _prepare(config: dict, model: str, params, limit, name=None, source="export-batch", base_url=None):
-    plan = _plan(config, model, params, base_url, limit, name, source)
+    plan = make_plan(config, model, params, base_url, limit, name, source)
     if getattr(plan.cfg, "reasoning", None):
         raise UserError("batch files carry one reasoning effort for every request: give it with --reasoning-effort "
                         "and leave 'reasoning' out of the config (or run the grid live or with --batch)")
@@ -84,7 +84,7 @@ def batch_run_id(config: dict, model: str, *, params=None, limit=None, db_path=N
     """The run id ``export_batch`` and ``import_batch`` use for (config, model, params, limit); raises for bad input."""
     plan, _, _ = _prepare(config, model, params, limit)
     with store.connect(db_path) as con:
-        return _find_run(con, plan, False)[0]
+        return find_run(con, plan, False)[0]
 
 
 def shard_paths(out: Path, shards: int) -> list[Path]:
@@ -104,10 +104,10 @@ def export_batch(config: dict, model: str, out_path, *, params=None, limit=None,
     if plan.params.answer_format != "free":   # a request line carries no grammar: the run would claim one it lacks
         raise UserError(f"batch files (and --engine ray) send free-form requests; answer format "
                         f"{plan.params.answer_format!r} is for live runs")
-    items = _items(plan)
+    items = run_items(plan)
     params_dict = plan.params.to_dict()
     with store.connect(db_path) as con:
-        run_id, draw, exists = _find_run(con, plan, False)
+        run_id, draw, exists = find_run(con, plan, False)
         done = _answered(con, run_id) if exists else set()
         keys: dict[str, str] = {}
         for it in items:
@@ -169,9 +169,9 @@ class BatchImporter:
     def __init__(self, config: dict, model: str, *, params=None, limit=None, db_path=None, name=None,
                  source: str = "import-batch"):
         plan, _, dropped = _prepare(config, model, params, limit, name, source[:300])
-        items = _items(plan)
+        items = run_items(plan)
         with store.connect(db_path) as con:
-            run_id, draw, exists = _find_run(con, plan, False)
+            run_id, draw, exists = find_run(con, plan, False)
         self._setup(plan, dropped, items, run_id, draw, exists, limit, db_path)
 
     @classmethod
@@ -260,10 +260,10 @@ def import_cached(config: dict, model: str, *, params=None, limit=None, db_path=
     prompts out of the requests, so without this they would never be answered in the run. Returns the number of
     items scored (0: nothing written)."""
     plan, _, _ = _prepare(config, model, params, limit, name, "import-batch:cache")
-    items = _items(plan)
+    items = run_items(plan)
     params_dict = plan.params.to_dict()
     with store.connect(db_path) as con:
-        run_id, draw, exists = _find_run(con, plan, False)
+        run_id, draw, exists = find_run(con, plan, False)
         done = _answered(con, run_id) if exists else set()
         by_key: dict[str, list[dict]] = {}
         for it in items:

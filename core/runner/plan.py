@@ -221,8 +221,8 @@ def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
     return f"{plan.task_name}-{plan.run_key[:10]}-d{draw}", draw, False
 
 
-find_run = _find_run   # public names for the engines outside this package's live path (core.runner.ray_run)
-run_items = _items
+# public names for the engines outside the live path (core.runner.ray_run, batch_files)
+find_run, run_items, make_plan = _find_run, _items, _plan
 
 
 def register_run(con, plan: _Plan, run_id: str, draw: int, exists: bool, run_json: str,
