@@ -84,7 +84,15 @@ class LoopbackServer:
             self._loop = asyncio.new_event_loop()
             self._loop.run_until_complete(self.serve())
             ready.set()
-            self._loop.run_forever()
+            try:
+                self._loop.run_forever()
+            finally:
+                # closed here, in its own thread, once stop() has stopped it: an unclosed loop is later finalized
+                # by the garbage collector at a random point, and the error its __del__ then reports is formatted
+                # by Python 3.11's traceback code with ast.parse, which corrupts a Streamlit page compile that
+                # the collection happened to interrupt ("AST constructor recursion depth mismatch")
+                self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+                self._loop.close()
 
         self._thread = threading.Thread(target=main, daemon=True, name="loopback-llm")
         self._thread.start()
