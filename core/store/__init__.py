@@ -44,7 +44,8 @@ from the cache once merged. A file that cannot be read is a ``DatabaseDamaged`` 
 
 Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (the inter-process lock) · ``faults`` (fault injection for the tests of disk-full and kills) · ``schema`` (DDL, migrations, factor columns) ·
 ``cache`` (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters; redacted) · ``journal``
-(per-process fsynced journals, their recovery, quarantine of bad lines) · ``writers`` (leases of imports and
+(per-process fsynced journals, their recovery, quarantine of bad lines) · ``retry`` (a transaction done again after a
+write conflict) · ``writers`` (leases of imports and
 batch collection, which restore waits for; a swapped file detected) · ``claims`` (claims on calls in flight) ·
 ``runs`` (run list and records) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
 (import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
@@ -56,6 +57,7 @@ from core.store.cache import cache_key, canonical_json, lookup_calls, sha256
 from core.store.db import (
                            DB_BUSY_TIMEOUT,
                            MERGE_INTERVAL,
+                           STORE_ERRORS,
                            DatabaseBusy,
                            DatabaseDamaged,
                            connect,
@@ -67,6 +69,7 @@ from core.store.db import (
                            transaction,
                            writing,
 )
+from core.store.retry import aretry_conflicts, retry_conflicts
 from core.store.rows import (
                            JSON_ITEM_KEYS,
                            insert_items,
@@ -89,9 +92,9 @@ from core.store.runs import (
 from core.store.schema import SCHEMA_VERSION
 
 __all__ = [
-    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "default_db_path", "resolve_db_path",
+    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "STORE_ERRORS", "default_db_path", "resolve_db_path",
     "journal_dir", "connect", "transaction", "writing", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
     "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "list_runs", "get_run",
     "run_record", "run_columns", "resolve_run_id", "delete_run", "results_df", "recover_journals", "item_table",
-    "rows_table", "JSON_ITEM_KEYS", "now_utc",
+    "rows_table", "JSON_ITEM_KEYS", "now_utc", "retry_conflicts", "aretry_conflicts",
 ]
