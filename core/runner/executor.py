@@ -94,6 +94,7 @@ class Executor:
                 loop.run_until_complete(self._main())
         except BaseException as exc:  # noqa: BLE001 — reported on the handle, never a silent death
             msg = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc), self._secret)
+            log.error("run %s stopped: %s", self.run_id, msg)
             self.progress.set(status="error", error=msg)
             self._mark_failed()
             self._release_claims()   # an identical run elsewhere need not wait out their lease
@@ -493,8 +494,9 @@ class Executor:
                 break
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # an unexpected bug in a provider: record it, do not retry blindly
+            except Exception as exc:  # noqa: BLE001 — a bug in a provider: recorded, not retried blindly
                 reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
+                log.warning("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
                 break
             else:
                 breaker.reached(generation, probe)

@@ -35,6 +35,12 @@ _ACTIVE_LOCK = threading.Lock()
 _NAME = re.compile(r"^(?P<run>.+)\.(?P<pid>\d+)\.(?P<ns>\d+)\.jsonl$")
 
 
+def journal_owner(path: Path) -> tuple[str, int] | None:
+    """(run id as written in the file name, process id) of a journal file by its name; None for another file."""
+    m = _NAME.match(path.name)
+    return (m.group("run"), int(m.group("pid"))) if m else None
+
+
 def _safe(run_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", run_id)[:80]
 
@@ -134,7 +140,8 @@ def record_problem(rec) -> str | None:
         rows_table(_with_times([dict(r) for r in results]), RESULT_COLUMNS)
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
         return f"values of the wrong type ({type(exc).__name__})"
-    except Exception as exc:   # pyarrow's conversion errors (ArrowInvalid, ArrowTypeError …)
+    except Exception as exc:  # noqa: BLE001 — pyarrow's conversion errors (ArrowInvalid, ArrowTypeError …)
+        log.debug("a journal line's values do not convert (%s)", type(exc).__name__)
         return f"values of the wrong type ({type(exc).__name__})"
     return None
 

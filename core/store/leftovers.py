@@ -13,12 +13,15 @@ meanwhile; only leftovers of dead processes are touched.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
 import threading
 import time
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 PARTIAL_AGE = 600.0
 STAGING_PREFIX = ".import-"
@@ -57,8 +60,8 @@ def clean_once(con, db_file: Path) -> None:
         _DONE.add(key)
     try:
         clean(con, db_file)
-    except Exception:   # tidying up must never stand between a user and their database
-        pass
+    except Exception as exc:  # noqa: BLE001 — tidying up must never stand between a user and their database
+        log.warning("cleaning up after killed processes failed (%s: %s)", type(exc).__name__, exc)
 
 
 def clean(con, db_file: Path) -> dict:

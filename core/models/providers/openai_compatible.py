@@ -52,6 +52,7 @@ import asyncio
 import base64
 import dataclasses
 import json
+import logging
 import os
 import re
 import time
@@ -66,6 +67,8 @@ from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
 from core.models.retry_policy import reply_problem
 from core.redaction import redact_url, remember, remember_basic
+
+log = logging.getLogger(__name__)
 
 KEY_ENV = PROVIDERS["openai-compatible"].key_env
 KEYLESS_PLACEHOLDER = None   # kept for old imports: a keyless endpoint now gets no Authorization header at all
@@ -396,6 +399,6 @@ class OpenAICompatibleModel(BaseModel):
         if closer is not None:
             try:
                 await closer.aclose()
-            except Exception:   # a session of a loop that is gone: nothing left to release
-                pass
+            except Exception as exc:  # noqa: BLE001 — a session of a loop that is gone: nothing left to release
+                log.debug("closing the HTTP session failed (%s)", type(exc).__name__)
         await self._clients.aclose()
