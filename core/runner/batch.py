@@ -101,7 +101,7 @@ class BatchExecutor:
                         status = "waiting"    # the batches are safe at the provider; the same command re-attaches
                 store.set_run_status(self.db_path, self.run_id, status, finished=True)
             except store.STORE_ERRORS as store_exc:
-                log.warning("run %s: its status could not be set to %r (%s); journal recovery marks it later",
+                log.info("run %s: its status could not be set to %r (%s); journal recovery marks it later",
                             self.run_id, status, type(store_exc).__name__)
             self.progress.set(status=status, error=msg)
             self._emit()
@@ -115,7 +115,7 @@ class BatchExecutor:
             try:
                 self.on_progress(self.handle.progress())
             except Exception as exc:  # noqa: BLE001 — a broken UI callback must not kill the run
-                log.warning("run %s: the progress callback failed: %s: %s", self.run_id, type(exc).__name__, exc)
+                log.info("run %s: the progress callback failed: %s: %s", self.run_id, type(exc).__name__, exc)
 
     def _key(self, item: dict) -> str:
         """The item's cache key: the same as a live call's (its own parameters: a reply cap may be the item's)."""

@@ -94,7 +94,7 @@ class Executor:
                 loop.run_until_complete(self._main())
         except BaseException as exc:  # noqa: BLE001 — reported on the handle, never a silent death
             msg = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc), self._secret)
-            log.error("run %s stopped: %s", self.run_id, msg)
+            log.info("run %s stopped: %s", self.run_id, msg)
             self.progress.set(status="error", error=msg)
             self._mark_failed()
             self._release_claims()   # an identical run elsewhere need not wait out their lease
@@ -105,7 +105,7 @@ class Executor:
                 if callable(aclose):
                     loop.run_until_complete(aclose())
             except Exception as exc:  # noqa: BLE001 — closing the client must not hide how the run ended
-                log.warning("run %s: closing the model's client failed: %s", self.run_id,
+                log.info("run %s: closing the model's client failed: %s", self.run_id,
                             redact(f"{type(exc).__name__}: {exc}", self._secret))
             self.handle.set_loop(None)
             loop.close()
@@ -122,7 +122,7 @@ class Executor:
         try:
             self.on_progress(self.handle.progress())
         except Exception as exc:  # noqa: BLE001 — a broken UI callback must not kill the run
-            log.warning("run %s: the progress callback failed: %s: %s", self.run_id, type(exc).__name__, exc)
+            log.info("run %s: the progress callback failed: %s: %s", self.run_id, type(exc).__name__, exc)
 
     async def _insert_items_during_first_wave(self, item: dict | None) -> None:
         """Insert the run's items if missing, and warm the scorer up (its lazy imports; scoring an empty reply is
@@ -333,7 +333,7 @@ class Executor:
             with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
                 claims.release_run(con, self.owner, self.run_id)
         except store.STORE_ERRORS as exc:
-            log.warning("run %s: its claims could not be released (%s); they lapse with their lease", self.run_id,
+            log.info("run %s: its claims could not be released (%s); they lapse with their lease", self.run_id,
                         type(exc).__name__)
 
     def _mark_failed(self) -> None:
@@ -342,7 +342,7 @@ class Executor:
         try:
             store.set_run_status(self.db_path, self.run_id, "error", finished=True)
         except store.STORE_ERRORS as exc:
-            log.warning("run %s: its status could not be set to 'error' (%s); journal recovery marks it later",
+            log.info("run %s: its status could not be set to 'error' (%s); journal recovery marks it later",
                         self.run_id, type(exc).__name__)
 
     def _cancel_tasks(self) -> None:
@@ -496,7 +496,7 @@ class Executor:
                 raise
             except Exception as exc:  # noqa: BLE001 — a bug in a provider: recorded, not retried blindly
                 reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
-                log.warning("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
+                log.info("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
                 break
             else:
                 breaker.reached(generation, probe)

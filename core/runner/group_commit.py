@@ -44,7 +44,7 @@ class JournalWriter:
                     # the fsync latency is off the critical path)
                     await asyncio.to_thread(self.journal.append, [r for r, _ in batch])
                 except Exception as exc:  # noqa: BLE001 — disk full etc.: the calls are not durable → not finished
-                    log.warning("journal append failed (%s): %d calls not durable", type(exc).__name__, len(batch))
+                    log.info("journal append failed (%s): %d calls not durable", type(exc).__name__, len(batch))
                     for _, fut in batch:
                         if not fut.done():
                             fut.set_exception(exc)

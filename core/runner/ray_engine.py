@@ -369,7 +369,7 @@ def start_ray_run(config: dict, model: str, base_url: str, *, address: str | Non
                 progress.set(status="error", error=str(exc))
         except Exception as exc:  # noqa: BLE001  (Ray's own failures: one readable line on the page)
             first = (str(exc).strip().splitlines() or [""])[0][:300]
-            log.warning("Ray run %s failed (%s); its status says why", run_id, type(exc).__name__)
+            log.info("Ray run %s failed (%s); its status says why", run_id, type(exc).__name__)
             progress.set(status="error", error=f"the Ray run failed: {type(exc).__name__}: {first}")
         finally:
             handle.finish()

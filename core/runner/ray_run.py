@@ -141,5 +141,5 @@ class RayRun:
         try:
             self.finish("error")
         except store.STORE_ERRORS as exc:   # the DB may be what failed; the lease and liveness test free the claims
-            log.warning("Ray run %s: its claims and status could not be written (%s)", self.run_id,
+            log.info("Ray run %s: its claims and status could not be written (%s)", self.run_id,
                         type(exc).__name__)

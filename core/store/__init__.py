@@ -20,8 +20,8 @@ Concurrency across processes (the design)
 DuckDB lets one process at a time open a file read-write, and while it is open no other process can open it at all.
 So **nobody holds a connection open**: every reader and writer (CLI runner, dashboard pages, imports) goes through
 ``connect()``, a context manager that opens the file, does one short piece of work and closes it again. DuckDB's own
-lock does not make such open/commit/close cycles from several processes safe (committed rows were lost and files
-left unreadable, issue 17), so ``connect()`` holds an OS lock (``flock`` on ``<db>.lock``, ``oslock.py``) from
+lock does not make such open/commit/close cycles from several processes safe (committed rows can be lost and
+files left unreadable), so ``connect()`` holds an OS lock (``flock`` on ``<db>.lock``, ``oslock.py``) from
 before the open to after the close: one process at a time has the file open; threads of one process share it.
 Waiting for it times out after ``DB_BUSY_TIMEOUT`` seconds with a clear ``DatabaseBusy`` error. A CLI run and an
 open dashboard therefore interleave: each holds the file for milliseconds. ``restore`` holds it exclusively.

@@ -9,7 +9,7 @@ file deletion only causes a harmless second merge.
 
 A complete line that is not a record this code can merge (garbled by a disk fault, edited by hand, written by some
 other program) is set aside — appended to ``<db>.journal/quarantine/<journal>.bad`` with a warning — and recovery
-goes on with the next line: one bad line never blocks the database (issue 13). ``quarantined(db_path)`` lists those
+goes on with the next line: one bad line never blocks the database. ``quarantined(db_path)`` lists those
 files.
 
 Journals hold prompts' hashes, responses and scores — never API keys (the runner never sees them as data).

@@ -16,9 +16,8 @@ like one that hits max_tokens: the text so far, with finish_reason "timeout" —
 slow generation (a 135M model often rambles to max_tokens; on a busy 2-core machine that can take minutes).
 
 Threads: STUDIO_LLAMA_THREADS (default: every physical core for local/default, half of them for local/smollm2). On a shared or
-oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (measured
-here: 2 threads on 2 busy cores did not finish 64 tokens in 5 minutes, 1 thread took 15 s), so the default is
-conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
+oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (a few
+tokens take minutes instead of seconds; docs/RUNNER.md), so the default is conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
 Context: STUDIO_LLAMA_CTX (default 4096 tokens).
 Reasoning effort is not supported (neither embedded model thinks): it is dropped and listed in ``dropped_params``.
 """

@@ -4,11 +4,9 @@ Spec ``openai-compatible/<model>`` with a base URL (``--base-url http://host:800
 
 The contract of these servers is the OpenAI HTTP API itself — ``POST {base_url}/chat/completions`` with a JSON body,
 a JSON ``chat.completion`` back — so this provider speaks it directly over a pooled ``aiohttp`` session instead of
-going through the OpenAI SDK (the paid ``openai/`` and ``anthropic/`` paths keep the official SDKs). Measured on the
-2-core machine with ``bench/runner_throughput.py`` (C = 32, L = 0.25 s, 1,000 calls, bare client, no runner): the SDK
-spends ~4.5 ms of event-loop CPU per call (request transform, pydantic models, httpx2) and reaches ~0.8–0.9 of C/L;
-a raw ``httpx2.AsyncClient`` ~1.5 ms and ~0.94; ``aiohttp`` (C HTTP parser) ~0.4 ms and ~0.965 (the ceiling with
-waves of 32 is 0.977). It also avoids the SDK import (~1 s). An injected ``http_client`` (an ``httpx2`` or ``httpx``
+going through the OpenAI SDK (the paid ``openai/`` and ``anthropic/`` paths keep the official SDKs): ``aiohttp``'s C
+HTTP parser costs the event loop a tenth of the SDK's CPU per call and skips the SDK's import (figures:
+docs/RUNNER.md; ``bench/runner_throughput.py --sdk-ceiling`` measures them). An injected ``http_client`` (an ``httpx2`` or ``httpx``
 ``AsyncClient``, e.g. with a ``MockTransport`` replaying payloads in tests) is used instead of the session.
 
 Errors map exactly like the SDK paths (``core.models.providers.sdk_common``): 408/409/425/429/5xx → RetryableError with the
@@ -318,7 +316,7 @@ class OpenAICompatibleModel(BaseModel):
 
     async def _read_capped(self, chunks, headers) -> bytes:
         """The body, read as it streams and refused past ``max_reply_bytes()`` (an endless or huge body must not
-        fill the memory: four endless streams once took 3.3 GB). Not retried: the server would send it again."""
+        fill the memory: a few endless streams reach gigabytes). Not retried: the server would send it again."""
         cap = max_reply_bytes()
         declared = headers.get("Content-Length") if headers is not None else None
         if declared and declared.isdigit() and int(declared) > cap:
