@@ -47,7 +47,7 @@ Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (
 (per-process fsynced journals, their recovery, quarantine of bad lines) · ``retry`` (a transaction done again after a
 write conflict) · ``writers`` (leases of imports and
 batch collection, which restore waits for; a swapped file detected) · ``claims`` (claims on calls in flight) ·
-``runs`` (run list and records) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
+``runs`` (run list and records) · ``analysis_cache`` (results of slow analyses kept for the next process) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
 (import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
 Parquet / JSONL export) · ``backup`` (backup and restore) · ``backfill`` (re-scoring stored rows from their responses
 when a migration adds derived columns).

@@ -3,6 +3,7 @@ counters derived from them."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -28,17 +29,15 @@ _NONE = type(None)
 # the Python types a column's values may have for Arrow to convert them exactly as ``_column``'s rules would (NaN in
 # a float column becomes NULL through ``from_pandas``); anything else takes the rules value by value
 _NATIVE = {"VARCHAR": {str, _NONE}, "DOUBLE": {float, _NONE}, "BIGINT": {int, _NONE}, "BOOLEAN": {bool, _NONE}}
-_ARROW: dict[str, Any] = {}
 
 
+@functools.cache
 def arrow_type(typ: str):
     """The Arrow type of a column type of core/store/schema.py (a DuckDB type name)."""
-    if not _ARROW:
-        import pyarrow as pa
+    import pyarrow as pa
 
-        _ARROW.update({"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
-                       "TIMESTAMP": pa.timestamp("us")})
-    return _ARROW[typ]
+    return {"VARCHAR": pa.string, "BIGINT": pa.int64, "DOUBLE": pa.float64, "BOOLEAN": pa.bool_,
+            "TIMESTAMP": lambda: pa.timestamp("us")}[typ]()
 
 
 def _column(values: list, column_type: str) -> pa.Array:

@@ -42,6 +42,7 @@ DEFAULT_CTX = 4096
 
 _load_lock = threading.Lock()   # guards loading
 _call_locks: dict[str, threading.Lock] = {}   # one inference at a time on each shared context
+# loaded models by key: a registry under ``_load_lock`` (a model file is never loaded twice), each freed at exit
 _llamas: dict[str, object] = {}
 _clock = time.monotonic  # the time budget's clock (a test replaces it with a fake one)
 
