@@ -102,7 +102,7 @@ class BatchExecutor:
                 store.set_run_status(self.db_path, self.run_id, status, finished=True)
             except store.STORE_ERRORS as store_exc:
                 log.info("run %s: its status could not be set to %r (%s); journal recovery marks it later",
-                            self.run_id, status, type(store_exc).__name__)
+                         self.run_id, status, type(store_exc).__name__)
             self.progress.set(status=status, error=msg)
             self._emit()
         finally:

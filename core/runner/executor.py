@@ -106,7 +106,7 @@ class Executor:
                     loop.run_until_complete(aclose())
             except Exception as exc:  # noqa: BLE001 — closing the client must not hide how the run ended
                 log.info("run %s: closing the model's client failed: %s", self.run_id,
-                            redact(f"{type(exc).__name__}: {exc}", self._secret))
+                         redact(f"{type(exc).__name__}: {exc}", self._secret))
             self.handle.set_loop(None)
             loop.close()
             self.handle.finish()
@@ -334,7 +334,7 @@ class Executor:
                 claims.release_run(con, self.owner, self.run_id)
         except store.STORE_ERRORS as exc:
             log.info("run %s: its claims could not be released (%s); they lapse with their lease", self.run_id,
-                        type(exc).__name__)
+                     type(exc).__name__)
 
     def _mark_failed(self) -> None:
         """Best effort: the run is not left 'running' (if even this cannot be written, the next command's journal
@@ -343,7 +343,7 @@ class Executor:
             store.set_run_status(self.db_path, self.run_id, "error", finished=True)
         except store.STORE_ERRORS as exc:
             log.info("run %s: its status could not be set to 'error' (%s); journal recovery marks it later",
-                        self.run_id, type(exc).__name__)
+                     self.run_id, type(exc).__name__)
 
     def _cancel_tasks(self) -> None:
         for t in self._tasks:

@@ -142,4 +142,4 @@ class RayRun:
             self.finish("error")
         except store.STORE_ERRORS as exc:   # the DB may be what failed; the lease and liveness test free the claims
             log.info("Ray run %s: its claims and status could not be written (%s)", self.run_id,
-                        type(exc).__name__)
+                     type(exc).__name__)
