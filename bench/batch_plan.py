@@ -25,19 +25,19 @@ from core.config import preset_run_spec  # noqa: E402
 from core.models import get_model  # noqa: E402
 from core.models.batch import DEFAULT_LIMITS, BatchLimits, batch_backend  # noqa: E402
 from core.runner.batch import chunks  # noqa: E402
-from core.runner.plan import _items, _plan  # noqa: E402
+from core.runner.plan import make_plan, run_items  # noqa: E402
 
 MODELS = ("openai/gpt-4o-mini", "openai/gpt-4.1-mini", "anthropic/claude-haiku-4-5", "anthropic/claude-sonnet-4-5")
 
 
 def plan_batches(config: dict, spec: str, limits: BatchLimits) -> tuple[int, list[tuple[int, int]]]:
     """(distinct prompts, [(requests, bytes) per batch]) of ``config`` on ``spec`` as a fresh --batch run sends it."""
-    plan = _plan(config, spec, None, None, None, None, "bench")
+    plan = make_plan(config, spec, None, None, None, None, "bench")
     backend = batch_backend(get_model(spec), limits)
     body, _ = backend.request_body(plan.params)
     params = plan.params.to_dict()
     keys: dict[str, str] = {}
-    for it in _items(plan):
+    for it in run_items(plan):
         keys.setdefault(store.cache_key(spec, None, params, it["prompt"], 0), it["prompt"])
 
     def entries():

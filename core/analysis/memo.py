@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
+log = logging.getLogger(__name__)
+
 MAX_ENTRIES = 64
+# key -> result, least recently used first. Hand-made rather than an lru_cache: the key is computed from the
+# database's state (not the call's arguments), and results are deep-copied in and out
 _CACHE: "OrderedDict[str, Any]" = OrderedDict()
 _LOCK = threading.Lock()
 
@@ -38,7 +43,7 @@ def key(con, name: str, args: tuple, kwargs: dict) -> str | None:
     return json.dumps([str(path), code_fingerprint(), aggregates.versions(con), spec])
 
 
-_FINGERPRINT: list[str] = []
+_FINGERPRINT: list[str] = []   # the digest, once computed (a list the tests replace to stand for other code)
 
 
 def code_fingerprint() -> str:
@@ -72,7 +77,7 @@ def call(con, name: str, fn: Callable, *args, persist: bool = False, **kwargs):
     out = _stored(con, name, k) if persist else None
     if out is None:
         out = fn(con, *args, **kwargs)
-        if persist and not _live(con):
+        if persist and not _store_live(con):
             _store(con, name, k, out)
     with _LOCK:
         _CACHE[k] = copy.deepcopy(out)
@@ -103,52 +108,40 @@ def json_frame(got: dict):
         if dtype != "object" and col in frame.columns:
             try:
                 frame[col] = frame[col].astype(dtype)
-            except (TypeError, ValueError):
-                pass
+            except (TypeError, ValueError) as exc:   # left as it came
+                log.debug("column %s stays %s, not %s (%s)", col, frame[col].dtype, dtype, type(exc).__name__)
     return frame
 
 
 KEEP_STORED = 200   # analysis_cache rows kept per function (the newest): browsing never evicts the findings
 
+# A result is not kept while a run of the store is live: the versions change with every merge and a result kept
+# then would never be read again (each click of a page watching the run would write a row).
 
-def _live(con) -> bool:
-    """Whether a run of the store is still being written: then the versions change with every merge and a result
-    kept now would never be read again (each click of a page watching the run would write a row)."""
-    import duckdb
 
-    try:
-        return bool(con.execute("SELECT count(*) FROM runs WHERE status IN ('running', 'pending')").fetchone()[0])
-    except duckdb.Error:
-        return True
+def _store_live(con) -> bool:
+    import core.store.analysis_cache as analysis_cache  # a submodule import, as in ``key``
+
+    return analysis_cache.any_run_live(con)
 
 
 def _stored(con, name: str, key: str):
-    import duckdb
+    import core.store.analysis_cache as analysis_cache
 
-    try:
-        row = con.execute("SELECT value FROM analysis_cache WHERE key = ?", [_digest(name, key)]).fetchall()
-    except duckdb.Error:
-        return None
-    return json.loads(row[0][0]) if row else None
+    text = analysis_cache.get(con, _digest(name, key))
+    return json.loads(text) if text is not None else None
 
 
 def _store(con, name: str, key: str, value) -> None:
     """Keep ``value`` (JSON) under ``key``; a store that cannot take it (read-only, busy) just does not keep it."""
-    import duckdb
-
     try:
         text = json.dumps(value, default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        log.debug("%s: result is not JSON, not kept in the store (%s)", name, type(exc).__name__)
         return
-    prefix = f"{name}:"
-    try:
-        con.execute("INSERT OR REPLACE INTO analysis_cache VALUES (?, ?, now())", [_digest(name, key), text])
-        con.execute("DELETE FROM analysis_cache WHERE NOT contains(key, ':')")   # kept before keys were named
-        con.execute("DELETE FROM analysis_cache WHERE starts_with(key, ?) AND key NOT IN (SELECT key FROM "
-                    "analysis_cache WHERE starts_with(key, ?) ORDER BY stored_at DESC LIMIT ?)",
-                    [prefix, prefix, KEEP_STORED])
-    except duckdb.Error:
-        pass
+    import core.store.analysis_cache as analysis_cache
+
+    analysis_cache.put(con, _digest(name, key), text, group=f"{name}:", keep=KEEP_STORED)
 
 
 def _digest(name: str, key: str) -> str:

@@ -1,4 +1,4 @@
-"""Models behind one small interface (SPEC M1, M2, M5, M6). See ``registry`` for the specs and ``base`` for the
+"""Models behind one small interface. See ``registry`` for the specs and ``base`` for the
 protocol. Importing this package is cheap: SDKs and llama.cpp load only when a model of theirs is built."""
 
 from core.models.base import Completion, Model, ModelError, Request, RetryableError

@@ -1,4 +1,4 @@
-"""OpenAI-compatible servers running on this machine, found rather than typed (SPEC M8).
+"""OpenAI-compatible servers running on this machine, found rather than typed.
 
 ``local_servers()`` asks ``GET /v1/models`` on loopback at the usual ports — Ollama 11434, LM Studio 1234, vLLM 8000,
 llama.cpp's server and ``python -m core serve-local`` 8080 (more in ``STUDIO_LOCAL_PORTS``, comma-separated) — all
@@ -70,6 +70,7 @@ def _probe(port: int, kind: str, timeout: float) -> LocalServer | None:
 
 
 _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="local-servers")
+# (when, ports asked, servers found): hand-made because it expires after ``ttl`` seconds (lru_cache has no expiry)
 _cache: tuple[float, tuple, list[LocalServer]] | None = None
 _lock = threading.Lock()
 

@@ -1,4 +1,4 @@
-"""Sampling parameters: one explicit, stored object per call (SPEC M2, M9).
+"""Sampling parameters: one explicit, stored object per call.
 
 Defaults follow the SetLexSem paper: temperature 0.25, top-p 0.25, top-k 20. A provider that cannot honour a
 parameter drops it and says so in ``Completion.dropped_params`` (see each provider's ``supported_params``).

@@ -1,4 +1,4 @@
-"""Estimated cost of a call in USD (SPEC M5), from a small dated table of list prices per 1M tokens.
+"""Estimated cost of a call in USD, from a small dated table of list prices per 1M tokens.
 
 Prices are standard (non-batch, non-cached) list prices as published by OpenAI and Anthropic, collected for
 PRICES_AS_OF; they change — check the providers' pricing pages before relying on an estimate for a large study.

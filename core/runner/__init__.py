@@ -53,7 +53,8 @@ calls — kill-safe: every batch is in the store before the provider creates it,
 ``batch.py``). A live run leaves prompts that sit in a provider batch alone; a run waiting on batches has status
 'waiting'. ``estimate(..., batch=True)`` prices at the batch discount.
 
-Modules: ``plan`` (run key, items, estimate, progress record) · ``handle`` (start/resume/run, the handle registry) ·
+Modules: ``plan`` (run key, items, estimate, progress record) · ``progress`` (the recorder executors report to) ·
+``handle`` (start/resume/run, the handle registry) ·
 ``executor`` (calls, retries, journal, merges) · ``gc_pacing`` (the collector during runs) · ``ratelimit`` (requests and tokens per minute) · ``batch``
 (provider batch runs) · ``batch_collect`` (collecting a batch; list, refresh, cancel) · ``batch_files``
 (export-batch / import-batch: the OpenAI batch file format for vLLM) · ``ray_engine`` (``run --engine ray``: request

@@ -29,6 +29,7 @@ requests kept) and the run then stops submitting; running it again resubmits the
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from core import store
@@ -37,13 +38,15 @@ from core.models.base import ModelError, RetryableError, redact
 from core.models.batch import batch_backend
 from core.models.batch.common import TRANSFER_TIMEOUT
 from core.runner.batch_collect import RunItems, collect, give_up, store_state
-from core.runner.plan import _items, _Plan, call_key
+from core.runner.plan import Plan, call_key, result_rows, run_items
 from core.store import batches as batch_store
 from core.store.journal import delete_journals, owner_alive, owner_tag, recover_into
 
 POLL_INTERVAL = 60.0          # seconds between polls of a batch run (providers finish within minutes to 24 h)
 SUBMIT_FAILURES = 3           # passes in a row whose submission failed with a transient error before giving up
 SUBMIT_WINDOW = TRANSFER_TIMEOUT + 60.0   # a batch 'submitting' for longer was left behind, whoever wrote it
+
+log = logging.getLogger(__name__)
 
 _SUBMITTING: set[str] = set()  # batch ids this process is creating right now (their rows say 'submitting')
 _SUBMITTING_LOCK = threading.Lock()
@@ -65,11 +68,14 @@ def chunks(entries, limits):
         yield chunk
 
 
-class _BatchExecutor:
-    # ``handle`` is the run's core.runner.handle.RunHandle (the handle module starts executors)
-    def __init__(self, plan: _Plan, model, handle, *, run_id, draw, db_path, max_attempts, on_progress,
+class BatchExecutor:
+    """A batch run (see the module docstring). ``handle`` is the run's core.runner.handle.RunHandle (the handle
+    module starts executors); progress goes to its ``recorder``."""
+
+    def __init__(self, plan: Plan, model, handle, *, run_id, draw, db_path, max_attempts, on_progress,
                  api_key, wait=True, poll_interval=None, limits=None):
         self.plan, self.model, self.handle = plan, model, handle
+        self.progress = handle.recorder
         self.run_id, self.draw, self.db_path = run_id, draw, db_path
         self.max_attempts, self.on_progress, self.wait = max_attempts, on_progress, wait
         self.poll_interval = POLL_INTERVAL if poll_interval is None else float(poll_interval)
@@ -94,21 +100,22 @@ class _BatchExecutor:
                     if batch_store.summary(con, self.run_id)["waiting_items"]:
                         status = "waiting"    # the batches are safe at the provider; the same command re-attaches
                 store.set_run_status(self.db_path, self.run_id, status, finished=True)
-            except Exception:
-                pass
-            self.handle._update(status=status, error=msg)
+            except store.STORE_ERRORS as store_exc:
+                log.info("run %s: its status could not be set to %r (%s); journal recovery marks it later",
+                         self.run_id, status, type(store_exc).__name__)
+            self.progress.set(status=status, error=msg)
             self._emit()
         finally:
             if self.backend is not None:
                 self.backend.close()
-            self.handle._finished.set()
+            self.handle.finish()
 
     def _emit(self) -> None:
         if self.on_progress is not None:
             try:
                 self.on_progress(self.handle.progress())
-            except Exception:
-                pass
+            except Exception as exc:  # noqa: BLE001 — a broken UI callback must not kill the run
+                log.info("run %s: the progress callback failed: %s: %s", self.run_id, type(exc).__name__, exc)
 
     def _key(self, item: dict) -> str:
         """The item's cache key: the same as a live call's (its own parameters: a reply cap may be the item's)."""
@@ -126,7 +133,7 @@ class _BatchExecutor:
     # -- main
     def _main(self) -> None:
         plan = self.plan
-        items = _items(plan)
+        items = run_items(plan)
         self.by_idx = {it["idx"]: it for it in items}
         self.groups: dict[str, list[dict]] = {}
         for it in items:
@@ -146,20 +153,20 @@ class _BatchExecutor:
                 con.execute("UPDATE runs SET n_items = ?, status = 'running', updated_at = ? WHERE run_id = ?",
                             [len(items), store.now_utc(), self.run_id])
             delete_journals(recovered)
-        self.handle._update(total=len(items))
+        self.progress.set(total=len(items))
 
         while True:
             left = self._pass()
             if not self.wait or self.handle.cancelled or not left:
                 break
-            self.handle._cancel.wait(self.poll_interval)
+            self.handle.wait_cancelled(self.poll_interval)
 
         waiting = self._report()
         p = self.handle.progress()
         status = ("waiting" if waiting else "done" if p.done >= p.total and not p.failed else
                   "cancelled" if self.user_cancelled or self.handle.cancelled else "incomplete")
         store.set_run_status(self.db_path, self.run_id, status, finished=True)
-        self.handle._update(status=status)
+        self.progress.set(status=status)
         self._emit()
 
     def _pass(self) -> bool:
@@ -227,8 +234,6 @@ class _BatchExecutor:
                     "flying": batch_store.in_flight(con, uncached)}
 
     def _answer_from_cache(self, cached: dict, pending: dict) -> None:
-        from core.runner.plan import result_rows
-
         rows = []
         for key, call in cached.items():
             rows += result_rows(self.plan.task, self.run_id, pending[key], key, call["response"], 0, True)
@@ -352,8 +357,9 @@ class _BatchExecutor:
             with store.connect(self.db_path) as con:
                 batch = batch_store.get(con, batch_id)
             self._reconcile(batch)
-        except RetryableError:
-            pass   # cannot tell now: the row stays 'submitting' and the next pass looks again
+        except RetryableError as look_exc:   # cannot tell now: the row stays 'submitting', the next pass looks again
+            log.info("batch %s: the provider cannot say now whether it was created (%s)", batch_id,
+                     redact(str(look_exc), self._secret)[:200])
         self.submit_failures += 1
         if self.submit_failures >= SUBMIT_FAILURES or not self.wait:
             raise UserError(f"could not submit a batch of {n} requests: {redact(str(exc), self._secret)}")
@@ -369,7 +375,7 @@ class _BatchExecutor:
                 """SELECT CASE WHEN phase = 'open' THEN coalesce(status, 'open') ELSE phase END AS s, count(*)
                    FROM batches WHERE run_id = ? GROUP BY s""", [self.run_id]).fetchall())
         waiting = sum(len(pending[k]) for k in flying)
-        self.handle._update(done=int(counts["n_done"]), failed=int(counts["n_failed"]),
+        self.progress.set(done=int(counts["n_done"]), failed=int(counts["n_failed"]),
                             cached=int(counts["n_cached"]), correct=int(counts["n_correct"] or 0),
                             cost_usd=float(counts["cost_usd"] or 0.0), calls=self.calls,
                             waiting=waiting, batches={k: int(v) for k, v in states.items()})

@@ -31,7 +31,7 @@ FILE_PROVIDERS = ("openai-compatible", "openai", "vllm")
 CHUNK = 5000            # result rows per transaction while importing
 
 
-def _body(spec: str, params) -> tuple[dict, list[str]]:
+def request_body(spec: str, params) -> tuple[dict, list[str]]:
     """The sampling part of each request body for ``spec`` and the parameters left out of it."""
     from core.models import get_model
     from core.models.registry import parse_spec
@@ -54,17 +54,13 @@ def _body(spec: str, params) -> tuple[dict, list[str]]:
     return body, []
 
 
-def _prepare(config: dict, model: str, params, limit, name=None, source="export-batch", base_url=None):
+def prepare_file_run(config: dict, model: str, params, limit, name=None, source="export-batch", base_url=None):
     plan = make_plan(config, model, params, base_url, limit, name, source)
     if getattr(plan.cfg, "reasoning", None):
         raise UserError("batch files carry one reasoning effort for every request: give it with --reasoning-effort "
                         "and leave 'reasoning' out of the config (or run the grid live or with --batch)")
-    body, dropped = _body(plan.model_spec, plan.params)
+    body, dropped = request_body(plan.model_spec, plan.params)
     return plan, body, dropped
-
-
-request_body = _body       # public names for the Ray engine (core.runner.ray_run)
-prepare_file_run = _prepare
 
 
 def item_key(plan, item: dict, draw: int, params_dict: dict) -> str:
@@ -82,7 +78,7 @@ def item_params(plan, item: dict):
 
 def batch_run_id(config: dict, model: str, *, params=None, limit=None, db_path=None) -> str:
     """The run id ``export_batch`` and ``import_batch`` use for (config, model, params, limit); raises for bad input."""
-    plan, _, _ = _prepare(config, model, params, limit)
+    plan, _, _ = prepare_file_run(config, model, params, limit)
     with store.connect(db_path) as con:
         return find_run(con, plan, False)[0]
 
@@ -100,7 +96,7 @@ def export_batch(config: dict, model: str, out_path, *, params=None, limit=None,
     batch requests, one per distinct prompt — in ``shards`` files of near-equal size (consecutive requests; one
     ``vllm run-batch`` or Ray task each). Returns counts: items, cached (already answered), requests, and files."""
     out = check_output_path(out_path, (".jsonl",), flag="--out")
-    plan, body, _ = _prepare(config, model, params, limit)
+    plan, body, _ = prepare_file_run(config, model, params, limit)
     if plan.params.answer_format != "free":   # a request line carries no grammar: the run would claim one it lacks
         raise UserError(f"batch files (and --engine ray) send free-form requests; answer format "
                         f"{plan.params.answer_format!r} is for live runs")
@@ -168,7 +164,7 @@ class BatchImporter:
 
     def __init__(self, config: dict, model: str, *, params=None, limit=None, db_path=None, name=None,
                  source: str = "import-batch"):
-        plan, _, dropped = _prepare(config, model, params, limit, name, source[:300])
+        plan, _, dropped = prepare_file_run(config, model, params, limit, name, source[:300])
         items = run_items(plan)
         with store.connect(db_path) as con:
             run_id, draw, exists = find_run(con, plan, False)
@@ -259,7 +255,7 @@ def import_cached(config: dict, model: str, *, params=None, limit=None, db_path=
     call of another run: a limited one, another config with the same prompts). ``export_batch`` leaves those
     prompts out of the requests, so without this they would never be answered in the run. Returns the number of
     items scored (0: nothing written)."""
-    plan, _, _ = _prepare(config, model, params, limit, name, "import-batch:cache")
+    plan, _, _ = prepare_file_run(config, model, params, limit, name, "import-batch:cache")
     items = run_items(plan)
     params_dict = plan.params.to_dict()
     with store.connect(db_path) as con:

@@ -1,5 +1,5 @@
 """A run-wide circuit breaker: while the endpoint cannot be reached, the whole run pauses instead of every worker
-burning its call's attempts in seconds (issue 13: a 3.2 s outage failed items for good before this existed).
+burning its call's attempts in seconds (without it an outage of a few seconds fails items for good).
 
 States: **closed** (calls go out), **open** (nobody sends until ``reopen_at``), **half-open** (one call — the
 probe — goes out; the others wait for its outcome). A connection error (``RetryableError.connection``: refused,

@@ -4,8 +4,11 @@ durable results (fsynced journal, periodic merges into DuckDB). See core/runner/
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
+
+import duckdb
 
 from core import store
 from core.errors import UserError
@@ -16,13 +19,13 @@ from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
 from core.runner.group_commit import JournalWriter
 from core.runner.later_items import FIRST_WAVE_HEAD_START
 from core.runner.plan import (
-    _estimate_in_tokens,
-    _estimate_out_tokens,
-    _items,
-    _Plan,
+    Plan,
     call_key,
+    estimate_in_tokens,
+    estimate_out_tokens,
     failure_rows,
     result_rows,
+    run_items,
 )
 from core.runner.ratelimit import RateLimiter
 from core.runner.sharing import SharedWork
@@ -30,6 +33,8 @@ from core.store import claims
 from core.store.journal import Journal, delete_journals, merge_records, owner_tag, recover_into
 
 PROGRESS_EVERY = 0.1           # seconds between progress callbacks (the final one always fires)
+
+log = logging.getLogger(__name__)
 
 
 CLAIMS_PER_SLOT = 4
@@ -41,12 +46,18 @@ def claim_block(concurrency: int) -> int:
     return max(8, CLAIMS_PER_SLOT * concurrency)
 
 
-class _Executor:
-    # ``handle`` is the run's core.runner.handle.RunHandle (not imported here: the handle module starts executors)
-    def __init__(self, plan: _Plan, model, handle, *, run_id, draw, db_path, concurrency, rpm, tpm,
+class Executor:
+    """A live run: its calls made by ``concurrency`` workers on its own event loop (``thread_main``).
+
+    ``handle`` is the run's core.runner.handle.RunHandle (not imported here: the handle module starts executors);
+    progress goes to its ``recorder``. The run's helpers (``later_items``, ``sharing``) use the public methods
+    ``to_answer``, ``cached_rows``, ``count_cached``, ``result_rows`` and ``emit``."""
+
+    def __init__(self, plan: Plan, model, handle, *, run_id, draw, db_path, concurrency, rpm, tpm,
                  max_attempts, call_timeout, on_progress, fresh, api_key, preparing=None,
                  outage_limit: float = GIVE_UP_AFTER):
         self.plan, self.model, self.handle = plan, model, handle
+        self.progress = handle.recorder
         self.preparing: threading.Thread | None = preparing
         self._items_missing: list[dict] | None = None   # the run's items, until their rows are in the DB
         self._drained: asyncio.Event | None = None       # set when the last call has been taken
@@ -72,36 +83,36 @@ class _Executor:
         self._commits: set[asyncio.Task] = set()
         self._cached_groups: dict[str, list[dict]] = {}   # key -> items answered from the cache (being scored)
         self._merge_error: BaseException | None = None
-        self._items_ready: asyncio.Task | None = None     # inserts the run's items (if missing) during the first wave
+        self.items_ready: asyncio.Task | None = None      # inserts the run's items (if missing) during the first wave
 
     # -- thread / loop
     def thread_main(self) -> None:
         loop = asyncio.new_event_loop()
-        self.handle._loop = loop
+        self.handle.set_loop(loop)
         try:
             with gc_pacing.paced():
                 loop.run_until_complete(self._main())
         except BaseException as exc:  # noqa: BLE001 — reported on the handle, never a silent death
             msg = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc), self._secret)
-            self.handle._update(status="error", error=msg)
-            try:
-                store.set_run_status(self.db_path, self.run_id, "error", finished=True)
-            except Exception:
-                pass
+            log.info("run %s stopped: %s", self.run_id, msg)
+            self.progress.set(status="error", error=msg)
+            self._mark_failed()
             self._release_claims()   # an identical run elsewhere need not wait out their lease
-            self._emit(force=True)
+            self.emit(force=True)
         finally:
             try:
                 aclose = getattr(self.model, "aclose", None)
                 if callable(aclose):
                     loop.run_until_complete(aclose())
-            except Exception:
-                pass
-            self.handle._loop = None
+            except Exception as exc:  # noqa: BLE001 — closing the client must not hide how the run ended
+                log.info("run %s: closing the model's client failed: %s", self.run_id,
+                         redact(f"{type(exc).__name__}: {exc}", self._secret))
+            self.handle.set_loop(None)
             loop.close()
-            self.handle._finished.set()
+            self.handle.finish()
 
-    def _emit(self, force: bool = False) -> None:
+    def emit(self, force: bool = False) -> None:
+        """Hand the run's progress to ``on_progress`` (at most every PROGRESS_EVERY seconds unless ``force``)."""
         if self.on_progress is None:
             return
         now = time.monotonic()
@@ -110,8 +121,8 @@ class _Executor:
         self._last_emit = now
         try:
             self.on_progress(self.handle.progress())
-        except Exception:
-            pass  # a broken UI callback must not kill the run
+        except Exception as exc:  # noqa: BLE001 — a broken UI callback must not kill the run
+            log.info("run %s: the progress callback failed: %s: %s", self.run_id, type(exc).__name__, exc)
 
     async def _insert_items_during_first_wave(self, item: dict | None) -> None:
         """Insert the run's items if missing, and warm the scorer up (its lazy imports; scoring an empty reply is
@@ -120,80 +131,73 @@ class _Executor:
         if item is not None:   # calls to make: let the workers send them first
             await asyncio.sleep(FIRST_WAVE_HEAD_START)
 
+        def insert():
+            # in turn with the claim blocks (which may merge a dead twin's journal: this run's rows and counts)
+            with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
+                store.insert_items(con, self.run_id, self._items_missing)
+
         def do():
             try:
                 if item is not None:
                     self.plan.task.score(item, "")
-            except Exception:
-                pass   # a warm-up only saves time; the real scoring reports any real problem
+            except Exception as exc:  # noqa: BLE001 — a warm-up only; the real scoring records any real problem
+                log.debug("run %s: scorer warm-up failed (%s)", self.run_id, type(exc).__name__)
             if self._items_missing is not None:
-                import duckdb
-
-                for attempt in range(5):
-                    try:
-                        # in turn with the claim blocks (which may merge a dead twin's journal: this run's rows and
-                        # counts)
-                        with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
-                            store.insert_items(con, self.run_id, self._items_missing)
-                        break
-                    except duckdb.TransactionException:
-                        # another run or a page of this process merged journals of this run meanwhile (no lock of
-                        # this run keeps them out): nothing was committed, the insert is done again
-                        if attempt == 4:
-                            raise
-                        time.sleep(0.1 * (attempt + 1))
+                # another run or a page of this process may merge journals of this run meanwhile (no lock of this
+                # run keeps them out): a write conflict, the insert done again
+                store.retry_conflicts(insert)
                 self._items_missing = None
 
         await asyncio.to_thread(do)
 
     # -- scoring
-    def _result_rows(self, items: list[dict], key: str, text: str, attempts: int, cached: bool) -> list[dict]:
+    def result_rows(self, items: list[dict], key: str, text: str, attempts: int, cached: bool) -> list[dict]:
         return result_rows(self.plan.task, self.run_id, items, key, text, attempts, cached)
 
     def _failure_rows(self, items: list[dict], key: str, reason: str, attempts: int) -> list[dict]:
         return failure_rows(self.run_id, items, reason, attempts)
 
-    def _to_answer(self, items: list[dict], keys: dict[int, str], done: set[int], cached: dict[str, dict],
-                   waiting_keys: set[str]) -> dict[str, list[dict]]:
-        """key -> its items still to answer (``items`` not done, grouped by cache key); the items of cached keys go to
-        ``self._cached_groups`` (scored from the cache), those of keys in a provider batch are counted as waiting."""
+    def to_answer(self, items: list[dict], keys: dict[int, str], done: set[int], cached: dict[str, dict],
+                  waiting_keys: set[str]) -> dict[str, list[dict]]:
+        """key -> its items still to answer (``items`` not done, grouped by cache key); the items of cached keys are
+        kept for ``cached_rows`` (scored from the cache), those of keys in a provider batch are counted as waiting."""
         groups: dict[str, list[dict]] = {}
         for it in items:
             if it["idx"] not in done:
                 groups.setdefault(keys[it["idx"]], []).append(it)
         waiting = sum(len(groups.pop(k)) for k in [k for k in groups if k in waiting_keys])
         if waiting:
-            with self.handle._lock:
-                self.handle._progress.waiting += waiting
+            self.progress.add(waiting=waiting)
         self._cached_groups = {k: groups.pop(k) for k in [k for k in groups if k in cached]}
         return groups
 
-    def _cached_rows(self, cached: dict[str, dict]) -> list[dict]:
-        """The results of the items ``_to_answer`` found in the cache, scored from it."""
+    @property
+    def has_cached(self) -> bool:
+        """``to_answer`` found items in the cache that ``cached_rows`` has not scored yet."""
+        return bool(self._cached_groups)
+
+    def cached_rows(self, cached: dict[str, dict]) -> list[dict]:
+        """The results of the items ``to_answer`` found in the cache, scored from it."""
         groups, self._cached_groups = self._cached_groups, {}
         rows = []
         for key, items in groups.items():
-            rows += self._result_rows(items, key, cached[key]["response"], 0, True)
+            rows += self.result_rows(items, key, cached[key]["response"], 0, True)
         return rows
 
-    def _count_cached(self, rows: list[dict]) -> None:
-        ok = [r for r in rows if r.get("error") is None]
-        with self.handle._lock:
-            p = self.handle._progress
-            p.done += len(ok)
-            p.cached += len(ok)
-            p.correct += sum(1 for r in ok if r.get("correct"))
-        self._emit(force=True)
+    def count_cached(self, rows: list[dict]) -> None:
+        """Count stored results answered from the cache (a scoring failure among them is not a failed call)."""
+        self.progress.answered(rows, cached=True, count_failed=False)
+        self.emit(force=True)
 
     # -- main
     async def _main(self) -> None:
         h = self.handle
         loop = asyncio.get_running_loop()
-        h._on_cancel = self._cancel_tasks
+        h.set_on_cancel(self._cancel_tasks)
         if h.cancelled:
             self._cancel_tasks()
         plan = self.plan
-        items = await asyncio.to_thread(_items, plan)
+        items = await asyncio.to_thread(run_items, plan)
         # the first prompts' keys now, the others' while the first calls are at the model (``_feed``)
         head, rest = later_items.split_head(items, self.claim_block)
         keys = {it["idx"]: call_key(plan, it, self.draw) for it in head}
@@ -225,30 +229,18 @@ class _Executor:
             first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
             return done_rows, done, cached, waiting_keys, first_claim, first_keys
 
-        import duckdb
-
-        for attempt in range(5):
-            try:
-                done_rows, done, cached, waiting_keys, first_claim, first_keys = await asyncio.to_thread(setup)
-                break
-            except duckdb.TransactionException:
-                # two transactions of this process touched the same rows (another run or a page of this process
-                # recovering journals meanwhile): nothing was committed; the whole transaction is done again. (The
-                # "Conflict on tuple deletion" CI once saw at a twin run's start was this run's own items insert
-                # meeting a claim block's journal merge; that insert now takes the run's db_lock.)
-                if attempt == 4:
-                    raise
-                await asyncio.sleep(0.1 * (attempt + 1))
+        # another run or a page of this process may recover journals meanwhile: a write conflict, done again
+        done_rows, done, cached, waiting_keys, first_claim, first_keys = await store.aretry_conflicts(setup)
         if self.preparing is not None:   # the model's one-off costs (started by start_run): before the first call
             await asyncio.to_thread(self.preparing.join)
         prog = dict(total=len(items), done=len(done_rows), correct=sum(1 for r in done_rows if r[1]),
                     cached=sum(1 for r in done_rows if r[2]), cost_usd=float(sum(r[3] for r in done_rows)))
-        h._update(**prog)
-        self._emit(force=True)
+        self.progress.set(**prog)
+        self.emit(force=True)
 
         # answers already in the cache: score them and store in one transaction
-        groups = self._to_answer(head, keys, done, cached, waiting_keys)
-        cached_rows = self._cached_rows(cached)
+        groups = self.to_answer(head, keys, done, cached, waiting_keys)
+        cached_rows = self.cached_rows(cached)
         if cached_rows:
             def write_cached():
                 with store.connect(self.db_path) as con, store.transaction(con):
@@ -258,17 +250,17 @@ class _Executor:
                     store.refresh_run_counts(con, self.run_id)
                 self._items_missing = None
             await asyncio.to_thread(write_cached)
-            self._count_cached(cached_rows)
+            self.count_cached(cached_rows)
 
         # the calls still to make. The items' rows (if missing) and the scorer's warm-up are done in a thread while
         # the first wave of calls is at the model. Answers are journalled (durable, reported) meanwhile, but none
         # is merged before the items are in the DB (``_merge``), so the DB never holds results of items it does not
-        # have. (Answers waiting for the insert — at 20,000 items ~0.5 s, into the third wave — kept the slots idle;
-        # claim blocks still take turns with it under the run's db_lock.) A failed insert stops the run; the next run
-        # in this process, or any command once this process has ended, merges its journalled answers as cached calls.
+        # have; the workers do not wait for the insert (claim blocks take turns with it under the run's db_lock). A
+        # failed insert stops the run; the next run in this process, or any command once this process has ended,
+        # merges its journalled answers as cached calls.
         journal = Journal(store.journal_dir(self.db_path), self.run_id)
         first = next(iter(groups.values()))[0] if groups else None
-        items_ready = self._items_ready = loop.create_task(self._insert_items_during_first_wave(first))
+        items_ready = self.items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         items_ready.add_done_callback(self._items_inserted)
         writer = JournalWriter(journal, on_failure=lambda exc: self._cancel_tasks())
         feed = loop.create_task(later_items.feed(self, rest, done)) if rest else None
@@ -277,7 +269,7 @@ class _Executor:
         self._drained = work.drained
         stop_merging = asyncio.Event()
         merger = loop.create_task(self._merge_loop(writer, stop_merging))
-        h._update(calls_started_at=time.time())
+        self.progress.set(calls_started_at=time.time())
         slots = self.concurrency if feed is not None else min(self.concurrency, len(groups))
         self._tasks = [loop.create_task(self._worker(work, writer)) for _ in range(slots)]
         if h.cancelled:
@@ -305,7 +297,7 @@ class _Executor:
         counts = await self._merge(writer, final=True, status=status)
         journal.close(delete=counts is not None)
         if counts is not None:
-            h._update(done=counts["n_done"], failed=counts["n_failed"], correct=counts["n_correct"],
+            self.progress.set(done=counts["n_done"], failed=counts["n_failed"], correct=counts["n_correct"],
                       cost_usd=float(counts["cost_usd"] or 0.0), correct_strict=counts["n_correct_strict"],
                       scored_strict=counts["n_scored_strict"])
         error = None
@@ -322,8 +314,8 @@ class _Executor:
                      "run the same command again to continue")
         if error is not None:
             await asyncio.to_thread(self._mark_failed)
-        h._update(status=status, in_flight=0, **({"error": redact(error, self._secret)} if error else {}))
-        self._emit(force=True)
+        self.progress.set(status=status, in_flight=0, **({"error": redact(error, self._secret)} if error else {}))
+        self.emit(force=True)
 
     def _items_inserted(self, task: asyncio.Task) -> None:
         if task.cancelled() or task.exception() is not None:
@@ -331,24 +323,27 @@ class _Executor:
 
     def _items_stored(self) -> bool:
         """The run's items are in the DB (its results may be merged)."""
-        t = self._items_ready
+        t = self.items_ready
         return t is not None and t.done() and not t.cancelled() and t.exception() is None
 
     def _release_claims(self) -> None:
-        """Best effort: drop this run's claims (the run stopped on an error before its final merge)."""
+        """Best effort: drop this run's claims (the run stopped on an error before its final merge; they lapse with
+        their lease otherwise)."""
         try:
             with self.db_lock, store.connect(self.db_path) as con, store.transaction(con):
                 claims.release_run(con, self.owner, self.run_id)
-        except Exception:
-            pass
+        except store.STORE_ERRORS as exc:
+            log.info("run %s: its claims could not be released (%s); they lapse with their lease", self.run_id,
+                     type(exc).__name__)
 
     def _mark_failed(self) -> None:
         """Best effort: the run is not left 'running' (if even this cannot be written, the next command's journal
         recovery marks it interrupted: its process is gone by then)."""
         try:
             store.set_run_status(self.db_path, self.run_id, "error", finished=True)
-        except Exception:
-            pass
+        except store.STORE_ERRORS as exc:
+            log.info("run %s: its status could not be set to 'error' (%s); journal recovery marks it later",
+                     self.run_id, type(exc).__name__)
 
     def _cancel_tasks(self) -> None:
         for t in self._tasks:
@@ -390,15 +385,14 @@ class _Executor:
                     claims.release_run(con, self.owner, self.run_id)
                 return store.refresh_run_counts(con, self.run_id, status=status, finished=final)
 
-        import duckdb
-
-        for attempt in range(5 if final else 1):
-            try:
-                return await asyncio.to_thread(do)
-            except (store.DatabaseBusy, duckdb.TransactionException, duckdb.IOException, OSError) as exc:
-                # busy file, a write conflict with another thread, a full disk: the records are safe in the journal
-                self._merge_error = exc
-                await asyncio.sleep(0.2 * (attempt + 1) if final else 0)
+        # busy file, a write conflict with another thread, a full disk: the records are safe in the journal; the
+        # final merge tries again, the periodic one leaves them to the next merge
+        failures = (store.DatabaseBusy, duckdb.TransactionException, duckdb.IOException, OSError)
+        try:
+            return await store.aretry_conflicts(do, errors=failures, attempts=5 if final else 1, step=0.2)
+        except failures as exc:
+            self._merge_error = exc
+            log.info("run %s: merge postponed (%s)", self.run_id, type(exc).__name__)
         writer.committed[:0] = records  # try again at the next merge (or recover_journals() later)
         return None
 
@@ -414,13 +408,11 @@ class _Executor:
                 key, items = got
                 if h.cancelled:
                     break
-                with h._lock:
-                    h._progress.in_flight += 1
+                self.progress.add(in_flight=1)
                 try:
                     record, ok, _, cost = await self._call(key, items)
                 finally:
-                    with h._lock:
-                        h._progress.in_flight -= 1
+                    self.progress.add(in_flight=-1)
                 if pending is not None:
                     await asyncio.shield(pending)
                 pending = asyncio.ensure_future(self._commit(writer, record, ok, cost, len(items)))
@@ -438,19 +430,11 @@ class _Executor:
 
     async def _commit(self, writer: JournalWriter, record: dict, ok: bool, cost, n_items: int) -> None:
         await writer.commit(record)   # durable (fsynced) before it counts
-        h = self.handle
-        with h._lock:
-            p = h._progress
-            if ok:
-                good = [r for r in record["results"] if r.get("error") is None]
-                p.done += len(good)
-                p.failed += len(record["results"]) - len(good)
-                p.correct += sum(1 for r in good if r.get("correct"))
-                p.calls += 1
-                p.cost_usd += cost or 0.0
-            else:
-                p.failed += n_items
-        self._emit()
+        if ok:
+            self.progress.answered(record["results"], cached=False, calls=1, cost_usd=cost or 0.0)
+        else:
+            self.progress.add(failed=n_items)
+        self.emit()
 
     async def _call(self, key: str, items: list[dict]) -> tuple[dict, bool, int, float | None]:
         """One distinct prompt: call with retries. Returns (journal record, success, attempts, cost)."""
@@ -459,7 +443,7 @@ class _Executor:
         params = self.plan.params_for(item)
         request = Request(prompt=prompt, params=params, item=item, task=self.plan.task_name,
                           shape=self.plan.shape_for(item))
-        est_tokens = _estimate_in_tokens(prompt) + _estimate_out_tokens(item, params)
+        est_tokens = estimate_in_tokens(prompt) + estimate_out_tokens(item, params)
         reason = "not attempted"
         attempt, unreachable = 0, 0
         breaker = self.breaker
@@ -490,8 +474,7 @@ class _Executor:
                         break
                     if unreachable <= self.max_attempts * UNREACHABLE_PER_ATTEMPT:
                         attempt -= 1     # an outage costs time, not attempts: the breaker paces the retries
-                        with self.handle._lock:
-                            self.handle._progress.retries += 1
+                        self.progress.add(retries=1)
                         continue
                 elif not timed_out:    # the endpoint answered, if only with an error: it is reachable
                     breaker.reached(generation, probe)
@@ -501,8 +484,7 @@ class _Executor:
                 delay = backoff_delay(attempt, exc.retry_after)
                 if exc.retry_after is not None:
                     self.pause_until = max(self.pause_until, time.monotonic() + exc.retry_after)
-                with self.handle._lock:
-                    self.handle._progress.retries += 1
+                self.progress.add(retries=1)
                 await asyncio.sleep(delay)
                 continue
             except ModelError as exc:
@@ -512,8 +494,9 @@ class _Executor:
                 break
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # an unexpected bug in a provider: record it, do not retry blindly
+            except Exception as exc:  # noqa: BLE001 — a bug in a provider: recorded, not retried blindly
                 reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
+                log.info("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
                 break
             else:
                 breaker.reached(generation, probe)
@@ -539,7 +522,7 @@ class _Executor:
                     "cost_reasoning_usd": completion.cost_reasoning_usd,
                     "reasoning_sent": completion.reasoning_sent,
                 }
-                results = self._result_rows(items, key, text, attempt, False)
+                results = self.result_rows(items, key, text, attempt, False)
                 return {"calls": [call], "results": results, "key": key}, True, attempt, completion.cost_usd
             finally:
                 if not reported:     # cancelled, timed out or a provider bug: no verdict on the endpoint

@@ -2,8 +2,8 @@
 
 A run allocates a few small objects per call (request, reply, scored rows, journal record) and holds its plan (every
 item and cache key) for its whole length. With CPython's default thresholds (a young collection every 700
-allocations, the whole heap now and then) a 20,160-call run at 256 in flight spent ~2.4 s in ~1,250 collections,
-one of them a 220 ms pause of every thread — calls waited meanwhile. While at least one run is live in the process
+allocations, the whole heap now and then) a big run spends seconds in collections, some of them pauses of every
+thread of a tenth of a second or more, while calls wait (figures: docs/RUNNER.md). While at least one run is live in the process
 the young threshold is raised and the run's plan is frozen (``gc.freeze``: objects alive at its start are no longer
 traversed; refcounting still frees them); when the last live run ends the previous thresholds come back and the
 frozen objects are handed back to the collector. Measured by ``bench/runner_throughput.py`` (it prints the

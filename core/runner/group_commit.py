@@ -4,8 +4,11 @@ thread, while the event loop goes on serving the calls in flight (core/store/jou
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from core.store.journal import Journal
+
+log = logging.getLogger(__name__)
 
 
 class JournalWriter:
@@ -40,7 +43,8 @@ class JournalWriter:
                     # in a thread: the loop keeps serving the calls in flight meanwhile (slots are pipelined, so
                     # the fsync latency is off the critical path)
                     await asyncio.to_thread(self.journal.append, [r for r, _ in batch])
-                except Exception as exc:  # disk full etc.: the calls are not durable → not finished
+                except Exception as exc:  # noqa: BLE001 — disk full etc.: the calls are not durable → not finished
+                    log.info("journal append failed (%s): %d calls not durable", type(exc).__name__, len(batch))
                     for _, fut in batch:
                         if not fut.done():
                             fut.set_exception(exc)

@@ -4,21 +4,23 @@ handle (progress, cancel, wait) is found again by run id across Streamlit reruns
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
+import logging
 import threading
-import time
 from typing import Callable
 
 from core import store
 from core.config import RunOptions
 from core.errors import UserError
 from core.redaction import remember
-from core.runner.batch import _BatchExecutor
+from core.runner.batch import BatchExecutor
 from core.runner.breaker import GIVE_UP_AFTER
-from core.runner.executor import _Executor
-from core.runner.plan import Progress, _find_run, _plan, prefetch_items, register_run
+from core.runner.executor import Executor
+from core.runner.plan import Progress, find_run, make_plan, prefetch_items, register_run
+from core.runner.progress import ProgressRecorder
 from core.store.journal import owner_tag
+
+log = logging.getLogger(__name__)
 
 # ----------------------------------------------------------------------------------------------------------- handle
 
@@ -37,13 +39,32 @@ def active_runs() -> list["RunHandle"]:
         return [h for h in _REGISTRY.values() if not h.done]
 
 
+def live_handle(run_id: str) -> "RunHandle | None":
+    """The handle of ``run_id`` if that run is executing in this process now."""
+    h = get_handle(run_id)
+    return h if h is not None and not h.done else None
+
+
+def register(handle: "RunHandle", *, unless_live: bool = False) -> "RunHandle":
+    """Make ``handle`` the one ``get_handle`` finds for its run. ``unless_live``: if a handle of the same run is
+    executing now, that one is kept and returned instead (checked and registered under one lock)."""
+    with _REGISTRY_LOCK:
+        existing = _REGISTRY.get(handle.run_id)
+        if unless_live and existing is not None and not existing.done:
+            return existing
+        _REGISTRY[handle.run_id] = handle
+    return handle
+
+
 class RunHandle:
-    """A run executing in a background thread. Thread-safe: progress(), cancel(), wait(), done."""
+    """A run executing in a background thread. Thread-safe: progress(), cancel(), wait(), done.
+
+    The executor behind it reports to ``recorder`` (core/runner/progress.py) and tells the handle about its thread
+    and event loop (``start``, ``set_loop``, ``set_on_cancel``) and its end (``finish``)."""
 
     def __init__(self, run_id: str):
         self.run_id = run_id
-        self._progress = Progress(run_id=run_id)
-        self._lock = threading.Lock()
+        self.recorder = ProgressRecorder(run_id)
         self._cancel = threading.Event()
         self._finished = threading.Event()
         self._thread: threading.Thread | None = None
@@ -51,18 +72,7 @@ class RunHandle:
         self._on_cancel: Callable[[], None] | None = None
 
     def progress(self) -> Progress:
-        with self._lock:
-            p = dataclasses.replace(self._progress)
-        if not p.finished:
-            p.elapsed = time.time() - p.started_at
-        return p
-
-    def _update(self, **changes) -> Progress:
-        with self._lock:
-            for k, v in changes.items():
-                setattr(self._progress, k, v)
-            self._progress.elapsed = time.time() - self._progress.started_at
-            return dataclasses.replace(self._progress)
+        return self.recorder.snapshot()
 
     def cancel(self) -> None:
         """Stop making new calls now; calls in flight are abandoned, finished ones are kept."""
@@ -72,7 +82,29 @@ class RunHandle:
             try:
                 loop.call_soon_threadsafe(cb)
             except RuntimeError:
-                pass  # loop already closed
+                log.debug("run %s: its event loop closed before the cancel reached it", self.run_id)
+
+    # -- the executor's side
+    def start(self, target: Callable[[], None], name: str) -> None:
+        """Run ``target`` (the executor's main) on a daemon thread of this handle."""
+        self._thread = threading.Thread(target=target, name=name, daemon=True)
+        self._thread.start()
+
+    def set_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """The executor's event loop (None once it is closed): ``cancel`` reaches the executor through it."""
+        self._loop = loop
+
+    def set_on_cancel(self, callback: Callable[[], None] | None) -> None:
+        """Called on the executor's loop when the run is cancelled (stops its tasks)."""
+        self._on_cancel = callback
+
+    def wait_cancelled(self, timeout: float | None) -> bool:
+        """Sleep up to ``timeout`` seconds, waking at once if the run is cancelled; returns whether it was."""
+        return self._cancel.wait(timeout)
+
+    def finish(self) -> None:
+        """The executor has ended: ``done`` turns true and ``wait`` returns."""
+        self._finished.set()
 
     @property
     def cancelled(self) -> bool:
@@ -135,7 +167,7 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     if callable(validate):
         validate()
     spec = model_obj.spec
-    plan = _plan(config, spec, params, base_url, limit, name, source, limit_pick)
+    plan = make_plan(config, spec, params, base_url, limit, name, source, limit_pick)
     if plan.params.answer_format in ("constrained", "members") and not getattr(model_obj, "constrained", False):
         from core.models.base import ModelError
 
@@ -156,11 +188,10 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
                 raise UserError(f"run {_run_id} does not match its stored configuration; start it anew instead")
             run_id, draw, exists = rows[0][0], int(rows[0][1]), True
         else:
-            run_id, draw, exists = _find_run(con, plan, fresh)
-        with _REGISTRY_LOCK:
-            existing = _REGISTRY.get(run_id)
-            if existing is not None and not existing.done:
-                return existing
+            run_id, draw, exists = find_run(con, plan, fresh)
+        existing = live_handle(run_id)
+        if existing is not None:
+            return existing
         run_json = store.canonical_json({
             "config": plan.config_dict, "model": spec, "base_url": plan.base_url, "params": plan.params.to_dict(),
             "limit": limit, "limit_pick": plan.limit_pick if limit is not None else None, "draw": draw,
@@ -170,21 +201,18 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
         register_run(con, plan, run_id, draw, exists, run_json)
 
     handle = RunHandle(run_id)
-    handle._update(status="running")
-    with _REGISTRY_LOCK:
-        _REGISTRY[run_id] = handle
+    handle.recorder.set(status="running")
+    register(handle)
     if batch:
-        executor = _BatchExecutor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
+        executor = BatchExecutor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
                                   max_attempts=max_attempts, on_progress=on_progress, api_key=api_key, wait=wait,
                                   poll_interval=poll_interval, limits=batch_limits)
     else:
-        executor = _Executor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
+        executor = Executor(plan, model_obj, handle, run_id=run_id, draw=draw, db_path=db_path,
                              concurrency=concurrency, rpm=rpm, tpm=tpm, max_attempts=max_attempts,
                              call_timeout=call_timeout, on_progress=on_progress, fresh=fresh, api_key=api_key,
                              preparing=preparing, outage_limit=outage_limit)
-    thread = threading.Thread(target=executor.thread_main, name=f"run-{run_id}", daemon=True)
-    handle._thread = thread
-    thread.start()
+    handle.start(executor.thread_main, name=f"run-{run_id}")
     return handle
 
 
@@ -240,8 +268,8 @@ def _start_prepare(model) -> threading.Thread | None:
     def go():
         try:
             prepare()
-        except Exception:
-            pass   # only a head start; the first real call reports any real problem
+        except Exception as exc:   # only a head start; the first real call reports any real problem
+            log.debug("model.prepare() failed (%s); the first call reports any real problem", type(exc).__name__)
 
     thread = threading.Thread(target=go, name="model-prepare", daemon=True)
     thread.start()

@@ -1,13 +1,11 @@
 """A big run's first calls go out before all of its items are keyed: ``split_head`` takes the items of the first
 prompts (one claim block's worth), which the run's setup keys, looks up and claims; ``feed`` keys and looks up the
 others while those first calls are at the model, hands the keys still to answer to the workers (``SharedWork.add``)
-and scores the cached ones from the cache. At 20,000 items keying and looking up all of them took ~0.2 s before the
-first call."""
+and scores the cached ones from the cache, so keying and looking up a big run's items never delays its first call."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 
 from core import store
 from core.runner import gc_pacing
@@ -44,7 +42,7 @@ async def feed(ex, rest: list[dict], done: set[int]) -> None:
     """The run's later items (after ``split_head``'s first prompts), while the first calls are at the model: their
     keys, which are cached, which sit in a provider batch; the others go to the workers at once
     (``SharedWork.add``), the cached ones are scored (in a thread) and stored once the run's items are in the DB.
-    A cancelled run stops looking. ``ex``: the run's core.runner.executor._Executor."""
+    A cancelled run stops looking. ``ex``: the run's core.runner.executor.Executor."""
     await asyncio.sleep(FIRST_WAVE_HEAD_START)   # the workers send the first calls first
     rest = [it for it in rest if it["idx"] not in done]
     if not rest or ex.handle.cancelled:
@@ -59,25 +57,17 @@ async def feed(ex, rest: list[dict], done: set[int]) -> None:
             return cached_and_waiting(con, list(dict.fromkeys(keys[it["idx"]] for it in rest)))
 
     cached, waiting_keys = await asyncio.to_thread(look)
-    ex.work.add(ex._to_answer(rest, keys, set(), cached, waiting_keys))
+    ex.work.add(ex.to_answer(rest, keys, set(), cached, waiting_keys))
     gc_pacing.freeze_plan()   # the rest of the plan too (and what is in flight now: bounded, kept to the end)
-    if not ex._cached_groups:
+    if not ex.has_cached:
         return
-    await asyncio.shield(ex._items_ready)
-    import duckdb
+    await asyncio.shield(ex.items_ready)
+    rows = await asyncio.to_thread(ex.cached_rows, cached)   # scored off the event loop
 
-    def write_cached() -> list[dict]:
-        rows = ex._cached_rows(cached)
-        for attempt in range(5):
-            try:
-                with ex.db_lock, store.connect(ex.db_path) as con, store.transaction(con):
-                    store.write_calls_results(con, [], rows)
-                    store.refresh_run_counts(con, ex.run_id)
-                return rows
-            except duckdb.TransactionException:   # a merge of this run by another thread meanwhile: again
-                if attempt == 4:
-                    raise
-                time.sleep(0.1 * (attempt + 1))
-        return rows
+    def write_cached() -> None:
+        with ex.db_lock, store.connect(ex.db_path) as con, store.transaction(con):
+            store.write_calls_results(con, [], rows)
+            store.refresh_run_counts(con, ex.run_id)
 
-    ex._count_cached(await asyncio.to_thread(write_cached))
+    await store.aretry_conflicts(write_cached)   # a merge of this run by another thread meanwhile: done again
+    ex.count_cached(rows)

@@ -4,9 +4,11 @@ key; which stored run it continues; its items; its estimate (calls still to make
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +76,7 @@ class Estimate:
 
 
 @dataclass
-class _Plan:
+class Plan:
     task: Any
     task_name: str
     cfg: Any
@@ -87,6 +89,9 @@ class _Plan:
     name: str | None
     source: str
     limit_pick: str = "spread"      # how ``limit`` picks its items: "spread" over the grid, or "first" (older runs)
+    # item index -> (the run's parameters, the item's): the cache key and the call both ask. A dict, not an
+    # lru_cache: the item (a dict) is not hashable, and the memo lives and dies with the plan
+    _item_params: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def params_for(self, item: dict) -> SamplingParams:
         """The parameters of ``item``'s call: the run's, with the reply cap of an answer-only item (``answer_cap``)
@@ -96,7 +101,7 @@ class _Plan:
         if not p.answer_cap and (effort is None or effort == p.reasoning_effort):
             return p
         idx = item.get("idx")
-        memo = self.__dict__.setdefault("_item_params", {})   # once per item: the cache key and the call both ask
+        memo = self._item_params
         got = memo.get(idx)
         if got is not None and got[0] is p:
             return got[1]
@@ -104,25 +109,39 @@ class _Plan:
         if cap is not None and cap >= p.max_tokens:
             cap = None
         variant = (cap, effort if effort is not None else p.reasoning_effort)
-        if variant == (None, p.reasoning_effort):
-            out = p
-        else:
-            variants = self.__dict__.setdefault("_variants", {})   # one SamplingParams per variant, not per item
-            if variant not in variants:
-                variants[variant] = p.replace(max_tokens=int(cap) if cap is not None else p.max_tokens,
-                                              reasoning_effort=variant[1])
-            out = variants[variant]
+        out = p if variant == (None, p.reasoning_effort) else _variant(p, *variant)
         if idx is not None:
             memo[idx] = (p, out)
         return out
 
     def params_json(self, params: SamplingParams) -> str:
         """``canonical_json(params.to_dict())``, written once per distinct parameters (a call record holds it)."""
-        memo = self.__dict__.setdefault("_params_json", {})
-        got = memo.get(id(params))
-        if got is None or got[0] is not params:
-            got = memo[id(params)] = (params, store.canonical_json(params.to_dict()))
-        return got[1]
+        return params_json(params)
+
+    def start_items(self) -> None:
+        """Start generating the run's items in a thread; the next ``take_items`` returns them."""
+        pending: Future = Future()
+
+        def generate():
+            try:
+                pending.set_result(self._generate_items())
+            except BaseException as exc:  # noqa: BLE001 — handed to the caller of take_items
+                pending.set_exception(exc)
+
+        self.__dict__["_items_pending"] = pending   # present only while items are being generated ahead
+        threading.Thread(target=generate, name="plan-items", daemon=True).start()
+
+    def take_items(self) -> list[dict]:
+        """The run's items: those ``start_items`` is generating (taken once), else generated now."""
+        pending = self.__dict__.pop("_items_pending", None)
+        if pending is not None:
+            return pending.result()
+        return self._generate_items()
+
+    def _generate_items(self) -> list[dict]:
+        from core.tasks import in_run_order, select_items
+
+        return in_run_order(self.task, self.cfg, list(select_items(self.task, self.cfg, self.limit, self.limit_pick)))
 
     def shape_for(self, item: dict):
         """The answer's form for a constrained call (None for answer format "free")."""
@@ -131,6 +150,18 @@ class _Plan:
         from core.models.base import AnswerShape
 
         return AnswerShape(**self.task.answer_grammar(self.cfg, item, members=self.params.answer_format == "members"))
+
+
+@functools.lru_cache(maxsize=256)
+def _variant(params: SamplingParams, cap: int | None, effort: str) -> SamplingParams:
+    """``params`` with an item's own reply cap and reasoning effort: one object per variant, not per item."""
+    return params.replace(max_tokens=int(cap) if cap is not None else params.max_tokens, reasoning_effort=effort)
+
+
+@functools.lru_cache(maxsize=256)
+def params_json(params: SamplingParams) -> str:
+    """``canonical_json(params.to_dict())``, once per distinct parameters."""
+    return store.canonical_json(params.to_dict())
 
 
 def _clean_base_url(base_url: str | None) -> str | None:
@@ -146,7 +177,8 @@ def _clean_base_url(base_url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-def _plan(config: dict, model_spec: str, params, base_url, limit, name, source, limit_pick: str = "spread") -> _Plan:
+def make_plan(config: dict, model_spec: str, params, base_url, limit, name, source, limit_pick: str = "spread"
+              ) -> Plan:
     """Validate through core.config (the one path every entry point takes) and key the run."""
     spec = run_spec(config)
     cfg_dict = spec.config_dict()
@@ -169,43 +201,24 @@ def _plan(config: dict, model_spec: str, params, base_url, limit, name, source, 
     if generator is not None:   # a run stored by an older generator is never continued with other items
         key["generator"] = generator
     run_key = stable_id(key, n=16)
-    return _Plan(spec.task_module, spec.task, spec.config, cfg_dict, model_spec, base_url, sampling, limit, run_key,
+    return Plan(spec.task_module, spec.task, spec.config, cfg_dict, model_spec, base_url, sampling, limit, run_key,
                  name, source, limit_pick)
 
 
-def _items(plan: _Plan) -> list[dict]:
+def run_items(plan: Plan) -> list[dict]:
     """The run's items: all of them, or ``limit`` of them spread over the grid (``core.tasks.select_items``) — the
     ones ``prefetch_items`` is generating, if it was called (generated once either way)."""
-    pending = plan.__dict__.pop("_items_pending", None)
-    if pending is not None:
-        return pending.result()
-    from core.tasks import in_run_order, select_items
-
-    return in_run_order(plan.task, plan.cfg, list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick)))
+    return plan.take_items()
 
 
-def prefetch_items(plan: _Plan) -> None:
+def prefetch_items(plan: Plan) -> None:
     """Start generating the run's items in a thread, so that registering the run in the DB (which waits on DuckDB
-    much of the time) overlaps it; the next ``_items(plan)`` takes them (at 20,000 items ~0.2 s before the first
-    call). A generation error is raised there, as without the prefetch."""
-    from concurrent.futures import Future
-
-    pending: Future = Future()
-
-    def generate():
-        from core.tasks import in_run_order, select_items
-
-        try:
-            pending.set_result(in_run_order(plan.task, plan.cfg,
-                                            list(select_items(plan.task, plan.cfg, plan.limit, plan.limit_pick))))
-        except BaseException as exc:  # noqa: BLE001 — handed to the caller of _items
-            pending.set_exception(exc)
-
-    plan.__dict__["_items_pending"] = pending
-    threading.Thread(target=generate, name="plan-items", daemon=True).start()
+    much of the time) overlaps it; the next ``run_items(plan)`` takes them. A generation error is raised there, as
+    without the prefetch."""
+    plan.start_items()
 
 
-def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
+def find_run(con, plan: Plan, fresh: bool) -> tuple[str, int, bool]:
     """(run_id, draw, exists): the newest run with this key, or a new one (fresh → a never-used draw)."""
     if not fresh:
         row = con.execute("SELECT run_id, draw FROM runs WHERE run_key = ? ORDER BY draw DESC LIMIT 1",
@@ -221,11 +234,7 @@ def _find_run(con, plan: _Plan, fresh: bool) -> tuple[str, int, bool]:
     return f"{plan.task_name}-{plan.run_key[:10]}-d{draw}", draw, False
 
 
-# public names for the engines outside the live path (core.runner.ray_run, batch_files)
-find_run, run_items, make_plan = _find_run, _items, _plan
-
-
-def register_run(con, plan: _Plan, run_id: str, draw: int, exists: bool, run_json: str,
+def register_run(con, plan: Plan, run_id: str, draw: int, exists: bool, run_json: str,
                  status: str = "running") -> None:
     """Insert the run's row, or mark an existing one ``status`` with its new run_json (caller's transaction)."""
     if exists:
@@ -242,12 +251,12 @@ def register_run(con, plan: _Plan, run_id: str, draw: int, exists: bool, run_jso
          store.SCHEMA_VERSION])
 
 
-def _estimate_out_tokens(item: dict, params: SamplingParams) -> int:
+def estimate_out_tokens(item: dict, params: SamplingParams) -> int:
     truth = item.get("truth")
     return int(min(params.max_tokens, len(json.dumps(truth, default=str)) / CHARS_PER_TOKEN * 1.5 + 16))
 
 
-def _estimate_in_tokens(prompt: str) -> int:
+def estimate_in_tokens(prompt: str) -> int:
     return int(len(prompt) / CHARS_PER_TOKEN) + 1
 
 
@@ -282,16 +291,17 @@ def failure_rows(run_id: str, items: list[dict], reason: str, attempts: int) -> 
 # ----------------------------------------------------------------------------------------------------------- estimate
 
 
-def call_key(plan: _Plan, item: dict, draw: int) -> str:
+def call_key(plan: Plan, item: dict, draw: int) -> str:
     """The cache key of ``item``'s call in this run (its own parameters: a reply cap may be the item's)."""
-    params = plan.params_for(item)
-    keys = plan.__dict__.setdefault("_keys", {})        # one CacheKeys per distinct parameters (reply caps)
-    maker = keys.get(id(params))
-    if maker is None:
-        from core.store.cache import CacheKeys
+    return _cache_keys(plan.model_spec, plan.base_url, plan.params_for(item))(item["prompt"], draw)
 
-        maker = keys[id(params)] = (params, CacheKeys(plan.model_spec, plan.base_url, params.to_dict()))
-    return maker[1](item["prompt"], draw)
+
+@functools.lru_cache(maxsize=256)
+def _cache_keys(model_spec: str, base_url: str | None, params: SamplingParams):
+    """One ``CacheKeys`` per distinct (model, base URL, parameters): a run has one per reply cap."""
+    from core.store.cache import CacheKeys
+
+    return CacheKeys(model_spec, base_url, params.to_dict())
 
 
 def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, fresh=False, limit=None,
@@ -304,10 +314,10 @@ def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, f
 
         if not supports_batch(spec):
             raise UserError(f"batch prices are for openai/ and anthropic/ models, not {spec}")
-    plan = _plan(config, spec, params, base_url, limit, None, "estimate")
-    items = _items(plan)
+    plan = make_plan(config, spec, params, base_url, limit, None, "estimate")
+    items = run_items(plan)
     with store.connect(db_path) as con:
-        run_id, draw, exists = _find_run(con, plan, fresh)
+        run_id, draw, exists = find_run(con, plan, fresh)
         done = set()
         if exists:
             done = {r[0] for r in con.execute(
@@ -317,8 +327,8 @@ def estimate(config: dict, model, *, params=None, base_url=None, db_path=None, f
         cached = store.lookup_calls(con, keys) if not fresh else {}
     to_call = {k: it for k, it in keys.items() if k not in cached}
     n_cached = len(items) - sum(1 for it in pending if call_key(plan, it, draw) in to_call)
-    tin = sum(_estimate_in_tokens(it["prompt"]) for it in to_call.values())
-    tout = sum(_estimate_out_tokens(it, plan.params_for(it)) for it in to_call.values())
+    tin = sum(estimate_in_tokens(it["prompt"]) for it in to_call.values())
+    tout = sum(estimate_out_tokens(it, plan.params_for(it)) for it in to_call.values())
     cost = None
     try:
         from core.models import estimate_cost

@@ -16,6 +16,7 @@ and a watch on the cluster while a run uses it.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import re
 import shutil
@@ -27,6 +28,8 @@ import threading
 import time
 
 from core.errors import UserError
+
+log = logging.getLogger(__name__)
 
 __all__ = ["PROBE_TIMEOUT", "check_ray_address", "cleanup_local", "probe", "quiet_terminal", "ship_worker_code",
            "shutdown", "start_ray", "watch_cluster"]
@@ -211,8 +214,8 @@ def _shutdown_local() -> None:
 
         if ray.is_initialized():
             ray.shutdown()
-    except Exception:  # noqa: BLE001  (at exit: whatever Ray raises, the folder still goes)
-        pass
+    except Exception as exc:  # noqa: BLE001  (at exit: whatever Ray raises, the folder still goes)
+        log.debug("ray.shutdown() failed at exit (%s)", type(exc).__name__)
     cleanup_local()
 
 

@@ -20,6 +20,7 @@ on a background thread behind a ``RunHandle`` (the dashboard's "Run on a Ray clu
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -27,6 +28,8 @@ import time
 from core.errors import UserError
 from core.runner.ray_connect import check_ray_address, ship_worker_code, start_ray, watch_cluster
 from core.runner.ray_workers import LINE, REQUEST, HttpCaller, as_line, vllm_postprocess, vllm_preprocess
+
+log = logging.getLogger(__name__)
 
 __all__ = ["HttpCaller", "check_ray_address", "run_pipeline", "run_ray", "run_vllm", "start_ray", "start_ray_run",
            "vllm_config_kwargs"]
@@ -332,7 +335,7 @@ def start_ray_run(config: dict, model: str, base_url: str, *, address: str | Non
     import time
 
     from core.redaction import remember
-    from core.runner.handle import _REGISTRY, _REGISTRY_LOCK, RunHandle
+    from core.runner.handle import RunHandle, register
     from core.runner.ray_run import ray_run_id
 
     remember(api_key)
@@ -341,16 +344,14 @@ def start_ray_run(config: dict, model: str, base_url: str, *, address: str | Non
     _positive(actors, "--ray-actors")
     _positive(block_size, "--ray-block-size")
     run_id = ray_run_id(config, model, base_url, params=params, limit=limit, db_path=db_path)
-    with _REGISTRY_LOCK:
-        existing = _REGISTRY.get(run_id)
-        if existing is not None and not existing.done:
-            return existing
-        handle = RunHandle(run_id)
-        handle._update(status="running", calls_started_at=time.time())
-        _REGISTRY[run_id] = handle
+    handle = RunHandle(run_id)
+    handle.recorder.set(status="running", calls_started_at=time.time())
+    if (existing := register(handle, unless_live=True)) is not handle:
+        return existing
+    progress = handle.recorder
 
     def on_block(totals: dict) -> None:
-        handle._update(**_counts(db_path, run_id, totals))
+        progress.set(**_counts(db_path, run_id, totals))
 
     def main() -> None:
         try:
@@ -360,19 +361,18 @@ def start_ray_run(config: dict, model: str, base_url: str, *, address: str | Non
                         stop=lambda: handle.cancelled)
             p = _counts(db_path, run_id, t)
             status = "cancelled" if t["stopped"] else "done" if p["done"] >= p["total"] else "incomplete"
-            handle._update(status=status, **p)
+            progress.set(status=status, **p)
         except UserError as exc:
             if handle.cancelled:   # cancelled while joining the cluster: nothing was sent
-                handle._update(status="cancelled")
+                progress.set(status="cancelled")
             else:
-                handle._update(status="error", error=str(exc))
+                progress.set(status="error", error=str(exc))
         except Exception as exc:  # noqa: BLE001  (Ray's own failures: one readable line on the page)
             first = (str(exc).strip().splitlines() or [""])[0][:300]
-            handle._update(status="error", error=f"the Ray run failed: {type(exc).__name__}: {first}")
+            log.info("Ray run %s failed (%s); its status says why", run_id, type(exc).__name__)
+            progress.set(status="error", error=f"the Ray run failed: {type(exc).__name__}: {first}")
         finally:
-            handle._finished.set()
+            handle.finish()
 
-    thread = threading.Thread(target=main, name=f"ray-run-{run_id}", daemon=True)
-    handle._thread = thread
-    thread.start()
+    handle.start(main, name=f"ray-run-{run_id}")
     return handle

@@ -1,4 +1,4 @@
-"""Pure mappings shared by the Ray paths (issue 21): an OpenAI batch request line (what ``export_batch`` writes) to
+"""Pure mappings shared by the Ray paths: an OpenAI batch request line (what ``export_batch`` writes) to
 the row Ray Data's vLLM processor takes, and an engine's or an HTTP endpoint's answer back to an OpenAI batch output
 line (what ``import_batch`` reads). No Ray import here: these run and are tested on any CPU machine.
 

@@ -12,7 +12,7 @@ whatever ends the run, its remaining claims are released and its status set.
 
 from __future__ import annotations
 
-import time
+import logging
 
 from core import store
 from core.errors import UserError
@@ -21,6 +21,8 @@ from core.runner.batch_files import BatchImporter, item_params, prepare_file_run
 from core.runner.plan import find_run, register_run, result_rows, run_items
 from core.store import claims
 from core.store.journal import delete_journals, owner_tag, recover_into
+
+log = logging.getLogger(__name__)
 
 POLL = 0.5   # seconds between looks at keys another run is answering
 
@@ -42,7 +44,9 @@ class RayRun:
         self.plan, self.db_path, self.limit, self.lease_s = plan, db_path, limit, float(lease_s)
         self.owner = owner_tag()
         self.items = run_items(plan)
-        self._bodies: dict[int, tuple] = {id(plan.params): (plan.params, body)}
+        # request bodies by parameters (a reply cap may be an item's); a dict keyed by value rather than an
+        # lru_cache: it starts with the body ``prepare_file_run`` built already
+        self._bodies: dict = {plan.params: body}
         self.run_id, self.draw = self._register(settings or {})
         self.importer = BatchImporter.for_run(plan, dropped, self.items, self.run_id, self.draw, limit=limit,
                                               db_path=db_path, owner=self.owner)
@@ -55,34 +59,31 @@ class RayRun:
         import duckdb
 
         plan = self.plan
-        for attempt in range(5):
-            try:
-                with store.connect(self.db_path) as con, store.transaction(con):
-                    run_id, draw, exists = find_run(con, plan, False)
-                    run_json = store.canonical_json({
-                        "config": plan.config_dict, "model": plan.model_spec, "base_url": plan.base_url,
-                        "params": plan.params.to_dict(), "limit": self.limit,
-                        "limit_pick": plan.limit_pick if self.limit is not None else None, "draw": draw,
-                        "owner": self.owner, "engine": "ray", **settings})
-                    register_run(con, plan, run_id, draw, exists, run_json)
-                    con.execute("UPDATE runs SET n_items = ? WHERE run_id = ?", [len(self.items), run_id])
-                return run_id, draw
-            except (duckdb.ConstraintException, duckdb.TransactionException):
-                # an identical run registered it meanwhile (its row is there now): found as existing next time
-                if attempt == 4:
-                    raise
-                time.sleep(0.1 * (attempt + 1))
-        raise AssertionError("unreachable")
+
+        def register() -> tuple[str, int]:
+            with store.connect(self.db_path) as con, store.transaction(con):
+                run_id, draw, exists = find_run(con, plan, False)
+                run_json = store.canonical_json({
+                    "config": plan.config_dict, "model": plan.model_spec, "base_url": plan.base_url,
+                    "params": plan.params.to_dict(), "limit": self.limit,
+                    "limit_pick": plan.limit_pick if self.limit is not None else None, "draw": draw,
+                    "owner": self.owner, "engine": "ray", **settings})
+                register_run(con, plan, run_id, draw, exists, run_json)
+                con.execute("UPDATE runs SET n_items = ? WHERE run_id = ?", [len(self.items), run_id])
+            return run_id, draw
+
+        # an identical run may register it meanwhile (its row is there then): found as existing on the next try
+        return store.retry_conflicts(register, errors=(duckdb.ConstraintException, duckdb.TransactionException))
 
     # -- one round
     def request(self, key: str) -> dict:
         """The request line (OpenAI batch format) of ``key``'s call."""
         item = self.by_key[key][0]
         params = item_params(self.plan, item)
-        got = self._bodies.get(id(params))
-        if got is None or got[0] is not params:
-            got = self._bodies[id(params)] = (params, request_body(self.plan.model_spec, params)[0])
-        return request_line(key, self.plan.model_spec.split("/", 1)[1], item["prompt"], got[1])
+        body = self._bodies.get(params)
+        if body is None:
+            body = self._bodies[params] = request_body(self.plan.model_spec, params)[0]
+        return request_line(key, self.plan.model_spec.split("/", 1)[1], item["prompt"], body)
 
     def claim(self, keys: list[str] | None = None) -> tuple[list[str], int]:
         """Claim ``keys`` (None: every key with an item still unanswered in the run): returns (keys to send here,
@@ -139,5 +140,6 @@ class RayRun:
             return
         try:
             self.finish("error")
-        except Exception:  # noqa: BLE001  (the DB may be what failed; the lease and liveness test free the claims)
-            pass
+        except store.STORE_ERRORS as exc:   # the DB may be what failed; the lease and liveness test free the claims
+            log.info("Ray run %s: its claims and status could not be written (%s)", self.run_id,
+                     type(exc).__name__)

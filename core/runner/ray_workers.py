@@ -1,4 +1,4 @@
-"""What runs on Ray's workers (issue 21): the HTTP actor of ``run --engine ray`` with an ``openai-compatible/`` model,
+"""What runs on Ray's workers: the HTTP actor of ``run --engine ray`` with an ``openai-compatible/`` model,
 and the preprocess / postprocess around Ray Data's vLLM processor with a ``vllm/`` model. Both read a ``request``
 column (an OpenAI batch request line, as ``export_batch`` writes it) and leave a ``line`` column (an OpenAI batch
 output line, as ``import_batch`` reads it).

@@ -13,11 +13,14 @@ Everything runs on the executor's event loop; DuckDB work goes to a thread.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 
 from core import store
 from core.store import claims
 from core.store.journal import delete_journals, recover_into
+
+log = logging.getLogger(__name__)
 
 POLL = 0.5                # seconds between looks at keys another run is answering
 MAX_POLL_FAILURES = 10    # failed looks (DB busy or failing) after which this run sends those calls itself
@@ -26,7 +29,7 @@ MAX_POLL_FAILURES = 10    # failed looks (DB busy or failing) after which this r
 class SharedWork:
     def __init__(self, ex, groups: dict[str, list[dict]], first: claims.Claimed | None, first_keys: list[str],
                  block: int, ready_to_write: asyncio.Future | None, feeding: asyncio.Future | None = None):
-        self.ex = ex                              # the run's core.runner.executor._Executor
+        self.ex = ex                              # the run's core.runner.executor.Executor
         self.groups = groups                      # key -> its items (still to answer)
         self.block = block
         claimed = set(first_keys)
@@ -106,7 +109,9 @@ class SharedWork:
         keys = [self.todo.popleft() for _ in range(min(self.block, len(self.todo)))]
         try:
             got = await asyncio.to_thread(self._claim_in_db, keys)
-        except Exception:   # the DB is busy or failing: send these unclaimed rather than lose them (no sharing)
+        except store.STORE_ERRORS as exc:   # the DB is busy or failing: send these unclaimed (no sharing)
+            log.info("run %s: claiming %d keys failed (%s); sent unclaimed", self.ex.run_id, len(keys),
+                     type(exc).__name__)
             got = claims.Claimed(mine=set(keys))
         finally:
             self._claiming = None
@@ -120,7 +125,9 @@ class SharedWork:
             try:
                 got = await asyncio.to_thread(self._claim_in_db, keys)
                 self.poll_failures = 0
-            except Exception:
+            except store.STORE_ERRORS as exc:   # the DB is busy or failing: looked at again, then sent here
+                log.info("run %s: looking at keys another run answers failed (%s)", self.ex.run_id,
+                         type(exc).__name__)
                 self.poll_failures += 1
                 if self.poll_failures < MAX_POLL_FAILURES:
                     return                        # look again at the next poll
@@ -165,23 +172,18 @@ class SharedWork:
                 rows = []
                 for key in keys:
                     if key in cached:
-                        rows += ex._result_rows(self.groups[key], key, cached[key]["response"], 0, True)
+                        rows += ex.result_rows(self.groups[key], key, cached[key]["response"], 0, True)
                 store.write_calls_results(con, [], rows)
                 store.refresh_run_counts(con, ex.run_id)
             return rows
 
         try:
             rows = await asyncio.to_thread(write)
-        except Exception:          # DB busy or failing: look at them again at the next poll
+        except store.STORE_ERRORS as exc:   # DB busy or failing: look at them again at the next poll
+            log.info("run %s: storing answers another run made failed (%s); looked at again", ex.run_id,
+                     type(exc).__name__)
             self.waiting.update(keys)
             return
-        ok = [r for r in rows if r.get("error") is None]
-        self.shared += len(ok)
-        h = ex.handle
-        with h._lock:
-            p = h._progress
-            p.done += len(ok)
-            p.cached += len(ok)
-            p.failed += len(rows) - len(ok)
-            p.correct += sum(1 for r in ok if r.get("correct"))
-        ex._emit()
+        self.shared += sum(1 for r in rows if r.get("error") is None)
+        ex.progress.answered(rows, cached=True)
+        ex.emit()

@@ -20,8 +20,8 @@ Concurrency across processes (the design)
 DuckDB lets one process at a time open a file read-write, and while it is open no other process can open it at all.
 So **nobody holds a connection open**: every reader and writer (CLI runner, dashboard pages, imports) goes through
 ``connect()``, a context manager that opens the file, does one short piece of work and closes it again. DuckDB's own
-lock does not make such open/commit/close cycles from several processes safe (committed rows were lost and files
-left unreadable, issue 17), so ``connect()`` holds an OS lock (``flock`` on ``<db>.lock``, ``oslock.py``) from
+lock does not make such open/commit/close cycles from several processes safe (committed rows can be lost and
+files left unreadable), so ``connect()`` holds an OS lock (``flock`` on ``<db>.lock``, ``oslock.py``) from
 before the open to after the close: one process at a time has the file open; threads of one process share it.
 Waiting for it times out after ``DB_BUSY_TIMEOUT`` seconds with a clear ``DatabaseBusy`` error. A CLI run and an
 open dashboard therefore interleave: each holds the file for milliseconds. ``restore`` holds it exclusively.
@@ -44,9 +44,10 @@ from the cache once merged. A file that cannot be read is a ``DatabaseDamaged`` 
 
 Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (the inter-process lock) · ``faults`` (fault injection for the tests of disk-full and kills) · ``schema`` (DDL, migrations, factor columns) ·
 ``cache`` (cache keys, cached calls) · ``rows`` (writing items, calls, results, run counters; redacted) · ``journal``
-(per-process fsynced journals, their recovery, quarantine of bad lines) · ``writers`` (leases of imports and
+(per-process fsynced journals, their recovery, quarantine of bad lines) · ``retry`` (a transaction done again after a
+write conflict) · ``writers`` (leases of imports and
 batch collection, which restore waits for; a swapped file detected) · ``claims`` (claims on calls in flight) ·
-``runs`` (run list and records) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
+``runs`` (run list and records) · ``analysis_cache`` (results of slow analyses kept for the next process) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
 (import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
 Parquet / JSONL export) · ``backup`` (backup and restore) · ``backfill`` (re-scoring stored rows from their responses
 when a migration adds derived columns).
@@ -56,6 +57,7 @@ from core.store.cache import cache_key, canonical_json, lookup_calls, sha256
 from core.store.db import (
                            DB_BUSY_TIMEOUT,
                            MERGE_INTERVAL,
+                           STORE_ERRORS,
                            DatabaseBusy,
                            DatabaseDamaged,
                            connect,
@@ -67,6 +69,7 @@ from core.store.db import (
                            transaction,
                            writing,
 )
+from core.store.retry import aretry_conflicts, retry_conflicts
 from core.store.rows import (
                            JSON_ITEM_KEYS,
                            insert_items,
@@ -89,9 +92,9 @@ from core.store.runs import (
 from core.store.schema import SCHEMA_VERSION
 
 __all__ = [
-    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "default_db_path", "resolve_db_path",
+    "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "STORE_ERRORS", "default_db_path", "resolve_db_path",
     "journal_dir", "connect", "transaction", "writing", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
     "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "list_runs", "get_run",
     "run_record", "run_columns", "resolve_run_id", "delete_run", "results_df", "recover_journals", "item_table",
-    "rows_table", "JSON_ITEM_KEYS", "now_utc",
+    "rows_table", "JSON_ITEM_KEYS", "now_utc", "retry_conflicts", "aretry_conflicts",
 ]

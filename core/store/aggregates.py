@@ -1,4 +1,4 @@
-"""Aggregates that grow with configurations, not rows (issue 20).
+"""Aggregates that grow with configurations, not rows.
 
 Every view of the dashboard and every ``report`` command counts per (run, configuration): per-configuration
 accuracy (violins, robustness, findings, compare), the error table's sums, the run overview. Counting them from the

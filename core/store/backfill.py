@@ -1,7 +1,7 @@
 """Re-scoring rows already stored when a migration adds derived result columns (no model calls: from the stored
 responses). ``BACKFILLS[version](con)`` runs inside that version's migration transaction.
 
-Version 2 (strict scoring, issue 9):
+Version 2 (strict scoring):
 - set-operation results get ``parsed_strict``, ``followed_strict``, ``correct_strict``, ``answer_len_strict`` and
   ``made_up_strict`` from their stored response (core/tasks/setops/scoring.strict_fields). Results imported from a
   SetLexSem reference CSV stored the reference's own parse (``result_obj``) as their response: their strict fields

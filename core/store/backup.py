@@ -99,7 +99,7 @@ def _in_use_by(path: Path) -> str | None:
     Called while this process holds the inter-process lock: no other process has the file open right now, but a run
     between two of its short connections is still running."""
     from core.store.db import journal_dir
-    from core.store.journal import _NAME, owner_alive, pid_alive
+    from core.store.journal import journal_owner, owner_alive, pid_alive
 
     leases = writers.live(path) + leftovers.live_imports(path)   # imports, batch collection (core/store/writers.py)
     if leases:
@@ -107,9 +107,9 @@ def _in_use_by(path: Path) -> str | None:
     jdir = journal_dir(path)
     if jdir.is_dir():
         for journal in sorted(jdir.glob("*.jsonl")):
-            m = _NAME.match(journal.name)
-            if m and int(m.group("pid")) != os.getpid() and pid_alive(int(m.group("pid"))):
-                return f"run {m.group('run')} (process {m.group('pid')}) is writing to it"
+            owner = journal_owner(journal)
+            if owner and owner[1] != os.getpid() and pid_alive(owner[1]):
+                return f"run {owner[0]} (process {owner[1]}) is writing to it"
     if not path.exists():
         return None
     try:

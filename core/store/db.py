@@ -34,6 +34,11 @@ class DatabaseDamaged(UserError):
     """The database file (or its write-ahead log) cannot be read: truncated, overwritten, not a DuckDB file."""
 
 
+# what a store operation raises when the file is busy, damaged or unwritable (a full disk, a write conflict): the
+# errors a best-effort write may catch and log, leaving anything else — a bug — to surface
+STORE_ERRORS: tuple[type[BaseException], ...] = (duckdb.Error, UserError, OSError)
+
+
 # what DuckDB says about a file it cannot read (checked on open and on every statement of a connection)
 _DAMAGE = ("could not read enough bytes", "corrupt database file", "not a valid duckdb database file",
            "checksum", "failure while replaying wal", "invalid wal", "serialization error", "malformed")

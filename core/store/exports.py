@@ -1,4 +1,4 @@
-"""Export runs and filtered views of them as CSV, Parquet or JSONL (SPEC R4), through DuckDB's COPY.
+"""Export runs and filtered views of them as CSV, Parquet or JSONL, through DuckDB's COPY.
 
     export_run(db_path, run, out_path) -> (run_id, n_rows)       # .csv | .parquet | .jsonl, by extension
     export_view(db_path, out_path, run_ids=None, filters=None) -> n_rows   # a filtered view of v_results

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import re
 import shutil
@@ -68,6 +69,8 @@ from core.tasks.setops.reference_csv import (
 )
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
+log = logging.getLogger(__name__)
+
 STORE_BATCH_ROWS = 20_000      # imported items per DuckDB transaction
 STORE_MEMORY_LIMIT = "256MB"   # DuckDB's memory while it stores them
 REFERENCE_MODEL = "reference-csv"
@@ -374,8 +377,8 @@ class _Staging:
         for writer in self.writers.values():
             try:
                 writer.close()
-            except Exception:   # closing a half-written part we are about to delete
-                pass
+            except Exception as exc:  # noqa: BLE001 — a half-written part we are about to delete
+                log.debug("closing a staged part failed (%s)", type(exc).__name__)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -9,7 +9,7 @@ file deletion only causes a harmless second merge.
 
 A complete line that is not a record this code can merge (garbled by a disk fault, edited by hand, written by some
 other program) is set aside — appended to ``<db>.journal/quarantine/<journal>.bad`` with a warning — and recovery
-goes on with the next line: one bad line never blocks the database (issue 13). ``quarantined(db_path)`` lists those
+goes on with the next line: one bad line never blocks the database. ``quarantined(db_path)`` lists those
 files.
 
 Journals hold prompts' hashes, responses and scores — never API keys (the runner never sees them as data).
@@ -33,6 +33,12 @@ log = logging.getLogger("core.store")
 _ACTIVE: set[str] = set()        # journal paths owned by live Journal objects of this process
 _ACTIVE_LOCK = threading.Lock()
 _NAME = re.compile(r"^(?P<run>.+)\.(?P<pid>\d+)\.(?P<ns>\d+)\.jsonl$")
+
+
+def journal_owner(path: Path) -> tuple[str, int] | None:
+    """(run id as written in the file name, process id) of a journal file by its name; None for another file."""
+    m = _NAME.match(path.name)
+    return (m.group("run"), int(m.group("pid"))) if m else None
 
 
 def _safe(run_id: str) -> str:
@@ -134,7 +140,8 @@ def record_problem(rec) -> str | None:
         rows_table(_with_times([dict(r) for r in results]), RESULT_COLUMNS)
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
         return f"values of the wrong type ({type(exc).__name__})"
-    except Exception as exc:   # pyarrow's conversion errors (ArrowInvalid, ArrowTypeError …)
+    except Exception as exc:  # noqa: BLE001 — pyarrow's conversion errors (ArrowInvalid, ArrowTypeError …)
+        log.debug("a journal line's values do not convert (%s)", type(exc).__name__)
         return f"values of the wrong type ({type(exc).__name__})"
     return None
 

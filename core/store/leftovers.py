@@ -1,6 +1,6 @@
-"""What killed processes leave beside the database, cleaned up the first time a process opens it (issue 17 item 9).
+"""What killed processes leave beside the database, cleaned up the first time a process opens it.
 
-- ``.import-<pid>-*`` staging folders of imports whose process is gone (41 MB after five killed imports), and the
+- ``.import-<pid>-*`` staging folders of imports whose process is gone (tens of MB each), and the
   rows such an import had stored before it could write its run record (invisible: the results view joins runs —
   they would stay until the same file was imported again);
 - ``<db>.backups/*.partial`` folders of backups that never completed (older than ``PARTIAL_AGE`` seconds: a live
@@ -13,12 +13,15 @@ meanwhile; only leftovers of dead processes are touched.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
 import threading
 import time
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 PARTIAL_AGE = 600.0
 STAGING_PREFIX = ".import-"
@@ -57,8 +60,8 @@ def clean_once(con, db_file: Path) -> None:
         _DONE.add(key)
     try:
         clean(con, db_file)
-    except Exception:   # tidying up must never stand between a user and their database
-        pass
+    except Exception as exc:  # noqa: BLE001 — tidying up must never stand between a user and their database
+        log.info("cleaning up after killed processes failed (%s: %s)", type(exc).__name__, exc)
 
 
 def clean(con, db_file: Path) -> dict:

@@ -1,8 +1,8 @@
 """The inter-process lock on a database file: one process at a time has the DuckDB file open.
 
-DuckDB's own file lock does not make open → commit → close cycles from several processes safe: with six processes
-doing that on one file, committed rows were lost or the file was left unreadable ("checksum … does not match",
-"Could not read enough bytes"), while the same loop under an OS lock held from open to close lost nothing (issue 17).
+DuckDB's own file lock does not make open → commit → close cycles from several processes safe: committed rows can
+be lost or the file left unreadable ("checksum … does not match", "Could not read enough bytes"); under an OS lock
+held from open to close nothing is lost (docs/RUNNER.md).
 So every DuckDB connection of the store is opened and closed under ``flock`` on a side file, ``<db>.lock``:
 
 - Within a process, threads share one DuckDB instance per file (safe: DuckDB's own concurrency), so the OS lock is

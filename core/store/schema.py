@@ -67,7 +67,7 @@ _RESULT_COLUMNS_V1 = [
 # version 2: the SetLexSem reference's verdict beside ours (core/tasks/setops/parse_strict.py)
 STRICT_RESULT_COLUMNS = [("parsed_strict", S), ("followed_strict", B), ("correct_strict", B),
                          ("answer_len_strict", I), ("made_up_strict", I)]
-# version 5 (issue 22): an imported file's own verdicts, kept beside ours (imports are re-scored: core/store/rescore.py)
+# version 5: an imported file's own verdicts, kept beside ours (imports are re-scored: core/store/rescore.py)
 CLAIMED_RESULT_COLUMNS = [("claimed_correct", B), ("claimed_correct_strict", B)]
 RESULT_COLUMNS = _RESULT_COLUMNS_V1 + STRICT_RESULT_COLUMNS + CLAIMED_RESULT_COLUMNS   # as of now
 
@@ -140,26 +140,26 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         """CREATE TABLE IF NOT EXISTS embedding_cache (
   encoder VARCHAR, text_sha VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (encoder, text_sha))""",
     ]),
-    # 2 (issue 9): strict (reference) scoring stored beside lenient; rows already stored are re-scored from their
+    # 2: strict (reference) scoring stored beside lenient; rows already stored are re-scored from their
     # responses by backfill.BACKFILLS[2] (also: GQG's own answer rule in correct_gqg). items.pos (the part of speech
     # of word and deceptive members; core/tasks/setops/factors.py) is added below.
     (2, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in
          STRICT_RESULT_COLUMNS]),
-    (3, [   # issue 10: provider batches (new tables only: safe on any earlier file)
+    (3, [   # provider batches (new tables only: safe on any earlier file)
         f"CREATE TABLE IF NOT EXISTS batches (\n  {_cols(BATCH_COLUMNS)},\n  PRIMARY KEY (batch_id))",
         (f"CREATE TABLE IF NOT EXISTS batch_requests (\n  {_cols(BATCH_REQUEST_COLUMNS)},\n  "
          "PRIMARY KEY (batch_id, run_id, idx))"),
     ]),
-    (4, [   # issue 13: claims of calls in flight (a new table only: safe on any earlier file)
+    (4, [   # claims of calls in flight (a new table only: safe on any earlier file)
         f"CREATE TABLE IF NOT EXISTS claims (\n  {_cols(CLAIM_COLUMNS)},\n  PRIMARY KEY (cache_key))",
     ]),
-    # 5 (issue 22): imports are re-scored from their responses; the file's own verdicts are kept beside ours
+    # 5: imports are re-scored from their responses; the file's own verdicts are kept beside ours
     (5, [f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in
          CLAIMED_RESULT_COLUMNS]),
-    # 6 (issue 20): counts per (run, configuration) kept by the writers (core/store/aggregates.py); built from the
+    # 6: counts per (run, configuration) kept by the writers (core/store/aggregates.py); built from the
     # rows already stored by backfill.BACKFILLS[6]
     (6, aggregates.ddl([(name, typ) for name, typ, since in FACTOR_SPECS if since <= 6])),   # later: see below
-    (7, [   # issue 22: computed Embeddings results, shown again after a reload (core/embeddings/results_store.py)
+    (7, [   # computed Embeddings results, shown again after a reload (core/embeddings/results_store.py)
         (f"CREATE TABLE IF NOT EXISTS embedding_results (\n  {_cols(EMBEDDING_RESULT_COLUMNS)},\n  "
          "PRIMARY KEY (digest))"),
     ]),

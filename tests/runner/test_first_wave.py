@@ -26,7 +26,7 @@ async def _until(cond) -> bool:
 def test_answers_are_journalled_while_the_items_are_inserted_and_merged_only_after(tmp_path, monkeypatch):
     db = tmp_path / "r.duckdb"
     seen = {}
-    real = executor._Executor._insert_items_during_first_wave
+    real = executor.Executor._insert_items_during_first_wave
 
     async def insert_later(self, item):
         # before inserting, wait until answers are durable and reported: they must not wait for the items
@@ -38,7 +38,7 @@ def test_answers_are_journalled_while_the_items_are_inserted_and_merged_only_aft
         seen["journalled"] = sum(1 for p in store.journal_dir(db).glob("*.jsonl") for _ in p.open())
         await real(self, item)
 
-    monkeypatch.setattr(executor._Executor, "_insert_items_during_first_wave", insert_later)
+    monkeypatch.setattr(executor.Executor, "_insert_items_during_first_wave", insert_later)
     model = FakeModel(latency=0.005, concurrency=8)
     p = runner.run(CFG, model, db_path=db)
     assert seen["reported_first"] and seen["drained"]
@@ -72,7 +72,7 @@ def test_a_failed_item_insert_stops_the_run_and_the_next_run_takes_its_answers_f
         await _until(lambda: self.handle.progress().done >= 4)
         await asyncio.to_thread(lambda: (_ for _ in ()).throw(_Boom("the disk is on fire")))
 
-    monkeypatch.setattr(executor._Executor, "_insert_items_during_first_wave", insert_fails)
+    monkeypatch.setattr(executor.Executor, "_insert_items_during_first_wave", insert_fails)
     model = FirstWaveOnly(latency=0.001, concurrency=4)
     p = runner.run(CFG, model, db_path=db)
     assert p.status == "error" and "the disk is on fire" in p.error and p.done == 4 and model.calls == 4
@@ -135,13 +135,13 @@ def test_items_sharing_a_prompt_across_the_head_and_the_rest_share_one_call(tmp_
     """40 prompts, each asked by two items (idx k and k + 40): at 2 in flight the head is 8 prompts, and their second
     items come after 32 others — one call per prompt all the same, both items scored from it."""
     db = tmp_path / "r.duckdb"
-    real = executor._items
+    real = executor.run_items
 
     def twice(plan):
         first = real(plan)[:40]
         return first + [{**it, "idx": it["idx"] + 40} for it in first]
 
-    monkeypatch.setattr(executor, "_items", twice)
+    monkeypatch.setattr(executor, "run_items", twice)
     model = FakeModel(latency=0.001, concurrency=2)
     p = runner.run(CFG, model, db_path=db)
     assert (p.status, p.done, p.calls) == ("done", 80, 40) and model.calls == 40

@@ -12,16 +12,16 @@ CFG = {"task": "setops", "samples": 3, "sizes": [2, 4], "members": ["numbers", "
 
 
 def _plan():
-    return P._plan(CFG, "openai-compatible/x", SamplingParams(), "http://localhost:1/v1", None, None, "cli")
+    return P.make_plan(CFG, "openai-compatible/x", SamplingParams(), "http://localhost:1/v1", None, None, "cli")
 
 
 def test_prefetched_items_are_the_items():
-    plain = P._items(_plan())
+    plain = P.run_items(_plan())
     ahead = _plan()
     P.prefetch_items(ahead)
-    assert P._items(ahead) == plain
+    assert P.run_items(ahead) == plain
     assert "_items_pending" not in ahead.__dict__   # taken once; asking again generates anew, the same items
-    assert P._items(ahead) == plain
+    assert P.run_items(ahead) == plain
 
 
 def test_a_generation_error_reaches_the_caller(monkeypatch):
@@ -34,4 +34,4 @@ def test_a_generation_error_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(tasks, "select_items", broken)
     P.prefetch_items(pl)
     with pytest.raises(ValueError, match="no such grid"):
-        P._items(pl)
+        P.run_items(pl)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from core.models.base import ModelError
+
+log = logging.getLogger(__name__)
 
 BATCH_PROVIDERS = ("openai", "anthropic")
 TRANSFER_TIMEOUT = 900.0     # seconds for a call that moves a whole batch (upload, inline create, results download)
@@ -99,5 +102,5 @@ class SdkBatch:
         if client is not None:
             try:
                 client.close()
-            except Exception:
-                pass
+            except Exception as exc:  # noqa: BLE001 — closing must not hide how the batch call went
+                log.debug("closing the batch SDK client failed (%s)", type(exc).__name__)

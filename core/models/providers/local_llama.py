@@ -16,9 +16,8 @@ like one that hits max_tokens: the text so far, with finish_reason "timeout" —
 slow generation (a 135M model often rambles to max_tokens; on a busy 2-core machine that can take minutes).
 
 Threads: STUDIO_LLAMA_THREADS (default: every physical core for local/default, half of them for local/smollm2). On a shared or
-oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (measured
-here: 2 threads on 2 busy cores did not finish 64 tokens in 5 minutes, 1 thread took 15 s), so the default is
-conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
+oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (a few
+tokens take minutes instead of seconds; docs/RUNNER.md), so the default is conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
 Context: STUDIO_LLAMA_CTX (default 4096 tokens).
 Reasoning effort is not supported (neither embedded model thinks): it is dropped and listed in ``dropped_params``.
 """
@@ -27,19 +26,23 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import logging
 import os
 import threading
 import time
-from collections import OrderedDict
+import weakref
 
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError
 from core.models.providers import PROVIDERS, embedded
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CTX = 4096
 
 _load_lock = threading.Lock()   # guards loading
 _call_locks: dict[str, threading.Lock] = {}   # one inference at a time on each shared context
+# loaded models by key: a registry under ``_load_lock`` (a model file is never loaded twice), each freed at exit
 _llamas: dict[str, object] = {}
 _clock = time.monotonic  # the time budget's clock (a test replaces it with a fake one)
 
@@ -118,7 +121,7 @@ def preload(name: str = "default") -> bool:
         try:
             get_llama(name)
         except ModelError as exc:     # said again, to the user, by the first call that needs the model
-            logging.getLogger(__name__).warning("preloading local/%s failed: %s", name, exc)
+            log.warning("preloading local/%s failed: %s", name, exc)
 
     threading.Thread(target=load, name=f"preload-{name}", daemon=True).start()
     return True
@@ -129,8 +132,8 @@ def close_llama_at_exit(llama) -> None:
     native library may already be unloaded and Python prints an ignored TypeError on every exit."""
     try:
         llama.close()
-    except Exception:  # noqa: BLE001 — best effort at exit
-        pass
+    except Exception as exc:  # noqa: BLE001 — best effort at exit
+        log.debug("freeing a llama.cpp instance at exit failed (%s)", type(exc).__name__)
 
 
 class _Interrupt:
@@ -190,14 +193,20 @@ class _FormatterWithInterrupt:
                                                                              self.interrupt]))
 
 
-_FORMATTERS: dict = {}
+_FORMATTERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # Llama -> its chat formatter
+
+
+def _token_text(llama, token: int) -> str:
+    """The text of a special token (through the public ``detokenize``: for BOS/EOS the vocabulary's own text)."""
+    return llama.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
 
 
 def _chat_formatter(llama):
-    """The model's chat template as a llama-cpp-python formatter, built as ``Llama`` builds it (once per model)."""
-    hit = _FORMATTERS.get(id(llama))
-    if hit is not None and hit[0] is llama:
-        return hit[1]
+    """The model's chat template as a llama-cpp-python formatter, built as ``Llama`` builds it (once per model; the
+    formatters are kept by a weak mapping, so a freed model takes its formatter with it)."""
+    hit = _FORMATTERS.get(llama)
+    if hit is not None:
+        return hit
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     template = llama.metadata.get("tokenizer.chat_template")
@@ -205,34 +214,21 @@ def _chat_formatter(llama):
         raise ModelError("the model file carries no chat template")
     eos, bos = llama.token_eos(), llama.token_bos()
     formatter = Jinja2ChatFormatter(template=template, stop_token_ids=[eos],
-                                    eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-                                    bos_token=llama._model.token_get_text(bos) if bos != -1 else "")
-    _FORMATTERS[id(llama)] = (llama, formatter)
+                                    eos_token=_token_text(llama, eos), bos_token=_token_text(llama, bos))
+    _FORMATTERS[llama] = formatter
     return formatter
 
 
-_GRAMMARS: "OrderedDict[str, object]" = OrderedDict()   # compiled llama.cpp grammars by text (parsing costs ~ms)
-_GRAMMAR_LOCK = threading.Lock()
-
-
+@functools.lru_cache(maxsize=256)
 def grammar_for(gbnf: str):
-    """The compiled llama.cpp grammar of ``gbnf`` (cached; ModelError for a grammar llama.cpp refuses)."""
-    with _GRAMMAR_LOCK:
-        hit = _GRAMMARS.get(gbnf)
-        if hit is not None:
-            _GRAMMARS.move_to_end(gbnf)
-            return hit
+    """The compiled llama.cpp grammar of ``gbnf``, cached by text: parsing one costs milliseconds (ModelError for a
+    grammar llama.cpp refuses; a refusal is not cached)."""
     from llama_cpp import LlamaGrammar
 
     try:
-        grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+        return LlamaGrammar.from_string(gbnf, verbose=False)
     except (ValueError, RuntimeError) as exc:
         raise ModelError(f"the answer grammar was refused by llama.cpp: {exc}") from None
-    with _GRAMMAR_LOCK:
-        _GRAMMARS[gbnf] = grammar
-        while len(_GRAMMARS) > 256:
-            _GRAMMARS.popitem(last=False)
-    return grammar
 
 
 class LocalLlamaModel(BaseModel):

@@ -129,9 +129,8 @@ class OpenAIModel(BaseModel):
             err = RetryableError(f"{self._label}: {redact(type(exc).__name__ + ': ' + str(exc), self.__key)[:300]}")
         return err
 
-    @staticmethod
-    def _rejected_sampling_field(exc, body) -> str | None:
-        return OpenAIModel._refused_in_text(describe_status(exc), body)
+    def _rejected_sampling_field(self, exc, body) -> str | None:
+        return self._refused_in_text(describe_status(exc), body)
 
     @staticmethod
     def _refused_in_text(text: str, body) -> str | None:

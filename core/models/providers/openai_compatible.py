@@ -4,11 +4,9 @@ Spec ``openai-compatible/<model>`` with a base URL (``--base-url http://host:800
 
 The contract of these servers is the OpenAI HTTP API itself — ``POST {base_url}/chat/completions`` with a JSON body,
 a JSON ``chat.completion`` back — so this provider speaks it directly over a pooled ``aiohttp`` session instead of
-going through the OpenAI SDK (the paid ``openai/`` and ``anthropic/`` paths keep the official SDKs). Measured on the
-2-core machine with ``bench/runner_throughput.py`` (C = 32, L = 0.25 s, 1,000 calls, bare client, no runner): the SDK
-spends ~4.5 ms of event-loop CPU per call (request transform, pydantic models, httpx2) and reaches ~0.8–0.9 of C/L;
-a raw ``httpx2.AsyncClient`` ~1.5 ms and ~0.94; ``aiohttp`` (C HTTP parser) ~0.4 ms and ~0.965 (the ceiling with
-waves of 32 is 0.977). It also avoids the SDK import (~1 s). An injected ``http_client`` (an ``httpx2`` or ``httpx``
+going through the OpenAI SDK (the paid ``openai/`` and ``anthropic/`` paths keep the official SDKs): ``aiohttp``'s C
+HTTP parser costs the event loop a tenth of the SDK's CPU per call and skips the SDK's import (figures:
+docs/RUNNER.md; ``bench/runner_throughput.py --sdk-ceiling`` measures them). An injected ``http_client`` (an ``httpx2`` or ``httpx``
 ``AsyncClient``, e.g. with a ``MockTransport`` replaying payloads in tests) is used instead of the session.
 
 Errors map exactly like the SDK paths (``core.models.providers.sdk_common``): 408/409/425/429/5xx → RetryableError with the
@@ -52,6 +50,7 @@ import asyncio
 import base64
 import dataclasses
 import json
+import logging
 import os
 import re
 import time
@@ -66,6 +65,8 @@ from core.models.providers import PROVIDERS
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
 from core.models.retry_policy import reply_problem
 from core.redaction import redact_url, remember, remember_basic
+
+log = logging.getLogger(__name__)
 
 KEY_ENV = PROVIDERS["openai-compatible"].key_env
 KEYLESS_PLACEHOLDER = None   # kept for old imports: a keyless endpoint now gets no Authorization header at all
@@ -315,7 +316,7 @@ class OpenAICompatibleModel(BaseModel):
 
     async def _read_capped(self, chunks, headers) -> bytes:
         """The body, read as it streams and refused past ``max_reply_bytes()`` (an endless or huge body must not
-        fill the memory: four endless streams once took 3.3 GB). Not retried: the server would send it again."""
+        fill the memory: a few endless streams reach gigabytes). Not retried: the server would send it again."""
         cap = max_reply_bytes()
         declared = headers.get("Content-Length") if headers is not None else None
         if declared and declared.isdigit() and int(declared) > cap:
@@ -396,6 +397,6 @@ class OpenAICompatibleModel(BaseModel):
         if closer is not None:
             try:
                 await closer.aclose()
-            except Exception:   # a session of a loop that is gone: nothing left to release
-                pass
+            except Exception as exc:  # noqa: BLE001 — a session of a loop that is gone: nothing left to release
+                log.debug("closing the HTTP session failed (%s)", type(exc).__name__)
         await self._clients.aclose()

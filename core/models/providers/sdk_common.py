@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from types import ModuleType
 
 from core.models.base import ModelError, RetryableError, parse_retry_after, redact
 from core.models.retry_policy import RETRYABLE_STATUS, retryable_status
+
+log = logging.getLogger(__name__)
 
 __all__ = ["RETRYABLE_STATUS", "describe_status", "error_text", "map_sdk_error", "map_status"]
 
@@ -101,5 +104,5 @@ class ClientPerLoop:
             try:   # httpx/httpx2 clients close with aclose(), the SDK clients with close()
                 close = getattr(client, "aclose", None) or client.close
                 await close()
-            except Exception:  # closing a client whose loop is gone must not hide the real outcome
-                pass
+            except Exception as exc:  # noqa: BLE001 — a client whose loop is gone must not hide the real outcome
+                log.debug("closing the SDK client failed (%s)", type(exc).__name__)
