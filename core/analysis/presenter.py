@@ -20,7 +20,7 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.analysis.queries import VIEW, _src, check_scoring
+from core.analysis.sql import VIEW, check_scoring, relation
 from core.analysis.stats import wilson_interval
 
 CONDITIONS = ("not_swapped", "swapped", "random")
@@ -46,7 +46,7 @@ def condition_stats(con, run_id: str, scoring: str = "strict", upto: Sequence[in
         params.append([int(i) for i in upto])
     df = con.execute(
         f"SELECT condition, count(*) AS n, sum(CAST(correct AS INTEGER)) AS correct, "
-        f"sum(CAST(coalesce(followed, false) AS INTEGER)) AS followed FROM {_src(con, view, scoring)} "
+        f"sum(CAST(coalesce(followed, false) AS INTEGER)) AS followed FROM {relation(con, view, scoring)} "
         f"WHERE run_id = ? AND correct IS NOT NULL AND condition IS NOT NULL{only} GROUP BY condition",
         params).df()
     rows = []
@@ -143,7 +143,7 @@ PAIR_COLUMNS = ("idx", "condition", *PAIR_KEY, "set_a", "set_b", "truth", "membe
 def pair_rows(con, run_id: str, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
     """The answered items of ``run_id`` that belong to a pair (as sampled / swapped), with the verdict columns of
     ``scoring`` and the time each answer was stored (``at``), oldest first."""
-    from core.analysis.queries import scored_expr, view_columns
+    from core.analysis.sql import scored_expr, view_columns
 
     have = view_columns(con, view)
     cols = []
