@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from core.cli.commands.report_output import OUT_SUFFIXES, _plain, _write, filters_arg, runs_arg  # noqa: F401
+from core.cli.commands.report_output import OUT_SUFFIXES, filters_arg, plain, runs_arg, write_table  # noqa: F401
 from core.errors import UserError
 
 
@@ -82,7 +82,7 @@ def _errors(args: argparse.Namespace) -> int:
     if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered set-operation items"
                         + (" in this slice" if filters else "") + "; nothing to report")
-    _write(table, out)
+    write_table(table, out)
     split = analysis.split_note(rows, by, analysis.run_split(rows, by))
     print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring, unparsed answers "
           f"counted the {args.unparsed} way) to {out}" + (f"\n{split}" if split else ""))

@@ -117,7 +117,7 @@ def register_table(sub) -> None:
 def _table(args: argparse.Namespace) -> int:
     from core import analysis, store
     from core.analysis.summaries import accuracy_table
-    from core.cli.commands.report_output import OUT_SUFFIXES, _write, filters_arg
+    from core.cli.commands.report_output import OUT_SUFFIXES, filters_arg, write_table
     from core.files import check_output_path
 
     out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
@@ -136,7 +136,7 @@ def _table(args: argparse.Namespace) -> int:
         rows = analysis.run_rows(con, run_ids)
     if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered items" + (" in this slice" if filters else ""))
-    _write(table, out)
+    write_table(table, out)
     note = analysis.split_note(rows, by, split)
     print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring) to {out}"
           + (f"\n{note}" if note else ""))
