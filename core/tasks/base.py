@@ -84,3 +84,8 @@ def spread_indices(cells: Sequence[Mapping[str, Any]], samples: int, n: int, see
                 return sorted(out)
             out.append(index_of(c, (r + (pos * samples) // width) % samples))
     return sorted(out)
+
+
+def is_int(v) -> bool:
+    """A whole number, and not a bool (``True`` is an ``int`` to Python, never to a config)."""
+    return isinstance(v, int) and not isinstance(v, bool)

@@ -13,7 +13,7 @@ import yaml
 
 from core.errors import ConfigError, UserError
 from core.files import parse_yaml_mapping
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks.base import REASONING_EFFORTS, is_int
 from core.tasks.setops import aliases
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.operations import OPERATIONS
@@ -37,7 +37,7 @@ MAX_SIZE = 1000
 MAX_SHOTS = 20
 MAX_SAMPLES = 1_000_000
 MAX_LENGTH = 40
-_DRAW_ATTEMPTS = 2000
+DRAW_ATTEMPTS = 2000
 
 _DEFAULTS = {
     "task": TASK,
@@ -67,10 +67,6 @@ KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
 
 
 # ----------------------------------------------------------------------------------------------------- validation
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _as_list(key: str, value) -> list:
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if not values:
@@ -97,7 +93,7 @@ def _choice(key: str, v, allowed) -> str:
 
 
 def _int(key: str, v, lo: int, hi: int | None = None) -> int:
-    if not _is_int(v):
+    if not is_int(v):
         raise ConfigError(f"{key}: {v!r} is not an integer")
     if v < lo or (hi is not None and v > hi):
         rng = f"{lo}…{hi}" if hi is not None else f"≥ {lo}"
@@ -140,7 +136,7 @@ def _overlap(v):
         if not (0.0 <= v <= 1.0) or math.isnan(v):
             raise ConfigError(f"overlap: a fraction must lie in [0, 1], not {v!r}")
         return v
-    if _is_int(v):
+    if is_int(v):
         return _int("overlap", v, 0, MAX_SIZE)
     raise ConfigError(f"overlap: {v!r} is neither a member count (int), a fraction (float in [0, 1]) nor none")
 

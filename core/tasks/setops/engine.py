@@ -8,8 +8,8 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.tasks.base import spread_indices
-from core.tasks.setops.config import _DRAW_ATTEMPTS, KEY_VERSION, Config, _is_int, load_config
+from core.tasks.base import is_int, spread_indices
+from core.tasks.setops.config import DRAW_ATTEMPTS, KEY_VERSION, Config, load_config
 from core.tasks.setops.grid import Cell, Plan, Sampler, count, plan
 from core.tasks.setops.operations import apply as apply_op, truth as op_truth
 from core.tasks.setops.prompts import render as R
@@ -103,7 +103,7 @@ class _Engine:
         out, seen = [], set()
         for j in range(self.cfg.samples):
             rng = random.Random(f"{self.prefix}{s.draw_key}|sample={j}")
-            for _ in range(_DRAW_ATTEMPTS):
+            for _ in range(DRAW_ATTEMPTS):
                 raw = self._draw_once(s, rng)
                 ident = self._ident(raw)
                 if ident not in seen:
@@ -134,7 +134,7 @@ class _Engine:
             rng = random.Random(f"{self.prefix}{s.draw_key}|{tag}")
             out, seen = [], set()
             while len(out) < self.max_shots + 1:
-                for _ in range(_DRAW_ATTEMPTS):
+                for _ in range(DRAW_ATTEMPTS):
                     pair = self._finish(s, self._draw_once(s, rng))
                     if pair.ident not in seen:
                         break
@@ -239,7 +239,7 @@ def item(cfg, i: int) -> dict:
     """Item ``i`` (0-based) of the config — a pure function of (config, seed, i)."""
     cfg = load_config(cfg)
     p = plan(cfg)
-    if not _is_int(i) or not 0 <= i < p.count:
+    if not is_int(i) or not 0 <= i < p.count:
         raise IndexError(f"item index {i!r} out of range (the config has {p.count} items)")
     cell_index, sample = divmod(i, cfg.samples)
     eng = _engine(cfg)
