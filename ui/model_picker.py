@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from core.models import PROVIDERS, key_env_for  # key_env_for: re-exported for the pages
-from pages._ui.url import qp_get, qp_set
+from ui.url import qp_get, qp_set
 
 # ------------------------------------------------------------------------------------------------------ models
 
@@ -190,7 +190,7 @@ def ray_cluster_field(choice: ModelChoice, key: str) -> str | None:
     core's words, and starting the run refuses it with the same line."""
     from core.errors import UserError
     from core.runner import check_ray_address
-    from pages._ui.text import md
+    from ui.text import md
 
     choice.ray_address = None
     if not choice.spec.startswith("openai-compatible/"):
