@@ -162,7 +162,8 @@ def _setops_errors(con, run_ids, x, filters, scoring, labels) -> str:
 
 
 def _quantifier_metrics(con, run_ids, fig, labels) -> str:
-    from core.tasks.quantifiers import figures as QF, metrics as QM
+    from core.analysis import quantifier_figures as QF
+    from core.tasks.quantifiers import metrics as QM
 
     rows = run_rows(con, run_ids)
     split = run_split(rows, ())          # several runs: per model, or per run when two share a model

@@ -44,7 +44,7 @@ are the counts.
 
 Modules: ``config`` (keys, templates, validation) · ``presets`` · ``engine`` (items, labels, scoring) · ``catalogue``
 (quantifiers and their meanings) · ``nouns`` (noun groups by frequency, made-up nouns) · ``parse`` (true/false answers)
-· ``metrics`` (accuracy, precision, recall, F1 in DuckDB) · ``figures`` · ``factors`` (item columns).
+· ``metrics`` (accuracy, precision, recall, F1 in DuckDB) · ``factors`` (its Plotly figures: core/analysis/quantifier_figures.py) (item columns).
 """
 
 from core.tasks.quantifiers.answers import STOP, answer_grammar, reply_cap
