@@ -172,7 +172,7 @@ class _Engine:
                     result = shot.results[op] = apply_op(op, shot.a, shot.b)
                 line = shot.lines[key] = R.demo(phr, op, shot.a, shot.b, words, n, shown[:2], result, shown[2])
             lines.append(line)
-        return t.demonstrations.render({"demos": "\n".join(lines), "k": len(shots)})
+        return R.demonstrations(t, lines)
 
     # --------------------------------------------------------------------------------------------- render
     def context(self, cell_index: int) -> _CellContext:
@@ -184,7 +184,7 @@ class _Engine:
         s = cell.sampler
         persona = R.persona(t, cell.approach, phr)
         task_text = R.task(phr, cell.operation, s.size_a, s.size_b)
-        instr = self.sep.join(p for p in (R.instructions(t, cell.approach, phr), R.cue(t, cell.approach)) if p)
+        instr = R.assemble(t, (R.instructions(t, cell.approach, phr), R.cue(t, cell.approach)))
         fixed: list = []
         tail_parts = [task_text]
         if cell.shots and self.cfg.fixed_shots:
@@ -195,7 +195,7 @@ class _Engine:
         base.update(cell.factors)
         base.update({"hypernym_a": None, "hypernym_b": None, "member_hypernyms": None, "set_a": None,
                      "set_b": None, "truth": None, "prompt": None})
-        return _CellContext(cell, base, self.pairs_of(s), persona, self.sep.join(p for p in tail_parts if p),
+        return _CellContext(cell, base, self.pairs_of(s), persona, R.assemble(t, tail_parts),
                             task_text, instr, phr, fixed, frozenset(x.ident for x in fixed))
 
     def item(self, ctx: _CellContext, i: int, sample: int) -> dict:
@@ -217,7 +217,7 @@ class _Engine:
             if demos is None:
                 demos = self._demonstrations(cell, self._shots(cell.sampler, sample, pair, cell.shots))
                 pair.lines[key] = demos
-            tail = self.sep.join(p for p in (ctx.task, demos, ctx.instructions) if p)
+            tail = R.assemble(self.templates, (ctx.task, demos, ctx.instructions))
         d = ctx.base.copy()
         d["idx"] = i
         d["sample"] = sample
