@@ -35,6 +35,7 @@ from core.analysis.sql import (
     where_clause,
 )
 from core.errors import UserError
+from core.tasks.setops.scoring import DID_NOT_FOLLOW_SQL
 
 ERROR_ROWS = (
     ("accuracy", "Accuracy"),
@@ -128,7 +129,7 @@ def _counts(con, run_ids, by, filters, view, scoring, unparsed):
             count(*) - sum({e}) AS n_non_empty,
             sum({made_up}) AS made_up_sum,
             count(*) FILTER (WHERE {made_up} > 0) AS answers_made_up,
-            count(*) FILTER (WHERE NOT coalesce(followed, FALSE)) AS did_not_follow
+            count(*) FILTER (WHERE {DID_NOT_FOLLOW_SQL}) AS did_not_follow
         FROM {src} {where} {grp}""", params).df()
     pairs = con.execute(f"""
         SELECT {head} correct, truth_len, answer_len,

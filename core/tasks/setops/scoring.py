@@ -17,7 +17,7 @@ Public API::
     error_fields(metrics) -> dict     # did_not_follow, has_made_up, empty_truth_correct, empty_truth_wrong,
                                       # spurious_empty, gl
     error_summary(rows) -> dict       # the A4 table for one group of metric dicts (pure-Python reference)
-    ROW_SQL, AGG_SQL                  # the same definitions as DuckDB SQL over stored result columns
+    ROW_SQL, AGG_SQL, DID_NOT_FOLLOW_SQL   # the same definitions as DuckDB SQL over stored result columns
     apply_operation, canonical, OPERATIONS   # re-exported from core.tasks.setops.operations
 
 Conventions (documented, tested)
@@ -44,7 +44,8 @@ Error-analysis definitions (paper, Table 15 and the appendix tables; shares are 
   anything else (a non-empty set or no set), / N.
 - pct_made_up: made-up members summed, / N — the paper's "Pct With Made Up Vals" (Union, numbers: 375 / 16000 =
   2.34); pct_answers_made_up: answers with at least one made-up member, / N; made_up_sum: total made-up members.
-- did_not_follow: count of answers that could not be parsed.
+- did_not_follow: count of answers that did not follow the instructions (their ``followed`` verdict false or missing;
+  DID_NOT_FOLLOW_SQL, the one definition the error table counts with).
 - top mistakes / top correct: the three most frequent "G vs. L" labels (the paper's format) among wrong / correct
   answers with their share (%) of the wrong / correct answers; a wrong answer with no set is "G<n> vs. L?". Ties break
   by G, then L (L? last), so the result is deterministic. core/analysis/ (the dashboard's table) uses the same
@@ -63,7 +64,7 @@ from core.tasks.setops.parse import parse_set
 from core.tasks.setops.parse_strict import parse_strict, sorted_members
 
 __all__ = [
-    "AGG_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
+    "AGG_SQL", "DID_NOT_FOLLOW_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
     "error_summary", "gl_label",
     "kind_of", "reference_result", "score_set_response", "set_metrics", "solve", "strict_fields",
     "strict_from_reference", "top_gl_sql",
@@ -222,9 +223,10 @@ def _gl_order(item):
 
 
 def error_fields(m: Mapping) -> dict:
-    """Per-item flags behind the A4 table, from a :func:`set_metrics` dict (or a stored results row)."""
-    followed = m["answer_len"] is not None
-    empty_answer = followed and m["answer_len"] == 0
+    """Per-item flags behind the A4 table, from a stored results row (its ``followed``) or a :func:`set_metrics`
+    dict (no ``followed``: there an answer that did not follow has no set, ``answer_len`` None)."""
+    followed = m["followed"] if m.get("followed") is not None else m["answer_len"] is not None
+    empty_answer = m["answer_len"] is not None and m["answer_len"] == 0
     return {
         "did_not_follow": not followed,
         "has_made_up": bool(m.get("made_up") or 0),
@@ -275,10 +277,15 @@ def error_summary(rows: Sequence[Mapping], k: int = 3) -> dict:
     }
 
 
+# "Did not follow the instructions" over stored columns: the row's ``followed`` verdict (of the scoring shown:
+# ``followed_strict`` under strict), a missing verdict counting as not followed. The error table
+# (core/analysis/error_table.py) counts it with this expression.
+DID_NOT_FOLLOW_SQL = "NOT coalesce(followed, FALSE)"
+
 # The same definitions in DuckDB SQL over stored columns (results / v_results: correct, followed, truth_len,
 # answer_len, made_up, empty_truth). Rows whose ``correct`` is NULL (not answered yet) should be filtered out first.
 ROW_SQL = {
-    "did_not_follow": "(answer_len IS NULL)",
+    "did_not_follow": f"({DID_NOT_FOLLOW_SQL})",
     "has_made_up": "(coalesce(made_up, 0) > 0)",
     "empty_truth_correct": "(empty_truth AND coalesce(answer_len = 0, false))",
     "empty_truth_wrong": "(empty_truth AND (answer_len IS NULL OR answer_len > 0))",
