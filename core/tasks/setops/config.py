@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 
@@ -39,31 +39,6 @@ MAX_SAMPLES = 1_000_000
 MAX_LENGTH = 40
 DRAW_ATTEMPTS = 2000
 
-_DEFAULTS = {
-    "task": TASK,
-    "seed": 0,
-    "samples": 50,
-    "operations": list(OPERATIONS),
-    "sizes": [2, 4, 8, 16],
-    "members": ["numbers", "words"],
-    "lengths": [None],
-    "pos": [None],
-    "deciles": list(range(1, 11)),
-    "decile_mode": ["log_width"],
-    "conditions": list(CONDITIONS),
-    "swap_count": [None],
-    "overlap": [None],
-    "number_max": 10000,
-    "frequency_source": "wordfreq",
-    "phrasings": ["formal"],
-    "approaches": ["baseline"],
-    "shots": [0],
-    "fixed_shots": True,
-    "hypernym_pairs": None,
-    "templates": None,
-    "reasoning": None,
-}
-KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
 
 
 # ----------------------------------------------------------------------------------------------------- validation
@@ -288,6 +263,11 @@ class Config:
         if self.sizes is not None:
             return [(m, m) for m in self.sizes]
         return [(a, b) for a in self.sizes_a for b in self.sizes_b]
+
+
+# A key left out of a config takes its field's default; sizes_a / sizes_b (given together, instead of sizes) have none.
+_DEFAULTS = {f.name: f.default for f in fields(Config) if f.name not in ("sizes_a", "sizes_b")}
+KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
 
 
 def load_config(d) -> Config:
