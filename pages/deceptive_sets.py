@@ -41,7 +41,7 @@ if run_id:
 with st.expander("Configure a run: hypernyms, size, conditions, model", expanded=not run_id):
     @st.cache_resource(show_spinner="Loading hyponym groups…")
     def _groups():
-        """The shipped hyponym groups and their index by synset (built once: 2 ms on every script run before)."""
+        """The shipped hyponym groups and their index by synset (built once per server process)."""
         from core.lexicon.hyponyms import load_groups
 
         groups = load_groups()
@@ -107,7 +107,7 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
     @st.cache_resource(show_spinner=False, max_entries=32)
     def _eligible(size: int, pos: str) -> tuple[str, ...]:
         """The hypernyms a set of ``size`` can draw from for ``pos``, by name — the order random pairs are drawn in, so a
-        seed keeps its pair (filtering and sorting 9,515 groups took ~6 ms of every script run before it was cached)."""
+        seed keeps its pair (cached: filtering and sorting every group is not redone on each script run)."""
         return tuple(sorted((g.synset for g in groups if len(g.members) >= size and pos in ("any", g.pos)),
                             key=lambda s: by_synset[s].name))
 

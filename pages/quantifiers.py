@@ -1,4 +1,4 @@
-"""Quantifiers page (SPEC Q1–Q3): build a GQG-style quantifier scenario, preview it, run it live and see accuracy /
+"""Quantifiers page: build a GQG-style quantifier scenario, preview it, run it live and see accuracy /
 F1 by quantifier and by noun frequency group, and where along the count a model flips. Thin: every number comes from
 core (tasks.quantifiers, quantifier_metrics, runner, store); this file only lays out widgets and figures."""
 

@@ -64,8 +64,8 @@ def _format_note(stats: pd.DataFrame) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)
 def _replayable_runs(db: str, token: str) -> pd.DataFrame:
-    """The runs that can be replayed, cached on the DB change token: opening the store to ask cost ~40 ms on every
-    script run of the page (each widget change too), and the list changes only when the store does."""
+    """The runs that can be replayed, cached on the DB change token: the list changes only when the store does, and
+    the page's script runs on every widget change."""
     with store.connect(db) as con:
         return P.replayable_runs(con)
 

@@ -205,8 +205,8 @@ def mcnemar(paired: pd.DataFrame) -> dict:
 
 def paired_summary(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | None = None,
                    view: str = VIEW, scoring: str = "lenient", max_configs: int = 60) -> dict:
-    """What the paired comparison of two runs shows, without handing their shared items to Python (5 million
-    pairs took 8 s as a DataFrame): ``mcnemar`` — mcnemar(paired_items(...)) from counts made by DuckDB — and
+    """What the paired comparison of two runs shows, without handing their shared items to Python (DuckDB
+    counts the pairs): ``mcnemar`` — mcnemar(paired_items(...)) from counts made by DuckDB — and
     ``map`` — agreement_map(paired_items(...), max_configs): the pairs of the first ``max_configs`` shared
     configurations only. Both equal what the full pairing gives."""
     sql, params, cols = _pairing_sql(con, run_a, run_b, filters, view, scoring, factors=False)

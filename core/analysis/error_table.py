@@ -1,4 +1,4 @@
-"""The error-analysis table of the SetLexSem paper (SPEC A4): accuracy, empty-set rows, made-up members,
+"""The error-analysis table of the SetLexSem paper: accuracy, empty-set rows, made-up members,
 did-not-follow counts and the top "G vs. L" length confusions per group, counted in DuckDB.
 
 Two choices shape it:

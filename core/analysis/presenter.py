@@ -1,4 +1,4 @@
-"""What a presenter shows on the Deceptive sets page (issue 19): accuracy per condition with N and a 95 % Wilson
+"""What a presenter shows on the Deceptive sets page: accuracy per condition with N and a 95 % Wilson
 interval, the paper's Claude Haiku figures beside it, and the replay of a stored run item by item.
 
     condition_stats(con, run_id, scoring, upto=None) -> DataFrame   condition, n, correct, followed, accuracy, lo, hi

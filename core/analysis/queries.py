@@ -66,7 +66,7 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
 
     Design factors only: a column whose value changes *inside* a configuration (the hypernyms of a deceptive item,
     the parts of speech of its members) describes a sample, not the design, and grouping configurations by it would
-    test nothing the design controls (issue 18); ``per_sample=True`` keeps such columns (filters, drill-down)."""
+    test nothing the design controls; ``per_sample=True`` keeps such columns (filters, drill-down)."""
     present = [c for c in ALL_FACTORS if c in view_columns(con, view)]
     if not present:
         return []

@@ -1,4 +1,4 @@
-"""A static, self-contained HTML report of selected runs (SPEC R6): one file, Plotly inline, no server — to mail or
+"""A static, self-contained HTML report of selected runs: one file, Plotly inline, no server — to mail or
 attach to a paper.
 
     html_report(con, run_ids, *, title=None, filters=None, scoring="strict") -> str

@@ -31,7 +31,7 @@ def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
     """One row per (run_id, config_id, *by): n answered, n_correct, accuracy in percent (0–100), verdicts of
     ``scoring`` ("strict" | "lenient"), ordered by (run_id, config_id, *by). ``lowest``: only the ``lowest``
     configurations of lowest accuracy (ties in that order) — what a list of the worst shows — with the number of all
-    of them in a column ``of``; a page asking for 2,000 of 200,000 no longer fetches the rest."""
+    of them in a column ``of`` (DuckDB ranks them; only those rows reach Python)."""
     sql, params, sel = config_accuracy_sql(con, run_ids, by, filters, view, scoring)
     if lowest is None:
         return con.execute(f"{sql} ORDER BY {sel}", params).df()

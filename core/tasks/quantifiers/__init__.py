@@ -1,4 +1,4 @@
-"""Quantifier task (SPEC Q1–Q3): "There are 50 tables. 47 of the tables are large. 3 of the tables are small. Are at
+"""Quantifier task: "There are 50 tables. 47 of the tables are large. 3 of the tables are small. Are at
 least 3 of the tables small? Answer with only one word, true or false."
 
 Source of the vanilla dataset: Leroy Z. Wang and Shane Steinert-Threlkeld, "GQG: Generalized Quantifier

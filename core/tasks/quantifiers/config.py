@@ -1,4 +1,4 @@
-"""The quantifier config (SPEC Q1–Q2): templates and their fields, nouns, totals, count ranges, predicate pairs,
+"""The quantifier config: templates and their fields, nouns, totals, count ranges, predicate pairs,
 quantifiers from the catalogue; validation into a frozen Config (ConfigError otherwise). See the package docstring
 for the keys."""
 

@@ -1,4 +1,4 @@
-"""The set-operations config (SPEC S2–S7, P2–P4): keys, defaults, limits and validation. A list-valued key is a
+"""The set-operations config: keys, defaults, limits and validation. A list-valued key is a
 grid axis; ``Config.from_dict`` turns any user mapping into a validated, frozen config or raises ConfigError."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Turn a raw model response into a set of members — or "did not follow the instructions" (SPEC A1).
+"""Turn a raw model response into a set of members — or "did not follow the instructions".
 
 Public API::
 

@@ -1,4 +1,4 @@
-"""Per-item metrics of a set answer (SPEC A2) and the per-item error fields the error analysis needs (SPEC A4).
+"""Per-item metrics of a set answer and the per-item error fields the error analysis needs.
 
 Public API::
 
