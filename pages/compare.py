@@ -15,6 +15,8 @@ from core import analysis, store
 from core.analysis import figures, violin_svg
 from core.errors import UserError
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 st.title("Compare")
 st.caption("Each series is one run (an uploaded file becomes a run of its own; the same file is imported once). "
            "Configurations are aligned on the factors all series share.")

@@ -18,6 +18,8 @@ from core.errors import UserError
 from ui import presenter
 from ui.text import md
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 st.title("Deceptive sets")
 st.caption("A is drawn from the hyponyms of one hypernym and B from another. **Swapped** exchanges half the members "
            "between A and B, so each set looks like the other's category; the **random baseline** draws from all "

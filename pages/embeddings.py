@@ -20,6 +20,8 @@ from core.embeddings.samples import build_samples, load_any, load_demo, load_tri
 from core.errors import UserError
 from core.files import csv_text
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 RESULTS = "emb_results"
 OPENAI_SPEC = "openai/text-embedding-3-small"   # only used to find the OpenAI key the way every page does
 

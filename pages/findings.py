@@ -15,6 +15,8 @@ import ui
 from core import analysis
 from core.analysis import findings_view
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 st.title("Findings")
 st.caption("The SetLexSem paper's questions, answered for your runs, one verdict per model: does swapping "
            "hyponyms lower accuracy? are words harder than numbers? does accuracy fall with set size? Each contrast "

@@ -7,6 +7,8 @@ import streamlit as st
 import ui
 from ui import presenter
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 st.title("SetLexSem Studio")
 st.markdown(
     "Does a language model do simple, exactly checkable reasoning — set operations, quantifiers, set-like "

@@ -21,6 +21,8 @@ from core.tasks.quantifiers.catalogue import EXAMPLES, GQG_QUANTIFIERS, GRAMMAR,
 from core.tasks.quantifiers.nouns import GROUP_ORDER, PILOT_GROUPS
 from core.tasks.quantifiers.parse import ANSWER_RULES
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 KEY = "quant_"
 PREVIEW_ROWS = 24
 

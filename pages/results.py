@@ -10,6 +10,8 @@ from core import analysis, urlstate
 from core.analysis import figures, violin_svg
 from core.analysis.views import id_columns_hidden
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 st.title("Results")
 MAX_LISTED = 2000   # configurations listed in "One configuration" (200,000 rows would take seconds to send)
 

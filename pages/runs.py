@@ -20,6 +20,8 @@ from core.files import parse_yaml_mapping
 from core.store.journal import quarantined
 from core.tasks import get_task
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 st.title("Runs")
 
 # ---------------------------------------------------------------------------------------------------- YAML upload

@@ -19,6 +19,8 @@ from core.tasks.setops.prompts.templates import (
     templates_diff,
 )
 
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
+
 st.title("Set operations")
 st.caption("Each combination of the selected values is one *configuration* of the paper; each configuration gets "
            "`samples` different pairs of sets A, B. Accuracy per configuration is what the violins show.")

@@ -5,6 +5,8 @@ built only when open), ``violins`` (the note and zoom toggle under sketched viol
 
 Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 
+* **First call of a page**: ``ui.require_app_navigation()`` (right after the imports): a page Streamlit ran without
+  app.py (its pages-directory mode, on a fresh server) reruns through app.py's navigation (ui/streamlit_compat.py).
 * ``from ui import …`` (the app's directory is on sys.path under ``streamlit run app.py`` and AppTest).
 * **Database**: ``db_path()`` is the store file ($STUDIO_DB or .studio/studio.duckdb). Never keep a connection open:
   use ``with store.connect(db_path()) as con:`` for one short piece of work (other processes — a CLI run — wait
@@ -53,9 +55,7 @@ from ui.nav import APP_DIR, PAGE_FILES, PAGES, page_exists  # noqa: F401
 from ui.pickers import current_scoring, run_picker, scoring_switch, select_runs, slice_filters, warn_unknown_runs  # noqa: F401
 from ui.progress import report_download, run_is_live, run_progress, start_run, with_live_status  # noqa: F401
 from ui.provenance import made_here_only, provenance_badges, provenance_suffix  # noqa: F401
-from ui.streamlit_compat import leave_pages_directory_mode  # noqa: E402
+from ui.streamlit_compat import require_app_navigation  # noqa: F401
 from ui.text import md, md_code  # noqa: F401
 from ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
 from ui.violins import sketch_note  # noqa: F401
-
-leave_pages_directory_mode()   # last: the rerun it may raise ends this import (ui/streamlit_compat.py)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import streamlit_compat
+
 # (key, file, title, icon): the one list of pages, in navigation order; the first is the default (Home).
 PAGES = (
     ("home", "pages/home.py", "Home", ":material/home:"),
@@ -28,5 +30,6 @@ def page_exists(name: str) -> bool:
 
 def navigation() -> None:
     """app.py's navigation over PAGES (Home first), run in the sidebar."""
+    streamlit_compat.mark_app_navigation()
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (_, path, title, icon) in enumerate(PAGES)]
     st.navigation(pages, position="sidebar").run()

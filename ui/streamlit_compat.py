@@ -3,9 +3,12 @@ the pinned Streamlit changes it).
 
 Streamlit treats an app whose entry script has a ``pages/`` folder beside it as an old-style (v1) multipage app until
 the entry script has called ``st.navigation`` once in the server process (``PagesManager.uses_pages_directory``, a
-class attribute). Until then a first visit straight to e.g. ``/results?runs=…`` runs pages/results.py on its own:
-no app.py, so no wide layout and the raw file list as navigation. ``leave_pages_directory_mode`` clears that flag
-process-wide and reruns the session, so app.py's navigation takes over and shared URLs work.
+class attribute read at the start of each script run). Until then a visit straight to e.g. ``/results?runs=…`` runs
+pages/results.py on its own: no app.py, so no wide layout and the raw file list as navigation.
+
+Every page calls ``require_app_navigation()`` first. app.py's navigation marks the session
+(``mark_app_navigation``); a page run in a session without that mark was started in pages-directory mode, so the
+flag is cleared process-wide and the session reruns through app.py. Nothing reruns during an import.
 """
 
 from __future__ import annotations
@@ -17,16 +20,23 @@ try:
 except ImportError:  # a Streamlit without the v1 pages-directory mode
     PagesManager = None
 
+SESSION_KEY = "studio_app_navigation"
+
 
 def in_pages_directory_mode() -> bool:
     return PagesManager is not None and bool(getattr(PagesManager, "uses_pages_directory", False))
 
 
-def leave_pages_directory_mode() -> None:
-    """Clear Streamlit's pages-directory flag and rerun this session when it was set; nothing otherwise. Called at
-    the end of ``import ui``: the rerun aborts that import, and Python drops the half-imported ``ui`` so the next
-    import (this session's rerun, or another session waiting on the module's import lock) starts afresh with the
-    flag already cleared."""
-    if in_pages_directory_mode():
+def mark_app_navigation() -> None:
+    """app.py's navigation ran in this session."""
+    st.session_state[SESSION_KEY] = True
+
+
+def require_app_navigation() -> None:
+    """Rerun this session through app.py's navigation when the page was run without it (pages-directory mode);
+    nothing otherwise."""
+    if st.session_state.get(SESSION_KEY):
+        return
+    if PagesManager is not None:
         PagesManager.uses_pages_directory = False
-        st.rerun()
+    st.rerun()
