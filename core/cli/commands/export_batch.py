@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from core.cli.commands.options import add_db_option
+
 SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "seed", "reasoning_effort")
 
 
@@ -12,7 +14,7 @@ def add_batch_arguments(p) -> None:
     p.add_argument("--config", required=True, help="task config YAML (setops or quantifiers)")
     p.add_argument("--model", required=True, help="openai-compatible/<name as the server knows it> (vLLM), e.g. "
                    "openai-compatible/meta-llama/Llama-3.1-8B-Instruct, or openai/<model>")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--limit", type=int, default=None, help="only the first N items (N >= 1)")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature, 0–2 (default 0.25)")
     p.add_argument("--top-p", type=float, default=None, help="nucleus sampling, 0–1 (default 0.25)")

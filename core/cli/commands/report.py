@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from core.cli.commands.options import add_db_option
 from core.cli.commands.report_output import OUT_SUFFIXES, filters_arg, plain, runs_arg, write_table  # noqa: F401
 from core.errors import UserError
 
@@ -49,7 +50,7 @@ def _register_errors(sub) -> None:
                     "did_not_follow_instruction, top1..3_mistake, top1..3_correct — in a CSV each top-k as two "
                     "columns, its label (\"G0 vs. L1\") and top1_mistake_pct etc. (57.07); in JSON a [label, share] "
                     "pair. Set-operation items only; failed calls are left out.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--run", action="append", default=[],
                    help="run id or 'latest' (the default); repeat it or join ids by commas for several runs — "
                         "split by model, or by run when two share a model, unless --by holds model or run_id")
@@ -104,7 +105,7 @@ def _register_html(group) -> None:
     p.add_argument("--title", default=None, help="title of the report (default: the runs' names)")
     p.add_argument("--filter", action="append", default=[], metavar="COL=V1,V2",
                    help="keep only rows whose column holds one of the values (repeatable), as the pages' slice")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.set_defaults(func=html_main)
 
 
