@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 
 from core.analysis.sql import VIEW, check_scoring, relation
 from core.analysis.stats import wilson_interval
+from core.tasks.setops.scoring import member_list as as_list  # an item's set (list or JSON text) as a list
 
 CONDITIONS = ("not_swapped", "swapped", "random")
 LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}
@@ -224,17 +225,6 @@ def excludes_zero(t: dict) -> bool:
 def hypernym_name(synset) -> str:
     """A hypernym's readable name: its synset's lemma ("tree.n.01" → "tree")."""
     return str(synset).split(".")[0].replace("_", " ") if synset else "?"
-
-
-def as_list(v) -> list:
-    if isinstance(v, str):
-        try:
-            v = json.loads(v)
-        except ValueError:
-            return []
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return []
-    return list(v) if not isinstance(v, dict) else list(v)
 
 
 def as_dict(v) -> dict:

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -109,14 +110,17 @@ def kind_of(members_factor: str) -> str:
     return "numbers" if members_factor == "numbers" else "words"
 
 
-def _members(value) -> list:
-    """An item's set as a list, whether it is a list already or JSON text (a stored or exported row)."""
+def member_list(value) -> list:
+    """An item's set as a list, whether it is a list already or JSON text (a stored or exported row); None, NaN (an
+    empty cell of a frame) and text that is not JSON give []."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except ValueError:
             return []
-    return list(value or [])
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    return list(value)
 
 
 MAX_REFERENCE_LITERAL = 100_000
@@ -131,8 +135,8 @@ def strict_fields(truth: Iterable, set_a: Iterable, set_b: Iterable, response, *
     if got.members is None:
         out.update(correct_strict=False, answer_len_strict=None, made_up_strict=0)
     else:
-        universe = set(_members(set_a)) | set(_members(set_b))
-        out.update(correct_strict=got.members == frozenset(_members(truth)), answer_len_strict=len(got.members),
+        universe = set(member_list(set_a)) | set(member_list(set_b))
+        out.update(correct_strict=got.members == frozenset(member_list(truth)), answer_len_strict=len(got.members),
                    made_up_strict=len(got.members - universe))
     if with_reason:
         out["reason_strict"] = got.reason
@@ -191,7 +195,7 @@ def score_set_response(item: Mapping, response: str, *, with_reason: bool = Fals
     (parsed JSON text or None, followed, correct, the :func:`set_metrics` keys, and the strict verdict of
     :func:`strict_fields` beside them). This is ``setops.score``."""
     parsed = parse_set(response if isinstance(response, str) else "", kind_of(item.get("members", "numbers")))
-    metrics = set_metrics(_members(item["truth"]), parsed.members, _members(item["set_a"]), _members(item["set_b"]))
+    metrics = set_metrics(member_list(item["truth"]), parsed.members, member_list(item["set_a"]), member_list(item["set_b"]))
     out = {"parsed": parsed.to_json(), "followed": parsed.followed, **metrics,
            **strict_fields(item["truth"], item["set_a"], item["set_b"], response, with_reason=with_reason)}
     if with_reason:
@@ -201,7 +205,7 @@ def score_set_response(item: Mapping, response: str, *, with_reason: bool = Fals
 
 def solve(item: Mapping) -> str:
     """The reference solver's response: the truth inside <answer></answer> tags."""
-    truth = _members(item["truth"])
+    truth = member_list(item["truth"])
     if kind_of(item.get("members")) == "numbers":
         shown = ", ".join(str(int(m)) for m in truth)
     else:
