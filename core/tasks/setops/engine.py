@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.tasks.base import is_int, spread_indices
+from core.tasks.base import cached_on, is_int, spread_indices
 from core.tasks.setops.config import DRAW_ATTEMPTS, KEY_VERSION, Config, load_config
 from core.tasks.setops.grid import Cell, Plan, Sampler, count, plan
 from core.tasks.setops.operations import apply as apply_op, truth as op_truth
@@ -297,8 +297,4 @@ def preview(cfg, n: int = 5) -> list[dict]:
 def _engine(cfg: Config) -> _Engine:
     """The item engine of ``cfg`` (cached on the config object beside its plan)."""
     p = plan(cfg)
-    eng = cfg.__dict__.get("_engine")
-    if eng is None:
-        eng = _Engine(p)
-        object.__setattr__(cfg, "_engine", eng)
-    return eng
+    return cached_on(cfg, "_engine", lambda: _Engine(p))
