@@ -5,7 +5,7 @@ whose values are always parameters."""
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+import weakref
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -28,22 +28,23 @@ def quote(ident: str) -> str:
     return '"' + ident.replace('"', '""') + '"'
 
 
-_COLUMN_CACHE: "OrderedDict[tuple[int, str], tuple[Any, tuple[str, ...]]]" = OrderedDict()
+# connection -> {table: its columns}; an entry goes with its connection
+_COLUMNS: "weakref.WeakKeyDictionary[Any, dict[str, tuple[str, ...]]]" = weakref.WeakKeyDictionary()
 
 
 def columns_of(con, table: str) -> tuple[str, ...]:
-    """Column names of a table / view (cached per open connection: the catalogue query costs ~50 ms)."""
-    key = (id(con), table)
-    hit = _COLUMN_CACHE.get(key)
-    if hit is not None and hit[0] is con:
-        return hit[1]
-    rows = con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
-        "ORDER BY ordinal_position", [table]).fetchall()
-    cols = tuple(r[0] for r in rows)
-    _COLUMN_CACHE[key] = (con, cols)  # holding `con` keeps id(con) from being reused while cached
-    while len(_COLUMN_CACHE) > 64:
-        _COLUMN_CACHE.popitem(last=False)
+    """Column names of a table / view, asked of the catalogue once per connection (a connection that cannot be
+    weakly referenced is asked every time)."""
+    try:
+        known = _COLUMNS.setdefault(con, {})
+    except TypeError:
+        known = {}
+    cols = known.get(table)
+    if cols is None:
+        rows = con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
+            "ORDER BY ordinal_position", [table]).fetchall()
+        cols = known[table] = tuple(r[0] for r in rows)
     return cols
 
 
