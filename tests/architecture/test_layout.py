@@ -131,8 +131,21 @@ def test_test_fixtures_live_outside_core():
     assert not names & {"runner_loopback", "loopback", "synthetic", "fixtures", "conftest"}
 
 
-def test_operations_defined_once():
-    defs = [p for p in CORE.rglob("*.py")
-            if any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "OPERATIONS" for t in n.targets)
-                   for n in ast.parse(p.read_text(encoding="utf-8")).body)]
-    assert [str(p.relative_to(ROOT)) for p in defs] == ["core/tasks/setops/operations.py"]
+# constant -> its one home
+ONE_HOME = {
+    "OPERATIONS": "core/tasks/setops/operations.py",
+    "STRICT_COLUMNS": "core/tasks/setops/scoring.py",
+    "DID_NOT_FOLLOW_SQL": "core/tasks/setops/scoring.py",
+    "VIEW": "core/analysis/sql.py",
+}
+
+
+def test_shared_constants_are_defined_once():
+    homes: dict[str, list[str]] = {name: [] for name in ONE_HOME}
+    for p in sorted(CORE.rglob("*.py")):
+        for n in ast.parse(p.read_text(encoding="utf-8")).body:
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if getattr(t, "id", None) in homes:
+                        homes[t.id].append(str(p.relative_to(ROOT)))
+    assert homes == {name: [home] for name, home in ONE_HOME.items()}, "import these from their one home"
