@@ -19,7 +19,7 @@ import argparse
 import os
 
 from core.cli.commands.options import add_db_option
-from core.cli.commands.report_output import OUT_SUFFIXES, filters_arg, plain, runs_arg, write_table  # noqa: F401
+from core.cli.commands.report_output import OUT_SUFFIXES, filters_arg, plain, runs_arg, table_args, write_table  # noqa: F401
 from core.errors import UserError
 
 
@@ -70,12 +70,8 @@ def _register_errors(sub) -> None:
 def _errors(args: argparse.Namespace) -> int:
     from core import analysis, store
     from core.analysis import memo
-    from core.files import check_output_path
 
-    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
-    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
-    filters = filters_arg(args.filter)
-    run_ids = runs_arg(args.db, args.run or ["latest"])
+    out, by, filters, run_ids = table_args(args)
     with store.connect(args.db) as con:
         table = memo.call(con, "reference_error_table", analysis.reference_error_table, run_ids, by=by,
                           filters=filters, scoring=args.scoring, unparsed=args.unparsed, cells="plain")

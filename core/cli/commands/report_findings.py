@@ -118,13 +118,9 @@ def register_table(sub) -> None:
 def _table(args: argparse.Namespace) -> int:
     from core import analysis, store
     from core.analysis.summaries import accuracy_table
-    from core.cli.commands.report_output import OUT_SUFFIXES, filters_arg, write_table
-    from core.files import check_output_path
+    from core.cli.commands.report_output import table_args, write_table
 
-    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
-    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
-    filters = filters_arg(args.filter)
-    run_ids = _runs(args)
+    out, by, filters, run_ids = table_args(args)
     with store.connect(args.db) as con:
         have = set(analysis.view_columns(con))
         unknown = [c for c in by if c not in have]

@@ -100,3 +100,13 @@ def runs_arg(db, values) -> list[str]:
         raise UserError("--run: name a run id or 'latest'")
     with store.connect(db) as con:
         return list(dict.fromkeys(store.resolve_run_id(con, r) for r in wanted))
+
+
+def table_args(args) -> tuple:
+    """(output path, --by columns, --filter mapping, run ids) of a report command that writes a table, checked in
+    that order."""
+    from core.files import check_output_path
+
+    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
+    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
+    return out, by, filters_arg(args.filter), runs_arg(args.db, args.run or ["latest"])
