@@ -1,7 +1,8 @@
 """Shared UI helpers for every page (the only Streamlit-aware helpers; core never imports streamlit), one module per
 kind: ``nav`` (the page list), ``db`` (store handle, cached analysis, run list), ``url`` (query-string state),
 ``pickers`` (run picker, slice filters), ``model_picker``, ``progress`` (start and follow runs), ``lazy`` (expanders
-built only when open), ``violins`` (the note and zoom toggle under sketched violins), ``provenance`` (badges and the made-here filter).
+built only when open), ``violins`` (the note and zoom toggle under sketched violins), ``provenance`` (badges and the made-here filter),
+``streamlit_compat`` (the one Streamlit internal we touch: leaving its pages-directory mode).
 
 Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 
