@@ -1,8 +1,8 @@
 """SetLexSem Studio — Streamlit entry point: navigation over the pages in pages/ (Home first).
 
 Run with ``streamlit run app.py``. Pages are thin: widgets in, core calls, Plotly figures out. The page list lives in
-pages/_ui/nav.py; shared helpers (database handle, cached analysis, model picker, run progress, URL state) in
-pages/_ui/.
+ui/nav.py; shared helpers (database handle, cached analysis, model picker, run progress, URL state) in
+ui/.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 APP_DIR = Path(__file__).resolve().parent
-if str(APP_DIR) not in sys.path:  # so pages can `from pages import _ui` and `import core`
+if str(APP_DIR) not in sys.path:  # so pages can `import ui` and `import core`
     sys.path.insert(0, str(APP_DIR))
 
 st.set_page_config(page_title="SetLexSem Studio", page_icon="∩", layout="wide")
@@ -22,8 +22,8 @@ import core  # noqa: E402
 
 # one session thread at a time: tabs opened together must not deadlock Python's imports (core's packages and the
 # pages' shared helpers, which every page imports)
-core.import_packages("pages._ui")
+core.import_packages("ui")
 
-from pages._ui.nav import navigation  # noqa: E402  (after set_page_config and the path setup)
+from ui.nav import navigation  # noqa: E402  (after set_page_config and the path setup)
 
 navigation()

@@ -119,7 +119,7 @@ def main() -> int:
 
     from core import store
     from core.store import aggregates
-    from pages._ui.nav import PAGES
+    from ui.nav import PAGES
 
     tmp = None
     db = args.db

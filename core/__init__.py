@@ -15,7 +15,7 @@ def import_packages(*more: str) -> None:
     locks deadlock when threads import a package and its submodules in different orders at the same moment
     (``_DeadlockError``, then "cannot import name … from partially initialized module"): a thread importing a
     submodule does not wait for a parent package another thread is still initialising. Several browser tabs opened
-    on a fresh server start their scripts together; the dashboard calls this first (with its own ``pages._ui``), so
+    on a fresh server start their scripts together; the dashboard calls this first (with its own ``ui``), so
     the packages are whole before any page imports them."""
     import importlib
 

@@ -1,1 +1,1 @@
-"""The dashboard's pages (one thin file each; app.py lists them through pages/_ui/nav.py) and their shared helpers."""
+"""The dashboard's pages (one thin file each; app.py lists them through ui/nav.py) and their shared helpers."""

@@ -10,10 +10,12 @@ import json
 import pandas as pd
 import streamlit as st
 
+import ui
 from core import analysis, store
 from core.analysis import figures, violin_svg
 from core.errors import UserError
-from pages import _ui
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 st.title("Compare")
 st.caption("Each series is one run (an uploaded file becomes a run of its own; the same file is imported once). "
@@ -34,9 +36,9 @@ for f in uploads or []:
             from core.store.io import import_file
             from core.store.rescore import import_check
 
-            with writing(_ui.db_path(), f"an import of {f.name}"):   # restore waits for it (store.writers)
-                done = import_file(_ui.db_path(), data, f.name)
-            known = _ui.runs_df()
+            with writing(ui.db_path(), f"an import of {f.name}"):   # restore waits for it (store.writers)
+                done = import_file(ui.db_path(), data, f.name)
+            known = ui.runs_df()
             names = analysis.run_labels(known) if not known.empty else {}
             shown = []
             for run in done:
@@ -48,7 +50,7 @@ for f in uploads or []:
                     message = (f"{f.name}{who}: the same results as run “{name}” (id {run.run_id})"
                                " — already stored, not stored twice")
                 # re-scored from its responses or kept as claims: what they say beside what the file claims
-                shown.append((run.run_id, message, import_check(_ui.db_path(), run.run_id)))
+                shown.append((run.run_id, message, import_check(ui.db_path(), run.run_id)))
             imported[digest] = shown
         except UserError as exc:
             imported[digest] = [(None, str(exc), None)]
@@ -56,26 +58,26 @@ for f in uploads or []:
             imported[digest] = [(None, f"{f.name}: not a readable result file ({type(exc).__name__}: {exc})", None)]
     for run_id, message, check in imported[digest]:
         if run_id:
-            st.success(_ui.md(message))
+            st.success(ui.md(message))
             if check:
-                (st.warning if check["disagreements"] else st.caption)(_ui.md(check["text"]))
+                (st.warning if check["disagreements"] else st.caption)(ui.md(check["text"]))
             uploaded_ids.append(run_id)
         else:
-            st.error(_ui.md(message if message.startswith(f.name) else f"{f.name}: {message}"))
+            st.error(ui.md(message if message.startswith(f.name) else f"{f.name}: {message}"))
 
-runs = _ui.runs_df()
+runs = ui.runs_df()
 if runs.empty and not uploaded_ids:
     st.info("No runs yet: upload result files above, or start runs on the Set operations page.")
     st.stop()
 
-stored = _ui.run_picker("Stored runs", key="runs", default=[], help="Pick two or more (uploads are added).")
+stored = ui.run_picker("Stored runs", key="runs", default=[], help="Pick two or more (uploads are added).")
 run_ids = list(dict.fromkeys([*stored, *uploaded_ids]))
 if not run_ids:
     st.info("Choose at least one stored run or upload a file.")
     st.stop()
 
-all_runs = _ui.runs_df()
-_ui.provenance_badges(run_ids)
+all_runs = ui.runs_df()
+ui.provenance_badges(run_ids)
 labels = analysis.run_labels(all_runs[all_runs["run_id"].isin(run_ids)]) if not all_runs.empty else {}
 series = [analysis.Series(labels.get(r, r), (r,)) for r in run_ids]
 cmp_tasks = analysis.tasks_of(all_runs[all_runs["run_id"].isin(run_ids)]) if not all_runs.empty else []
@@ -83,7 +85,7 @@ if len(cmp_tasks) > 1:
     st.warning("These runs are of different tasks (" + ", ".join(cmp_tasks) + "): their accuracies measure "
                "different things. Compare runs of one task.")
 
-facts = _ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection
+facts = ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection
 sizes_same = bool(facts["sizes_same"])   # then |A| = |B| is one factor
 
 
@@ -92,10 +94,10 @@ def flabel(f: str) -> str:
 
 
 factors = analysis.merge_sizes([f for f in facts["factors"] if f not in analysis.RUN_FACTORS], sizes_same)
-scoring = _ui.scoring_switch()
+scoring = ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 x_opts = factors or ["operation"]
-x_q = _ui.qp_get("x")
+x_q = ui.qp_get("x")
 x = c1.selectbox("Split by", x_opts, index=x_opts.index(x_q) if x_q in x_opts else
                  (x_opts.index("operation") if "operation" in x_opts else 0), format_func=flabel,
                  key="cmp_x")
@@ -106,9 +108,9 @@ refs = analysis.reference_for(x, tasks=tasks)
 ref_titles = {t["id"]: t["title"] for t in refs}
 ref_id = c3.selectbox("Published reference series", ["(none)", *ref_titles], key="cmp_ref",
                       format_func=lambda r: r if r == "(none)" else ref_titles[r])
-_ui.qp_set(x=x)
-filters = _ui.slice_filters(run_ids, key="slice")
-_ui.report_download(run_ids, key="cmp", filters=filters)
+ui.qp_set(x=x)
+filters = ui.slice_filters(run_ids, key="slice")
+ui.report_download(run_ids, key="cmp", filters=filters)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
@@ -148,7 +150,7 @@ def _difference(db, token, series_key, x, align, filters_key, scoring, a_name: s
 
 
 ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-view_key = (_ui.db_path(), _ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
+view_key = (ui.db_path(), ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
             json.dumps(filters, default=str), scoring)
 shown = _view(*view_key, ref_id, ref_titles.get(ref_id), flabel(x), st.session_state.get("cmp_interactive", False))
 shared = shown["shared"]
@@ -159,21 +161,21 @@ if shown["aligned_away"]:
             + ", ".join(flabel(f) for f in analysis.merge_sizes(shared, sizes_same)) + ") is in every series. "
             "Turn off “Align on shared factors” to see each series over its own configurations.")
 elif shown["missing"] and not shown["empty"]:
-    st.warning("No answered items in this selection for " + _ui.md(", ".join(shown["missing"])) + " — left out of "
+    st.warning("No answered items in this selection for " + ui.md(", ".join(shown["missing"])) + " — left out of "
                "the figures and tests below.")
 if shown["static"]:
     st.markdown(shown["svg"], unsafe_allow_html=True)
 else:
     st.plotly_chart(shown["fig"], width="stretch", key="cmp_violin")
 for warning in shown["warnings"]:
-    st.warning(_ui.md(warning))
+    st.warning(ui.md(warning))
 if shown["points"] is None and not shown["empty"]:
-    _ui.sketch_note(shown["n_points"], "cmp_interactive", shown["static"])
+    ui.sketch_note(shown["n_points"], "cmp_interactive", shown["static"])
 if ref_df is not None:
     st.caption(f"Reference: {ref_df['source'].iloc[0]} (mean ± std over the paper's configurations).")
 if not shown["empty"]:
     if tasks == {"setops"}:   # the SetLexSem LLMs did set operations, not quantifiers
-        beside = _ui.lazy_expander("Beside the paper's seven LLMs (overall mean ± std of per-configuration "
+        beside = ui.lazy_expander("Beside the paper's seven LLMs (overall mean ± std of per-configuration "
                                    "accuracy)", key="cmp_paper")   # its chart drawn only while open
         if beside.open:
             with beside:
@@ -202,7 +204,7 @@ if len(series) >= 2 and not shown["empty"]:
     b_name = d2.selectbox("B", names, index=1 if len(names) > 1 else 0, key="cmp_b")
     res = _difference(*view_key, a_name, b_name)
     if not res["n_a"] or not res["n_b"]:
-        st.info(f"No configurations of {_ui.md(a_name if not res['n_a'] else b_name)} in this selection: pick two series "
+        st.info(f"No configurations of {ui.md(a_name if not res['n_a'] else b_name)} in this selection: pick two series "
                 "that both have answered items.")
         st.stop()
     m1, m2, m3, m4 = st.columns(4)
@@ -227,7 +229,7 @@ if len(series) >= 2 and not shown["empty"]:
     ra = next(s.run_ids[0] for s in series if s.name == a_name)
     rb = next(s.run_ids[0] for s in series if s.name == b_name)
     if ra != rb:
-        paired = _ui.cached_analysis("paired_comparison", [ra, rb], filters=filters, scoring=scoring)
+        paired = ui.cached_analysis("paired_comparison", [ra, rb], filters=filters, scoring=scoring)
         mc = paired["mcnemar"]
         st.subheader("Item by item")
         if not mc["n"]:
@@ -239,7 +241,7 @@ if len(series) >= 2 and not shown["empty"]:
             p3.metric("Only A right", f"{mc['only_a']:,}")
             p4.metric("Only B right", f"{mc['only_b']:,}")
             p5.metric("McNemar exact p", analysis.p_text(mc["p_value"]))
-            agree = _ui.lazy_expander("Agreement map: which run got each item right (first 60 shared "
+            agree = ui.lazy_expander("Agreement map: which run got each item right (first 60 shared "
                                       "configurations × samples)", key="cmp_agree_open")   # a chart: drawn when open
             if agree.open:
                 with agree:

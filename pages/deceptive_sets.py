@@ -10,19 +10,21 @@ import json
 
 import streamlit as st
 
+import ui
 from core import analysis, store, urlstate
 from core.analysis import figures
 from core.config import run_spec  # noqa: E402
 from core.errors import UserError
-from pages import _ui
-from pages._ui import presenter
-from pages._ui.text import md
+from ui import presenter
+from ui.text import md
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 st.title("Deceptive sets")
 st.caption("A is drawn from the hyponyms of one hypernym and B from another. **Swapped** exchanges half the members "
            "between A and B, so each set looks like the other's category; the **random baseline** draws from all "
            "groups. The paper found swapped intersections hardest (Claude Haiku: 50 % vs 91 % not swapped).")
-run_id = st.session_state.get("dec_run_id") or _ui.qp_get("run")
+run_id = st.session_state.get("dec_run_id") or ui.qp_get("run")
 if "_dec_model_next" in st.session_state:   # set by a demo started on this page, before the picker exists
     st.session_state["dec_m_model"] = st.session_state.pop("_dec_model_next")
 st.session_state.setdefault("dec_presenter", bool(run_id))
@@ -41,7 +43,7 @@ if run_id:
 with st.expander("Configure a run: hypernyms, size, conditions, model", expanded=not run_id):
     @st.cache_resource(show_spinner="Loading hyponym groups…")
     def _groups():
-        """The shipped hyponym groups and their index by synset (built once: 2 ms on every script run before)."""
+        """The shipped hyponym groups and their index by synset (built once per server process)."""
         from core.lexicon.hyponyms import load_groups
 
         groups = load_groups()
@@ -74,8 +76,8 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
         return urlstate.deceptive_settings(record["config"]) if record and record.get("config") else {}
 
 
-    run_q = st.session_state.get("dec_run_id") or _ui.qp_get("run")
-    run_start = _run_settings(_ui.db_path(), _ui.db_token(), run_q)
+    run_q = st.session_state.get("dec_run_id") or ui.qp_get("run")
+    run_start = _run_settings(ui.db_path(), ui.db_token(), run_q)
     url_defaults = {**DEFAULTS, **{k: v for k, v in run_start.items() if k in DEFAULTS}}
     # a fresh page (a reload, a shared link), or a new run to follow (the demo's): the URL's or the run's settings
     if "dec_seed" not in st.session_state or st.session_state.get("_dec_follows") != run_q:
@@ -91,7 +93,7 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
         start["conds"] = [c for c in start["conds"] if c in setops.CONDITIONS] or list(setops.CONDITIONS)
         start["hyp"] = start["hyp"] if start["hyp"] in DRAWS else "fixed"
         st.session_state.update({f"dec_{k}": v for k, v in start.items()})
-        if "a" in run_start and not (_ui.qp_get("a") and _ui.qp_get("b")):
+        if "a" in run_start and not (ui.qp_get("a") and ui.qp_get("b")):
             st.session_state["dec_a"], st.session_state["dec_b"] = run_start["a"], run_start["b"]
     c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
     size = c1.selectbox("Set size |A| = |B|", SIZES, key="dec_size")
@@ -107,7 +109,7 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
     @st.cache_resource(show_spinner=False, max_entries=32)
     def _eligible(size: int, pos: str) -> tuple[str, ...]:
         """The hypernyms a set of ``size`` can draw from for ``pos``, by name — the order random pairs are drawn in, so a
-        seed keeps its pair (filtering and sorting 9,515 groups took ~6 ms of every script run before it was cached)."""
+        seed keeps its pair (cached: filtering and sorting every group is not redone on each script run)."""
         return tuple(sorted((g.synset for g in groups if len(g.members) >= size and pos in ("any", g.pos)),
                             key=lambda s: by_synset[s].name))
 
@@ -143,7 +145,7 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
         st.session_state["dec_draws"] = n_draw
         st.session_state["dec_a"], st.session_state["dec_b"] = _random_pair(random.Random(f"{seed}|{n_draw}"))
 
-    qa, qb = _ui.qp_get("a"), _ui.qp_get("b")
+    qa, qb = ui.qp_get("a"), ui.qp_get("b")
     if "dec_a" not in st.session_state:
         pair = (qa, qb) if qa in eligible and qb in eligible and qa != qb else _random_pair(random.Random(seed))
         st.session_state["dec_a"], st.session_state["dec_b"] = pair
@@ -184,7 +186,7 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
     hyp_a = s1.selectbox("Hypernym of A", choices_a.synsets, format_func=_fmt, key="dec_a")
     hyp_b = s2.selectbox("Hypernym of B", choices_b.synsets, format_func=_fmt, key="dec_b")
     st.caption(_choices_caption(choices_a))
-    _ui.qp_set(a=hyp_a, b=hyp_b, size=size, seed=seed, samples=samples, pos=None if pos == "any" else pos)
+    ui.qp_set(a=hyp_a, b=hyp_b, size=size, seed=seed, samples=samples, pos=None if pos == "any" else pos)
     info_box = st.container()  # glosses + the three conditions, filled once the config is known
 
     COLORS = {"a": "#4C72B0", "b": "#DD8452", "other": "#8C8C8C"}
@@ -249,14 +251,14 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
                            "disjoint sets are empty — an empty answer is right there, so look at the other operations "
                            "too.")
             return
-        found = _ui.found_servers()
+        found = ui.found_servers()
         with st.container(border=True):
             st.markdown("**About local/smollm2.** SmolLM2-135M (no key, seconds per answer) is tiny: it often "
                         "writes a wrong set or none, so the three conditions tie near 0 %. Choose **local/default** "
                         "(Qwen2.5-Coder-1.5B, also embedded) to see the paper's effect without a key.")
             stronger = [*list(found)[:2]]
             for spec in ("openai/gpt-4o-mini", "anthropic/claude-haiku-4-5"):
-                if _ui.api_key_for(spec)[0]:
+                if ui.api_key_for(spec)[0]:
                     stronger.append(spec)
             if not stronger:
                 st.caption("For a stronger model: start Ollama (`ollama run llama3.2`) or LM Studio on this machine — it "
@@ -281,12 +283,12 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
                                 "baseline draws from all groups.")
     draw = o1.radio("Hypernyms", list(DRAWS), format_func=DRAWS.get, key="dec_hyp", horizontal=True)
     approach = o1.selectbox("Prompting approach", APPROACHES, key="dec_approach")
-    _ui.qp_set(**urlstate.encode({"size": size, "seed": seed, "samples": samples, "pos": pos, "ops": ops,
+    ui.qp_set(**urlstate.encode({"size": size, "seed": seed, "samples": samples, "pos": pos, "ops": ops,
                                   "approach": approach, "show": int(st.session_state.get("dec_show", 0)),
                                   "limit": int(st.session_state.get("dec_limit", 0)), "conds": conds, "hyp": draw},
                                  url_defaults))
     cfg = None
-    with _ui.user_errors():
+    with ui.user_errors():
         if draw == "fixed" and hyp_a == hyp_b:
             raise UserError("choose two different hypernyms")
         if draw == "fixed" and not _feasible(hyp_a, hyp_b):
@@ -333,27 +335,27 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
             st.caption(f"A {sym} B = {{{', '.join(truth)}}}" if truth else f"A {sym} B = ∅")
 
     _model_note()
-    choice = _ui.model_picker("dec_m", show_params=True)
-    _ui.batch_toggle(choice, "dec_m")
-    _ui.ray_cluster_field(choice, "dec_m")
+    choice = ui.model_picker("dec_m", show_params=True)
+    ui.batch_toggle(choice, "dec_m")
+    ui.ray_cluster_field(choice, "dec_m")
     o2.metric("Items", n_items)
     limit = int(o2.number_input("Only N of them, spread over the conditions (0 = all)", 0, 10_000, step=1,
                                 key="dec_limit")) or None
     if st.button("Run", type="primary", key="dec_run", disabled=not ops):
         label = f"{ga.name} vs {gb.name}" if draw == "fixed" else f"a pair per draw, seed {seed}"
-        handle = _ui.start_run(cfg.to_dict(), choice, name=f"deceptive · {label}", limit=limit)
+        handle = ui.start_run(cfg.to_dict(), choice, name=f"deceptive · {label}", limit=limit)
         if handle is not None:
             st.session_state["dec_run_id"] = handle.run_id
-            _ui.qp_set(run=handle.run_id)
+            ui.qp_set(run=handle.run_id)
             st.rerun()   # the presenter's panel of the new run, first on the page
 
 if run_id:
     st.subheader("Answers as they arrive")
 
-    @st.fragment(run_every=1.5 if _ui.run_is_live(run_id) else None)
+    @st.fragment(run_every=1.5 if ui.run_is_live(run_id) else None)
     def _answers():
         try:
-            with store.connect(_ui.db_path()) as con:
+            with store.connect(ui.db_path()) as con:
                 feed = analysis.answers_feed(con, [run_id], limit=30)
         except UserError as exc:
             st.caption(str(exc))
@@ -369,4 +371,4 @@ if run_id:
 st.subheader("Replay a stored run")
 st.caption("Show a run made earlier — with a key, on another machine, or an imported result file — answer by answer "
            "at a chosen pace, labelled as a replay. No model is called.")
-presenter.replay_section(_ui.current_scoring())
+presenter.replay_section(ui.current_scoring())

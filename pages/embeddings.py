@@ -11,6 +11,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+import ui
 from core.embeddings import figures, results_store, tables
 from core.embeddings.criteria import DEFAULT_EPS, fmt
 from core.embeddings.encoders import LABELS, available_encoders
@@ -18,7 +19,8 @@ from core.embeddings.measures import MEASURES
 from core.embeddings.samples import build_samples, load_any, load_demo, load_triples, write_tuples
 from core.errors import UserError
 from core.files import csv_text
-from pages import _ui
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 RESULTS = "emb_results"
 OPENAI_SPEC = "openai/text-embedding-3-small"   # only used to find the OpenAI key the way every page does
@@ -40,11 +42,11 @@ def _demo():
     return tuples, samples, results_store.samples_sha(samples, tuples)
 
 
-openai_key, key_source = _ui.api_key_for(OPENAI_SPEC)
+openai_key, key_source = ui.api_key_for(OPENAI_SPEC)
 infos = {i.name: i for i in available_encoders(api_key=openai_key)}
 default = [n for n in ("minilm",) if infos[n].available]   # one encoder to start with: the quick, offline one
 CHIPS = {"minilm": "MiniLM", "local": "SmolLM2-135M", "openai": "OpenAI"}   # short: a chip shows them whole
-from_url = [n for n in _ui.qp_list("enc") if n in infos]
+from_url = [n for n in ui.qp_list("enc") if n in infos]
 # every setting is in the URL (a reload or a shared link shows the same view; computed results come back from the
 # store): enc=, src=, filter=1, and inside a result measure=, eps=, paper=0, angle=, op=
 SOURCES = {"demo": "Demo set", "upload": "Upload CSV", "paste": "Paste CSV", "fuse": "Fuse triples with a model"}
@@ -54,7 +56,7 @@ SOURCE_Q = {v: k for k, v in SOURCES.items()}
 def _from_url(key: str, name: str, options, default, parse=lambda v: v) -> None:
     """A fresh page (a reload, a shared link): the widget ``key`` starts at the URL's ``name``, if it is valid."""
     if key not in st.session_state:
-        value = parse(_ui.qp_get(name)) if _ui.qp_get(name) is not None else default
+        value = parse(ui.qp_get(name)) if ui.qp_get(name) is not None else default
         st.session_state[key] = value if value in options else default
 
 
@@ -77,7 +79,7 @@ with right:
     paper_filter = st.checkbox("Paper's filter: keep difference samples only when their source pair has cosine "
                                "< 0.25", key="emb_filter")
 
-_ui.qp_set(enc=chosen, src=SOURCE_Q[source] if source != "Demo set" else None, filter=1 if paper_filter else None)
+ui.qp_set(enc=chosen, src=SOURCE_Q[source] if source != "Demo set" else None, filter=1 if paper_filter else None)
 
 raw: bytes | None = None
 if source == "Upload CSV":
@@ -99,7 +101,7 @@ def _fusion_source() -> tuple[list, str, str]:
                "S_next) with the paper's paraphraser instruction (at most ½·(words A + words B) words, temperature "
                "0.5). Replies are cached like every model call. SmolLM2-135M fuses poorly — a cloud model does better.")
     text = st.text_area("Triples CSV: s_prev, s_curr, s_next (id, topic optional)", key="emb_triples", height=150)
-    choice = _ui.model_picker("emb_fuse", show_params=False)
+    choice = ui.model_picker("emb_fuse", show_params=False)
     if not text.strip():
         st.info("Paste triples to fuse.")
         st.stop()
@@ -112,7 +114,7 @@ def _fusion_source() -> tuple[list, str, str]:
             st.stop()
         bar = st.progress(0.0, text="fusing…")
         fused = fuse_tuples(triples, choice.spec, base_url=choice.base_url, api_key=choice.api_key,
-                            db_path=_ui.db_path(),
+                            db_path=ui.db_path(),
                             progress=lambda d, n: bar.progress(d / n if n else 1.0, text=f"fused {d}/{n} pairs"))
         fused_store[tkey] = fused
     fused = fused_store.get(tkey)
@@ -150,7 +152,7 @@ try:
         kind, samples, tuples = load_any(raw)
         data_label = f"uploaded {kind} ({len(tuples) if tuples else len(samples)} rows)"
 except UserError as exc:
-    st.error(_ui.md(exc))
+    st.error(ui.md(exc))
     st.stop()
 
 counts = {op: sum(1 for s in samples if s.operator == op) for op in ("overlap", "difference", "union")}
@@ -175,9 +177,9 @@ def _key(enc: str) -> str:
 missing = [k for k in keys.values() if k not in results]
 if missing:
     try:
-        results.update(results_store.load_many(missing, _ui.db_path()))
+        results.update(results_store.load_many(missing, ui.db_path()))
     except UserError as exc:     # a busy or damaged store: the page still computes, it only cannot show old results
-        st.warning(f"Stored results could not be read: {_ui.md(exc)}")
+        st.warning(f"Stored results could not be read: {ui.md(exc)}")
 
 
 if st.button("Compute", type="primary", disabled=not chosen, key="emb_compute"):
@@ -193,20 +195,20 @@ if st.button("Compute", type="primary", disabled=not chosen, key="emb_compute"):
             bar.progress(done / total if total else 1.0, text=f"{LABELS[enc]}: {done}/{total} texts embedded")
 
         try:
-            res = score(samples, enc, tuples=tuples, source=data_label, progress=progress, db_path=_ui.db_path(),
+            res = score(samples, enc, tuples=tuples, source=data_label, progress=progress, db_path=ui.db_path(),
                         diff_max_cos=0.25 if paper_filter and tuples else None,
                         api_key=openai_key if enc == "openai" else None)
         except UserError as exc:
             bar.empty()
-            st.error(f"{LABELS[enc]}: {_ui.md(exc)}")
+            st.error(f"{LABELS[enc]}: {ui.md(exc)}")
             continue
         bar.progress(1.0, text=f"{LABELS[enc]}: done ({res.report['embedding']['embedded']} embedded, "
                                f"{res.report['embedding']['cached']} from cache)")
         results[_key(enc)] = {"report": res.report, "rows": res.rows, "data_label": data_label}
         try:
-            results_store.save(settings[enc], res.report, res.rows, data_label=data_label, db_path=_ui.db_path())
+            results_store.save(settings[enc], res.report, res.rows, data_label=data_label, db_path=ui.db_path())
         except UserError as exc:
-            st.warning(f"{LABELS[enc]}: computed, but not stored ({_ui.md(exc)}); it is shown until this tab closes.")
+            st.warning(f"{LABELS[enc]}: computed, but not stored ({ui.md(exc)}); it is shown until this tab closes.")
 
 done = {LABELS[e]: results[_key(e)] for e in chosen if _key(e) in results}
 if not done:
@@ -215,7 +217,7 @@ if not done:
 stored = [f"{label} ({pd.Timestamp(v['created_at']).strftime('%Y-%m-%d %H:%M')} UTC)" for label, v in done.items()
           if v.get("created_at") is not None]
 if stored:
-    st.caption("Stored results of these settings: " + _ui.md(", ".join(stored)) + ". Press **Compute** to compute "
+    st.caption("Stored results of these settings: " + ui.md(", ".join(stored)) + ". Press **Compute** to compute "
                "them again.")
 reports = {k: v["report"] for k, v in done.items()}
 rows_by_enc = {k: v["rows"] for k, v in done.items()}
@@ -249,7 +251,7 @@ with tab_crit:
     eps_choice = c2.selectbox("Margin ε", EPS_OPTIONS, key="emb_eps",
                               format_func=lambda e: "average over the ε grid (paper)" if e == "grid" else f"ε = {e}")
     with_paper = c3.checkbox("Show the paper's 16 encoders", key="emb_paper")
-    _ui.qp_set(measure=measure if measure != "cosine" else None, eps=eps_choice if eps_choice != "grid" else None,
+    ui.qp_set(measure=measure if measure != "cosine" else None, eps=eps_choice if eps_choice != "grid" else None,
                paper=0 if not with_paper else None)
     note = " (distances: inequalities flipped)" if MEASURES[measure].is_distance else ""
     st.markdown(f"**C1 — TextOverlap** ({{A,B}}, O): CO1 = S(A,O) − S(A,B) ≥ ε, CO2 = S(B,O) − S(A,B) ≥ ε{note}. "
@@ -270,7 +272,7 @@ with tab_proj:
     _from_url("emb_angle", "angle", ["angle_b", "angle_a"], "angle_b")
     which = st.radio("Angle", ["angle_b", "angle_a"], horizontal=True, key="emb_angle",
                      format_func=lambda v: figures.VALUE_LABELS[v])
-    _ui.qp_set(angle=which if which != "angle_b" else None)
+    ui.qp_set(angle=which if which != "angle_b" else None)
     st.plotly_chart(figures.histogram_grid(rows_by_enc, which), key="emb_fig_angle")
 
 with tab_norm:
@@ -283,7 +285,7 @@ with tab_samples:
     OPS = ["all", "overlap", "difference", "union"]
     _from_url("emb_drill_op", "op", OPS, "all")
     op = c2.selectbox("Operator", OPS, key="emb_drill_op")
-    _ui.qp_set(op=op if op != "all" else None)
+    ui.qp_set(op=op if op != "all" else None)
     rows = [r for r in rows_by_enc[enc_label] if op == "all" or r["operator"] == op]
     view = pd.DataFrame(rows)
     cols = ["sample_id", "operator", "variant", "cos_ab", "cos_at", "cos_bt", "angle_b", "norm_ratio", "a", "b",
@@ -296,9 +298,9 @@ with tab_samples:
     if row:
         left, right = st.columns([3, 2])
         with left:
-            st.markdown(f"**{_ui.md(row['operator'])}** {_ui.md_code(row['variant'] or 'uploaded')} · tuple "
-                        f"{_ui.md_code(row['tuple_id'])}")
-            st.markdown(f"**A:** {_ui.md(row['a'])}\n\n**B:** {_ui.md(row['b'])}\n\n**Target:** {_ui.md(row['target'])}")
+            st.markdown(f"**{ui.md(row['operator'])}** {ui.md_code(row['variant'] or 'uploaded')} · tuple "
+                        f"{ui.md_code(row['tuple_id'])}")
+            st.markdown(f"**A:** {ui.md(row['a'])}\n\n**B:** {ui.md(row['b'])}\n\n**Target:** {ui.md(row['target'])}")
             pairs = [{"measure": MEASURES[m].label, "(A, B)": row.get(f"{p}_ab"), "(A, T)": row.get(f"{p}_at"),
                       "(B, T)": row.get(f"{p}_bt")}
                      for m, p in (("cosine", "cos"), ("dot", "dot"), ("l1", "l1"), ("l2", "l2"), ("ned", "ned"))]

@@ -11,9 +11,11 @@ import json
 import pandas as pd
 import streamlit as st
 
+import ui
 from core import analysis
 from core.analysis import findings_view
-from pages import _ui
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 st.title("Findings")
 st.caption("The SetLexSem paper's questions, answered for your runs, one verdict per model: does swapping "
@@ -24,22 +26,22 @@ st.caption("The SetLexSem paper's questions, answered for your runs, one verdict
            "p adjusted by Holm's method within each finding and model (or across the page). How: docs/FIDELITY.md, "
            "\"How verdicts are computed\".")
 
-runs = _ui.runs_df()
+runs = ui.runs_df()
 runs = runs[runs["task"] == "setops"] if not runs.empty else runs
 if runs.empty:
     st.info("No set-operation runs yet. Start one on the Set operations or Deceptive sets page, or import a "
             "result CSV on the Runs page.")
     st.stop()
 
-picked = _ui.run_picker("Runs", key="runs", default=runs["run_id"].iloc[:1].tolist(), task="setops")
+picked = ui.run_picker("Runs", key="runs", default=runs["run_id"].iloc[:1].tolist(), task="setops")
 if not picked:
     st.info("Choose at least one run.")
     st.stop()
-_ui.provenance_badges(picked)
+ui.provenance_badges(picked)
 c1, c2 = st.columns([2, 1])
 with c1:
-    scoring = _ui.scoring_switch()
-alpha_text = _ui.qp_get("alpha", "0.05")
+    scoring = ui.scoring_switch()
+alpha_text = ui.qp_get("alpha", "0.05")
 try:
     alpha_default = float(alpha_text)
 except (TypeError, ValueError):
@@ -47,23 +49,23 @@ except (TypeError, ValueError):
 alpha_default = alpha_default if 0 < alpha_default < 1 else 0.05
 alpha = c2.number_input("Significance level α", min_value=0.001, max_value=0.5, value=alpha_default, step=0.01,
                         format="%.3f", key="find_alpha", help="After Holm's correction within each family.")
-_ui.qp_set(alpha=f"{alpha:g}")
+ui.qp_set(alpha=f"{alpha:g}")
 families = {"finding": "each finding and model", "report": "every contrast on this page"}
-family_q = _ui.qp_get("family", "finding")
+family_q = ui.qp_get("family", "finding")
 family = c1.radio("Holm family", list(families), format_func=families.get, horizontal=True, key="find_family",
                   index=list(families).index(family_q) if family_q in families else 0,
                   help="Holm's correction within each finding's pre-specified contrasts for one model (the "
                        "reference's hypotheses), or across every primary contrast on this page.")
-_ui.qp_set(family=family)
+ui.qp_set(family=family)
 
-rep = _ui.cached_analysis("findings_report", picked, scoring=scoring, alpha=alpha, family=family)
+rep = ui.cached_analysis("findings_report", picked, scoring=scoring, alpha=alpha, family=family)
 answerable = [f for f in rep["findings"] if f["applicable"]]
 n_sig = sum(1 for f in answerable for c in f["contrasts"] if c.get("significant"))
 models = sorted({m["model"] for f in rep["findings"] for m in f.get("models", [])})
 st.markdown(f"**{len(answerable)} of {len(rep['findings'])} findings** can be answered from these runs; "
-            f"**{n_sig}** contrast(s) significant at α = {alpha:g} after Holm ({_ui.md(rep['correction'])}; "
+            f"**{n_sig}** contrast(s) significant at α = {alpha:g} after Holm ({ui.md(rep['correction'])}; "
             f"{scoring} scoring). Models, each with its own verdicts: "
-            + ", ".join(_ui.md_code(m) for m in models) + ".")
+            + ", ".join(ui.md_code(m) for m in models) + ".")
 d1, d2, d3 = st.columns(3)
 d1.download_button("Findings (JSON)", json.dumps(rep, indent=1, default=str), file_name="findings.json",
                    mime="application/json", key="find_dl_json")
@@ -75,29 +77,29 @@ for fd in rep["findings"]:
     if not fd["applicable"] and not show_all:
         continue
     st.subheader(fd["title"])
-    st.caption(f"`{fd['id']}` · paper: {_ui.md(fd['source'])} — {_ui.md(fd['claim'])}")
+    st.caption(f"`{fd['id']}` · paper: {ui.md(fd['source'])} — {ui.md(fd['claim'])}")
     runs_of = {m["model"]: m["runs"] for m in fd.get("models", [])}
     shown = None
     for line in fd.get("lines") or [{"model": None, "text": v} for v in fd["verdicts"]]:
         if not fd["applicable"]:
-            st.info(_ui.md(line["text"]))
+            st.info(ui.md(line["text"]))
             continue
         if line["model"] != shown and line["model"] is not None:   # one block of verdicts per model
             shown = line["model"]
             pooled = runs_of.get(shown, [])
-            st.markdown(f"**{_ui.md(shown)}**" + (f" · runs: {_ui.md(', '.join(pooled))}" if pooled else ""))
-        st.markdown("- " + _ui.md(line["text"]))
+            st.markdown(f"**{ui.md(shown)}**" + (f" · runs: {ui.md(', '.join(pooled))}" if pooled else ""))
+        st.markdown("- " + ui.md(line["text"]))
     if not fd["applicable"]:
         continue
     if fd["contrasts"]:   # a static SVG (every text in it escaped): fifteen Plotly charts took a second to draw
         st.markdown(findings_view.forest_svg(fd), unsafe_allow_html=True)
-    more = _ui.lazy_expander("Violins, the reference's table and the paper's numbers", key=f"find_more_{fd['id']}")
+    more = ui.lazy_expander("Violins, the reference's table and the paper's numbers", key=f"find_more_{fd['id']}")
     if not more.open:   # built only while open: fifteen closed expanders of tables were drawn on every visit
         continue
     with more:
         # the violins on request: fifteen of them over hundreds of thousands of configurations cost seconds
         if st.toggle("Draw the violins (accuracy per configuration)", key=f"find_show_{fd['id']}"):
-            points = _ui.cached_analysis("finding_points", picked, finding_id=fd["id"], scoring=scoring)
+            points = ui.cached_analysis("finding_points", picked, finding_id=fd["id"], scoring=scoring)
             st.plotly_chart(findings_view.violin_of(points, fd["id"], scoring), key=f"find_violin_{fd['id']}",
                             config={"displaylogo": False, "toImageButtonOptions": {"format": "png",
                                                                                    "filename": fd["id"]}})

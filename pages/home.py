@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _ui
-from pages._ui import presenter
+import ui
+from ui import presenter
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 st.title("SetLexSem Studio")
 st.markdown(
@@ -54,23 +56,23 @@ with c1:
                             "approaches": ["baseline"], "shots": [0]})   # 12 items: the three conditions
             # short answers keep the CPU demo quick; otherwise the paper's sampling defaults
             params = dict(SamplingParams().to_dict(), max_tokens=160)
-            handle = _ui.start_run(cfg, _ui.ModelChoice(spec=spec, params=params),
+            handle = ui.start_run(cfg, ui.ModelChoice(spec=spec, params=params),
                                    name=f"example · {title.split(' · ')[0]}", limit=limit)
             if handle is not None:
                 st.session_state["home_run"] = handle.run_id
     run_id = st.session_state.get("home_run")
     if run_id:
-        _ui.run_progress(run_id, key="home")
+        ui.run_progress(run_id, key="home")
 with c2:
     st.subheader("Pages")
     st.page_link("pages/set_operations.py", label="Set operations — configure a grid, preview, run live")
     st.page_link("pages/deceptive_sets.py", label="Deceptive sets — hypernym pairs, swapped vs not, live")
-    if _ui.page_exists("quantifiers"):
+    if ui.page_exists("quantifiers"):
         st.page_link("pages/quantifiers.py", label="Quantifiers — generalized-quantifier scenarios")
     st.page_link("pages/results.py", label="Results — violins, error tables, robustness, drill-down")
     st.page_link("pages/findings.py", label="Findings — the paper's questions, tested on your runs")
     st.page_link("pages/compare.py", label="Compare — runs and uploaded result files side by side")
-    if _ui.page_exists("embeddings"):
+    if ui.page_exists("embeddings"):
         st.page_link("pages/embeddings.py", label="Embeddings — set-like compositionality of encoders")
     st.page_link("pages/runs.py", label="Runs — history, resume, delete, export, YAML configs")
 
@@ -81,4 +83,4 @@ with c2:
         "A key typed into the app lives only in this browser session (`st.session_state`): it is passed to the "
         "model and never written to the database, exports or logs."
     )
-    st.caption(f"Database: `{_ui.db_path()}` (set `STUDIO_DB` to use another file).")
+    st.caption(f"Database: `{ui.db_path()}` (set `STUDIO_DB` to use another file).")

@@ -1,4 +1,4 @@
-"""Quantifiers page (SPEC Q1–Q3): build a GQG-style quantifier scenario, preview it, run it live and see accuracy /
+"""Quantifiers page: build a GQG-style quantifier scenario, preview it, run it live and see accuracy /
 F1 by quantifier and by noun frequency group, and where along the count a model flips. Thin: every number comes from
 core (tasks.quantifiers, quantifier_metrics, runner, store); this file only lays out widgets and figures."""
 
@@ -10,15 +10,18 @@ import random
 import streamlit as st
 import yaml
 
+import ui
 from core import runner, store, urlstate
+from core.analysis import quantifier_figures as QF
 from core.config import run_spec  # noqa: E402
 from core.errors import UserError
 from core.tasks import quantifiers as Q
-from core.tasks.quantifiers import figures as QF, metrics as QM
+from core.tasks.quantifiers import metrics as QM
 from core.tasks.quantifiers.catalogue import EXAMPLES, GQG_QUANTIFIERS, GRAMMAR, catalogue_table
 from core.tasks.quantifiers.nouns import GROUP_ORDER, PILOT_GROUPS
 from core.tasks.quantifiers.parse import ANSWER_RULES
-from pages import _ui
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 KEY = "quant_"
 PREVIEW_ROWS = 24
@@ -52,7 +55,7 @@ def _url_start() -> None:
     widgets' defaults come from them, so they must not change while the page is open)."""
     if KEY + "url_edits" in st.session_state:
         return
-    preset = _ui.qp_get("preset")
+    preset = ui.qp_get("preset")
     preset = preset if preset in Q.PRESETS else DEFAULT_PRESET
     edits = urlstate.decode(st.query_params.to_dict(), _url_defaults(preset), nullable=True)
     edits, notes = urlstate.clamp(edits, URL_LIMITS)      # a hostile link's values made safe for the widgets
@@ -66,7 +69,7 @@ def _url_start() -> None:
 def _url_save(preset: str, config: dict) -> None:
     """The scenario in the URL: its preset and what differs from it (a loaded config: from the default preset)."""
     start = preset if preset in Q.PRESETS else DEFAULT_PRESET
-    _ui.qp_set(preset=start if start != DEFAULT_PRESET else None,
+    ui.qp_set(preset=start if start != DEFAULT_PRESET else None,
                **urlstate.encode({k: config.get(k) for k in URL_KEYS}, _url_defaults(start)))
 
 
@@ -87,7 +90,7 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
     notes = st.session_state.get(KEY + "url_notes")
     if notes:
         st.info("The link's settings were adjusted to what this page accepts: "
-                + "; ".join(_ui.md(n) for n in notes) + ".")
+                + "; ".join(ui.md(n) for n in notes) + ".")
     if preset == LOADED:
         base = st.session_state[KEY + "loaded"]
     elif preset == url_preset:
@@ -149,7 +152,7 @@ def build_config() -> tuple[dict | None, Q.Config | None]:
     try:
         cfg = run_spec({**d, "task": "quantifiers"}).config
     except UserError as exc:
-        st.error(_ui.md(exc))
+        st.error(ui.md(exc))
         return None, None
     return cfg.to_dict(), cfg
 
@@ -169,12 +172,12 @@ def show_preview(cfg: Q.Config) -> None:
                                      "count_asked")} for r in rows],
                  hide_index=True, width="stretch")
     # built only while open (a closed expander's table and highlighted YAML were drawn on every visit)
-    meanings = _ui.lazy_expander("Quantifier meanings (A = the objects, B = those with the asked predicate)",
+    meanings = ui.lazy_expander("Quantifier meanings (A = the objects, B = those with the asked predicate)",
                                  key="q_meanings")
     if meanings.open:
         with meanings:
             st.dataframe(catalogue_table(cfg.quantifiers, cfg.total), hide_index=True, width="stretch")
-    as_yaml = _ui.lazy_expander("Config as YAML (for `python -m core run --config …`)", key="q_yaml")
+    as_yaml = ui.lazy_expander("Config as YAML (for `python -m core run --config …`)", key="q_yaml")
     if as_yaml.open:
         with as_yaml:
             st.code(yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True), language="yaml")
@@ -190,21 +193,21 @@ def _estimate(config_json: str, spec: str, params_json: str, base_url: str | Non
 
 
 def run_panel(config: dict) -> None:
-    choice = _ui.model_picker(KEY + "m", show_params=True)
-    _ui.batch_toggle(choice, KEY + "m")
-    _ui.ray_cluster_field(choice, KEY + "m")
+    choice = ui.model_picker(KEY + "m", show_params=True)
+    ui.batch_toggle(choice, KEY + "m")
+    ui.ray_cluster_field(choice, KEY + "m")
     c1, c2 = st.columns(2)
     limit = c1.number_input("Only N prompts, spread over the scenario (0 = all)", 0, 10_000_000, key=KEY + "limit",
                             help="N prompts spread over the quantifiers, nouns and predicates (every one of them "
                                  "when N allows), the counts spread within each — not the first N in order.")
-    _ui.qp_set(limit=int(limit) or None)
+    ui.qp_set(limit=int(limit) or None)
     name = c2.text_input("Run name (optional)", key=KEY + "name")
     st.caption("One word is asked for: replies get a cap of 16 tokens (the answer's size; switch it off under "
                "Sampling parameters).")
-    with _ui.user_errors():
-        db = _ui.db_path()
+    with ui.user_errors():
+        db = ui.db_path()
         est = _estimate(json.dumps(config, sort_keys=True), choice.spec, json.dumps(choice.params, sort_keys=True),
-                        choice.base_url, int(limit) or None, db, _ui.db_token(db), choice.batch)
+                        choice.base_url, int(limit) or None, db, ui.db_token(db), choice.batch)
         cost = "free" if not est.cost_usd else f"≈ ${est.cost_usd:.4f}" + (" at the batch price" if choice.batch
                                                                            else "")
         st.caption(f"{est.n_items:,} prompts · {est.n_cached:,} already answered or cached · {est.n_calls:,} calls "
@@ -214,13 +217,13 @@ def run_panel(config: dict) -> None:
                        f"{est.n_calls * 2 / 3600:.1f} h on this machine (1–2 s each). Draw a few counts per cell, "
                        "take fewer nouns, or set a limit.")
     if st.button("Run", type="primary", key=KEY + "start"):
-        handle = _ui.start_run(config, choice, name=name or None, limit=int(limit) or None)
+        handle = ui.start_run(config, choice, name=name or None, limit=int(limit) or None)
         if handle is not None:
             st.session_state[KEY + "run_id"] = handle.run_id
-            _ui.select_runs("qruns", [handle.run_id])   # the results below show the run just made
+            ui.select_runs("qruns", [handle.run_id])   # the results below show the run just made
     run_id = st.session_state.get(KEY + "run_id")
     if run_id:
-        _ui.run_progress(run_id, key=KEY + "prog")
+        ui.run_progress(run_id, key=KEY + "prog")
 
 
 # ------------------------------------------------------------------------------------------------------ results
@@ -240,7 +243,7 @@ def _metrics(db: str, token: str, run_ids: tuple[str, ...], color: str | None, b
 
 
 def results_panel() -> None:
-    runs = _ui.runs_df()
+    runs = ui.runs_df()
     runs = runs[runs["task"] == "quantifiers"] if not runs.empty else runs
     if runs.empty:
         st.info("No quantifier runs yet. Build a scenario above and press Run "
@@ -248,29 +251,29 @@ def results_panel() -> None:
         return
     current = st.session_state.get(KEY + "run_id")
     default = [current] if current in set(runs["run_id"]) else [runs["run_id"].iloc[0]]
-    chosen = _ui.run_picker("Runs", key="qruns", default=default, task="quantifiers")
+    chosen = ui.run_picker("Runs", key="qruns", default=default, task="quantifiers")
     if not chosen:
         st.info("Choose at least one run.")
         return
     color = "model" if runs[runs["run_id"].isin(chosen)]["model"].nunique() > 1 else None
-    db = _ui.db_path()
-    with _ui.user_errors():
+    db = ui.db_path()
+    with ui.user_errors():
         b1, b2 = st.columns(2)
         bins = [1, 2, 5, 10]
-        bin_q = _ui.qp_get("qbin")
+        bin_q = ui.qp_get("qbin")
         bin_width = b1.select_slider("Pool counts in bins of", bins, value=int(bin_q) if bin_q in ("2", "5", "10")
                                      else 1, key=KEY + "bin",
                                      help="Sampled runs ask only a few counts per cell: pooling smooths the curves")
-        _ui.qp_set(qbin=bin_width if bin_width != 1 else None)
+        ui.qp_set(qbin=bin_width if bin_width != 1 else None)
         rules = list(ANSWER_RULES)
-        rule_q = _ui.qp_get("qrule")
+        rule_q = ui.qp_get("qrule")
         rule = b2.radio("Answer rule", rules, horizontal=True, key=KEY + "rule",
                         index=rules.index(rule_q) if rule_q in rules else 0,
                         format_func={"ours": "ours (first whole word; else unparsed)",
                                      "gqg": "GQG's evaluation script"}.get,
                         help=" · ".join(f"{k}: {v}" for k, v in ANSWER_RULES.items()))
-        _ui.qp_set(qrule=rule if rule != "ours" else None)
-        m = _metrics(db, _ui.db_token(db), tuple(chosen), color, int(bin_width), rule)
+        ui.qp_set(qrule=rule if rule != "ours" else None)
+        m = _metrics(db, ui.db_token(db), tuple(chosen), color, int(bin_width), rule)
         by_color = [color] if color else []
         cols = ["n", "answered", "unparsed", "accuracy", "accuracy_gqg", "precision", "recall", "f1"]
         fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in
@@ -299,8 +302,8 @@ def results_panel() -> None:
             st.dataframe(pub["pythia"], hide_index=True)
             st.caption("Figure 1 (Mistral-7B, “at least half”): accuracy drops as the nouns get rarer — the shape "
                        "the frequency chart above lets you check for your model.")
-        if _ui.page_exists("results"):
-            st.page_link(_ui.PAGE_FILES["results"], label="Prompts, responses and violins on the Results page →",
+        if ui.page_exists("results"):
+            st.page_link(ui.PAGE_FILES["results"], label="Prompts, responses and violins on the Results page →",
                          query_params={"runs": ",".join(chosen)})
 
 

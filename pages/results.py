@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import streamlit as st
 
+import ui
 from core import analysis, urlstate
 from core.analysis import figures, violin_svg
 from core.analysis.views import id_columns_hidden
-from pages import _ui
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 st.title("Results")
 MAX_LISTED = 2000   # configurations listed in "One configuration" (200,000 rows would take seconds to send)
 
-runs = _ui.runs_df()
+runs = ui.runs_df()
 if runs.empty:
     st.info("No runs yet. Start one on the Set operations page or with one click on Home.")
     st.page_link("pages/home.py", label="Go to Home →")
     st.stop()
 
 latest = runs["run_id"].iloc[:1].tolist()
-picked_runs = _ui.run_picker("Runs", key="runs", default=latest)
+picked_runs = ui.run_picker("Runs", key="runs", default=latest)
 if not picked_runs:
     st.info("Choose at least one run.")
     st.stop()
@@ -31,21 +33,21 @@ tasks = analysis.tasks_of(chosen_rows)
 task = tasks[0] if tasks else "setops"
 if len(tasks) > 1:
     if st.session_state.get("res_task") not in tasks:
-        st.session_state["res_task"] = _ui.qp_get("task") if _ui.qp_get("task") in tasks else tasks[0]
+        st.session_state["res_task"] = ui.qp_get("task") if ui.qp_get("task") in tasks else tasks[0]
     task = st.radio("Task", tasks, horizontal=True, key="res_task",
                     format_func=lambda t: {"setops": "Set operations", "quantifiers": "Quantifiers"}.get(t, t),
                     help="Set-operation and quantifier runs measure different things; their accuracies are never "
                          "pooled into one figure.")
     others = chosen_rows[chosen_rows["task"] != task]
     st.caption(f"Showing the {task} runs; {len(others)} run(s) of another task: choose it above.")
-_ui.qp_set(task=task if len(tasks) > 1 else None)
+ui.qp_set(task=task if len(tasks) > 1 else None)
 run_ids = [r for r in picked_runs if r in set(chosen_rows.loc[chosen_rows["task"] == task, "run_id"])] or picked_runs
 run_rows = runs[runs["run_id"].isin(run_ids)]
 labels = analysis.run_labels(run_rows)
-_ui.provenance_badges(run_ids)
+ui.provenance_badges(run_ids)
 
-scoring = _ui.scoring_switch()
-facts = _ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection
+scoring = ui.scoring_switch()
+facts = ui.cached_analysis("selection_facts", run_ids)   # factors, levels, overviews: one connection
 overview = facts["overview"][scoring]
 if not overview.empty:
     overview = overview.assign(label=overview["run_id"].map(labels))
@@ -70,13 +72,13 @@ if not overview.empty:
 running = runs[runs["run_id"].isin(run_ids) & runs["status"].isin(["running", "pending"])]["run_id"].tolist()
 if running:
     r1, r2 = st.columns([4, 1])
-    r1.info(f"Still running: {_ui.md(', '.join(labels.get(r, r) for r in running))} — figures include the answers "
+    r1.info(f"Still running: {ui.md(', '.join(labels.get(r, r) for r in running))} — figures include the answers "
             "stored so far.")
     if r2.button("Refresh", key="res_refresh_running", use_container_width=True):
         st.rerun()
 waiting = runs[runs["run_id"].isin(run_ids) & (runs["status"] == "waiting")]["run_id"].tolist()
 if waiting:
-    st.info(f"Waiting on provider batches: {_ui.md(', '.join(labels.get(r, r) for r in waiting))} — not failed; results arrive within 24 h and are "
+    st.info(f"Waiting on provider batches: {ui.md(', '.join(labels.get(r, r) for r in waiting))} — not failed; results arrive within 24 h and are "
             "collected from the Runs page (or the same CLI command). Figures include the answers stored so far.")
 answered = int(overview["answered"].sum()) if not overview.empty else 0
 if answered == 0:
@@ -94,18 +96,18 @@ def flabel(f: str) -> str:
 
 factors = analysis.merge_sizes([f for f in facts["factors"] if f not in ("task", "name")], sizes_same)
 varying = [f for f in facts["varying"] if f in factors]
-filters = _ui.slice_filters(run_ids, key="slice")
-_ui.report_download(picked_runs, key="res", filters=filters)
+filters = ui.slice_filters(run_ids, key="slice")
+ui.report_download(picked_runs, key="res", filters=filters)
 
 # the view is a radio (in the URL as ``view=``), not st.tabs: a tab cannot be selected from a link or kept over a
 # reload, and only the chosen view is computed
 VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "cost": "Cost per correct",
          "drilldown": "Drill-down"}
 if st.session_state.get("res_view") not in VIEWS:
-    st.session_state["res_view"] = _ui.qp_get("view") if _ui.qp_get("view") in VIEWS else "violins"
+    st.session_state["res_view"] = ui.qp_get("view") if ui.qp_get("view") in VIEWS else "violins"
 view = st.radio("View", list(VIEWS), format_func=VIEWS.get, horizontal=True, key="res_view",
                 label_visibility="collapsed")
-_ui.qp_set(view=view if view != "violins" else None)
+ui.qp_set(view=view if view != "violins" else None)
 
 # defaults follow the selection: two models → colour by model, deceptive runs → split by condition; a shared link's
 # x / colour hold until the selection changes
@@ -114,9 +116,9 @@ split_opts = [f for f in factors if f not in ("run_id",)] or ["operation"]
 selection = (task, tuple(sorted(run_ids)))
 if st.session_state.get("res_selection") != selection:
     first = "res_selection" not in st.session_state
-    want_x = _ui.qp_get("x") if first and _ui.qp_get("x") in split_opts else defaults["x"]
+    want_x = ui.qp_get("x") if first and ui.qp_get("x") in split_opts else defaults["x"]
     want_x = want_x if want_x in split_opts else split_opts[0]
-    want_c = _ui.qp_get("color") if first and _ui.qp_get("color") else defaults["color"]
+    want_c = ui.qp_get("color") if first and ui.qp_get("color") else defaults["color"]
     st.session_state["res_x"] = want_x
     st.session_state["res_color"] = want_c if want_c in factors and want_c != want_x else "(none)"
     st.session_state["res_selection"] = selection
@@ -127,7 +129,7 @@ def _violin_figure(db: str, token: str, run_ids: tuple, x: str, color: str | Non
                    ref_id: str, ref_name: str | None, x_title: str, panel: str | None, panel_names: tuple):
     """The violin figure of a selection, built once per state of the store (``token``) and shared by every session:
     0.3–0.7 s at 200,000 configurations, on every rerun before. ``panel``: one panel per model or run."""
-    points, summary = _ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
+    points, summary = ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
                                           scoring=scoring, panel=panel)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     return figures.violin(points, x, color, summary, reference=ref_df, reference_name=ref_name, x_title=x_title,
@@ -138,7 +140,7 @@ def _violin_figure(db: str, token: str, run_ids: tuple, x: str, color: str | Non
 def _violin_svg(db: str, token: str, run_ids: tuple, x: str, color: str | None, filters: dict, scoring: str,
                 ref_id: str, ref_name: str | None, x_title: str, panel: str | None, panel_names: tuple) -> str:
     """The same violins as one static SVG (core/analysis/violin_svg.py), for a selection too big for markers."""
-    _, summary = _ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
+    _, summary = ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
                                      scoring=scoring, panel=panel)
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     return violin_svg.violin_svg(summary, x, color, reference=ref_df, reference_name=ref_name, x_title=x_title,
@@ -148,10 +150,10 @@ def _violin_svg(db: str, token: str, run_ids: tuple, x: str, color: str | None, 
 if view == "violins":
     c1, c2, c3 = st.columns([2, 2, 2])
     if st.session_state.get("res_x") not in split_opts:     # back from another view: the URL's, else the default
-        x_q = _ui.qp_get("x")
+        x_q = ui.qp_get("x")
         st.session_state["res_x"] = x_q if x_q in split_opts else \
             defaults["x"] if defaults["x"] in split_opts else split_opts[0]
-        c_q = _ui.qp_get("color")
+        c_q = ui.qp_get("color")
         st.session_state["res_color"] = c_q if c_q in factors and c_q != st.session_state["res_x"] else "(none)"
     x = c1.selectbox("Split by (x axis)", split_opts, format_func=flabel, key="res_x")
     color_opts = ["(none)"] + [f for f in factors if f not in (x, "run_id")]   # runs: one panel each (below)
@@ -164,22 +166,22 @@ if view == "violins":
     ref_opts = ["(none)"] + [t["id"] for t in refs]
     ref_titles = {t["id"]: t["title"] for t in refs}
     if st.session_state.get("res_ref") not in ref_opts:
-        st.session_state["res_ref"] = _ui.qp_get("ref") if _ui.qp_get("ref") in ref_opts else "(none)"
+        st.session_state["res_ref"] = ui.qp_get("ref") if ui.qp_get("ref") in ref_opts else "(none)"
     ref_id = c3.selectbox("Published reference", ref_opts, key="res_ref",
                           format_func=lambda r: "(none)" if r == "(none)" else ref_titles[r],
                           help="The papers' published mean ± std for this factor (data/reference_figures.json).")
-    _ui.qp_set(x=x, color=color, ref=ref_id if ref_id != "(none)" else None)
+    ui.qp_set(x=x, color=color, ref=ref_id if ref_id != "(none)" else None)
     # the violins' data — per-configuration points only for a selection small enough to draw them; above that each
     # violin's shape (analysis.violin_view), so 200,000 configurations never leave DuckDB
     # several models (or runs of one model) are never pooled into a violin: one panel each unless x or the colour
     # already tells them apart (analysis.run_split)
     panel = analysis.run_split(run_rows, [x, color])
     panel_names = tuple(sorted(labels.items())) if panel == "run_id" else ()
-    points, summary = _ui.cached_analysis("violin_view", run_ids, x=x, color=color, filters=filters,
+    points, summary = ui.cached_analysis("violin_view", run_ids, x=x, color=color, filters=filters,
                                           scoring=scoring, panel=panel)
     n_configs = int(summary["N"].sum()) if not summary.empty else 0
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-    figure_args = (_ui.db_path(), _ui.db_token(), tuple(run_ids), x, color, filters, scoring, ref_id,
+    figure_args = (ui.db_path(), ui.db_token(), tuple(run_ids), x, color, filters, scoring, ref_id,
                    ref_titles.get(ref_id), flabel(x), panel, panel_names)
     # a selection too big for markers has nothing to click: drawn as SVG unless asked for the zoomable chart (the
     # first Plotly chart of a browser tab costs ~0.9 s of compiling its script)
@@ -200,12 +202,12 @@ if view == "violins":
                   "" if points is None else " Click or lasso points to list their items."))
     split_text = analysis.split_note(run_rows, [x, color], panel, labels)
     if split_text:   # several runs: one panel per model / run, or pooled as the user grouped them
-        st.caption(_ui.md(split_text + (" One panel each." if panel else "")))
+        st.caption(ui.md(split_text + (" One panel each." if panel else "")))
     for warning in figures.violin_warnings(points, x, color, summary=summary, panel=panel,
                                            panel_names=dict(panel_names)):
-        st.warning(_ui.md(warning))
+        st.warning(ui.md(warning))
     if points is None and n_configs:
-        _ui.sketch_note(n_configs, "res_interactive", static=False)
+        ui.sketch_note(n_configs, "res_interactive", static=False)
     picked = []
     for pt in (event.selection.points if event is not None and hasattr(event, "selection") else []) or []:
         cd = pt.get("customdata") if isinstance(pt, dict) else None
@@ -214,7 +216,7 @@ if view == "violins":
     if picked:
         picked = list(dict.fromkeys(picked))[:50]
         st.markdown(f"**Items of the {len(picked)} selected configuration(s)**")
-        sel_items = _ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500,
+        sel_items = ui.cached_analysis("drilldown", run_ids, filters={**filters, "config_id": picked}, limit=500,
                                         scoring=scoring)
         st.dataframe(analysis.for_display(analysis.readable_items(sel_items.dropna(axis=1, how="all"), labels)),
                      hide_index=True, width="stretch", height=300)
@@ -233,16 +235,16 @@ if view == "violins":
     if ref_df is not None:
         st.caption(f"Reference: {ref_df['source'].iloc[0]}.")
 
-    # built only while open (pages/_ui/lazy.py): listing the worst 2,000 of 200,000 configurations is a query and a
+    # built only while open (ui/lazy.py): listing the worst 2,000 of 200,000 configurations is a query and a
     # data grid on every visit that most visits never look at
-    one = _ui.lazy_expander("One configuration — its Wilson interval and items (lowest accuracies listed first)",
+    one = ui.lazy_expander("One configuration — its Wilson interval and items (lowest accuracies listed first)",
                             key="res_one")
     if one.open:
         with one:
             st.caption("Select a row for its Wilson interval and items.")
             if n_configs:
                 named_by = [f for f in varying if f not in analysis.RUN_FACTORS][:8]
-                pts = _ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
+                pts = ui.cached_analysis("config_accuracy", run_ids, by=list(dict.fromkeys([*named_by, x])),
                                           filters=filters, scoring=scoring, lowest=MAX_LISTED)
                 n_all = int(pts["of"].iloc[0]) if len(pts) else 0
                 if n_all > MAX_LISTED:   # the lowest accuracies first; a slice narrows the list
@@ -261,10 +263,10 @@ if view == "violins":
                     r = pts.iloc[rows[0]]
                     from core import store
 
-                    with store.connect(_ui.db_path()) as con:
+                    with store.connect(ui.db_path()) as con:
                         ci = analysis.config_interval(con, r["run_id"], r["config_id"], scoring=scoring)
                         items = analysis.drilldown(con, [r["run_id"]], config_id=r["config_id"], limit=500)
-                    st.markdown(f"**{_ui.md(r['Configuration'])}** of {_ui.md(r['Run'])}: **{ci['accuracy']:.1f} %** "
+                    st.markdown(f"**{ui.md(r['Configuration'])}** of {ui.md(r['Run'])}: **{ci['accuracy']:.1f} %** "
                                 f"({ci['n_correct']}/{ci['n']}), 95 % Wilson interval "
                                 f"[{ci['low']:.1f} %, {ci['high']:.1f} %]")
                     st.dataframe(items[[c for c in ("sample", "prompt", "truth", "response", "parsed", "correct",
@@ -274,19 +276,19 @@ if view == "violins":
 
 # ---------------------------------------------------------------------------------------------------- error table
 if view == "errors":
-    default_by = [f for f in _ui.qp_list("by") if f in factors] or \
+    default_by = [f for f in ui.qp_list("by") if f in factors] or \
         [f for f in ("members", "operation") if f in factors] or factors[:1]
     e1, e2 = st.columns([3, 2])
     by = e1.multiselect("Group by", factors, default=default_by, format_func=flabel, key="res_by")
-    unparsed_q = _ui.qp_get("unparsed")
+    unparsed_q = ui.qp_get("unparsed")
     unparsed = e2.radio("Answers that did not follow count as", list(analysis.UNPARSED), horizontal=True,
                         index=list(analysis.UNPARSED).index(unparsed_q) if unparsed_q in analysis.UNPARSED else 0,
                         format_func={"reference": "the reference does (L1, one made-up)",
                                      "ours": "ours (L?, none made up)"}.get, key="res_unparsed",
                         help="The reference's error analysis sees a did-not-follow answer as its sentinel set "
                              "{-1}: one member (\"L1\") that is made up. Ours says no set was found (\"L?\").")
-    _ui.qp_set(by=by, unparsed=unparsed)
-    table = _ui.cached_analysis("error_table", run_ids, by=by, filters=filters, scoring=scoring, unparsed=unparsed)
+    ui.qp_set(by=by, unparsed=unparsed)
+    table = ui.cached_analysis("error_table", run_ids, by=by, filters=filters, scoring=scoring, unparsed=unparsed)
     other_tasks = sorted(set(overview["task"].dropna()) - {analysis.ERROR_TABLE_TASK}) if not overview.empty else []
     if other_tasks:
         st.caption(f"This table is for set-operation items; {', '.join(other_tasks)} runs are left out "
@@ -298,7 +300,7 @@ if view == "errors":
         paper = analysis.error_table_paper_layout(table, by, run_names=labels)
         split_text = analysis.split_note(run_rows, by, analysis.run_split(run_rows, by), labels)
         if split_text:   # several runs: say whether their rows are split (by model / run) or pooled, as chosen
-            st.caption(_ui.md(split_text))
+            st.caption(ui.md(split_text))
         st.caption("Two non-empty accuracies: **Accuracy Non Empty** (the paper's row) counts the correct answers "
                    "whose truth is non-empty over *all* N — so Accuracy = Accuracy Non Empty + Pct Nullset Correct; "
                    "**Accuracy On Non-Empty Truths** divides them by the items whose truth is non-empty.")
@@ -308,14 +310,14 @@ if view == "errors":
 
 # ---------------------------------------------------------------------------------------------------- robustness
 if view == "robustness":
-    rob, per_model = _ui.cached_analysis(   # |A| = |B|: one factor, not two identical rows
+    rob, per_model = ui.cached_analysis(   # |A| = |B|: one factor, not two identical rows
         "robustness", run_ids, filters=filters, scoring=scoring,
         **({"factors": [f for f in varying if f not in analysis.RUN_FACTORS]} if sizes_same else {}))
     st.markdown("**Robustness score per model** — the standard deviation of per-configuration accuracy "
                 "(lower = more consistent).")
     pooled_text = analysis.split_note(run_rows, ["model"], None, labels)
     if pooled_text:   # per model: runs of one model are pooled in its row — say which
-        st.caption(_ui.md(pooled_text))
+        st.caption(ui.md(pooled_text))
     st.dataframe(per_model.rename(columns={"model": "Model", "configs": "Configurations", "mean": "Mean %",
                                            "score": "Robustness score (std)", "min": "Min", "max": "Max"}),
                  hide_index=True, width="stretch",
@@ -341,7 +343,7 @@ if view == "robustness":
 
 # ---------------------------------------------------------------------------------------------------- cost
 if view == "cost":
-    costs = _ui.cached_analysis("effort_costs", run_ids, filters=filters, scoring=scoring)
+    costs = ui.cached_analysis("effort_costs", run_ids, filters=filters, scoring=scoring)
     st.markdown("**Cost versus accuracy per reasoning effort** — what one correct answer cost at each effort, model by "
                 "model.")
     per = st.radio("Cost as", ["tokens", "usd"], horizontal=True, key="res_cost_per",
@@ -371,7 +373,7 @@ if view == "drilldown":
     c1, c2, c3 = st.columns([2, 1, 1])
     kinds = ["all", "wrong only", "right only"]
     if "res_which" not in st.session_state:     # a fresh page: the URL's choice
-        st.session_state["res_which"] = {"wrong": "wrong only", "right": "right only"}.get(_ui.qp_get("items"), "all")
+        st.session_state["res_which"] = {"wrong": "wrong only", "right": "right only"}.get(ui.qp_get("items"), "all")
         shown = urlstate.decode(st.query_params.to_dict(), {"show": 100, "page": 1})
         st.session_state["res_limit"] = min(max(shown.get("show", 100), 10), 2000)
         st.session_state["res_page"] = min(max(shown.get("page", 1), 1), 100000)
@@ -379,10 +381,10 @@ if view == "drilldown":
                      help=f"Right / wrong by the {scoring} verdict (both verdicts are listed).")
     limit = c2.number_input("Show", 10, 2000, step=10, key="res_limit")
     page = c3.number_input("Page", 1, 100000, step=1, key="res_page")
-    _ui.qp_set(items=which.split()[0] if which != "all" else None, show=int(limit) if limit != 100 else None,
+    ui.qp_set(items=which.split()[0] if which != "all" else None, show=int(limit) if limit != 100 else None,
                page=int(page) if page != 1 else None)
     correct = {"all": None, "wrong only": False, "right only": True}[which]
-    items = _ui.cached_analysis("drilldown", run_ids, filters=filters, correct=correct, limit=int(limit),
+    items = ui.cached_analysis("drilldown", run_ids, filters=filters, correct=correct, limit=int(limit),
                                 offset=int((page - 1) * limit), scoring=scoring)
     if items.empty:
         st.info("No items in this slice.")
@@ -395,8 +397,8 @@ if view == "drilldown":
         if rows:
             it = analysis.item_detail(items.iloc[rows[0]])
             left, right = st.columns(2)
-            run_label = _ui.md(labels.get(it["run_id"], it["run_id"]))
-            left.markdown(f"**Prompt** (run {run_label}, item {_ui.md(it['idx'])})", help=f"Run id: {it['run_id']}")
+            run_label = ui.md(labels.get(it["run_id"], it["run_id"]))
+            left.markdown(f"**Prompt** (run {run_label}, item {ui.md(it['idx'])})", help=f"Run id: {it['run_id']}")
             left.code(it["prompt"], language=None, wrap_lines=True)
             right.markdown("**Raw response**" + (" (the answer; the reasoning is kept apart below)"
                                                  if it["reasoning"] is not None else ""))
@@ -406,8 +408,8 @@ if view == "drilldown":
                 with right.expander("Reasoning" + (f" ({n:,} tokens)" if n is not None else "")
                                     + " — not scored"):
                     st.code(it["reasoning"], language=None, wrap_lines=True)
-            right.markdown(f"**Parsed (lenient)**: {_ui.md_code(it['parsed'])} · **Correct**: "
-                           f"{_ui.md(it['correct'])}  \n"
-                           + (f"**Parsed (strict)**: {_ui.md_code(it['parsed_strict'])} · **Correct**: "
-                              f"{_ui.md(it['correct_strict'])}  \n" if "correct_strict" in it else "")
-                           + f"**Truth**: {_ui.md_code(it['truth'])}")
+            right.markdown(f"**Parsed (lenient)**: {ui.md_code(it['parsed'])} · **Correct**: "
+                           f"{ui.md(it['correct'])}  \n"
+                           + (f"**Parsed (strict)**: {ui.md_code(it['parsed_strict'])} · **Correct**: "
+                              f"{ui.md(it['correct_strict'])}  \n" if "correct_strict" in it else "")
+                           + f"**Truth**: {ui.md_code(it['truth'])}")

@@ -7,6 +7,7 @@ import json
 
 import streamlit as st
 
+import ui
 from core import urlstate
 from core.config import config_changes, run_spec
 from core.errors import UserError
@@ -17,7 +18,8 @@ from core.tasks.setops.prompts.templates import (
     parse_templates_yaml,
     templates_diff,
 )
-from pages import _ui
+
+ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
 st.title("Set operations")
 st.caption("Each combination of the selected values is one *configuration* of the paper; each configuration gets "
@@ -91,10 +93,10 @@ def _start_from(base: dict, name: str, edits: dict | None = None) -> None:
 # where the page starts: a config sent by the Runs page, the preset in the URL (with the edits the URL holds), or
 # the defaults (with the URL's edits)
 loaded: dict = st.session_state.pop("setops_loaded_config", None) or {}
-preset_q = _ui.qp_get("preset")
+preset_q = ui.qp_get("preset")
 if loaded:
     _start_from(loaded, LOADED)
-    _ui.qp_set(preset=None)
+    ui.qp_set(preset=None)
 elif "so_base" not in st.session_state:
     start = setops.PRESETS.get(preset_q, {})
     _start_from(start, preset_q if preset_q in setops.PRESETS else CUSTOM,
@@ -114,12 +116,12 @@ preset = c_preset.selectbox("Start from a preset", names, key="so_preset",
                                 f"{k} = {v}" for k, v in setops.PRESET_SOURCES.items())
                             + ". Editing any value below keeps the rest of the preset.")
 if preset not in (CUSTOM, LOADED) and preset != started:
-    _ui.qp_set(preset=preset)
+    ui.qp_set(preset=preset)
     _start_from(setops.PRESETS[preset], preset)
     st.rerun()
 elif preset == CUSTOM and started != CUSTOM:
     st.session_state["so_base_name"] = started = CUSTOM    # keep the values as they are, forget the name
-    _ui.qp_set(preset=None)
+    ui.qp_set(preset=None)
 
 
 def _pills(where, label, options, key, **kw):
@@ -194,11 +196,11 @@ with st.expander("Prompt templates (view / edit — edits are stored with the ru
                "(as an override) in the run's config.")
     tpl_text = st.text_area("templates.yaml", height=360, key="so_templates", label_visibility="collapsed")
     templates_override = None
-    with _ui.user_errors("Templates: "):
+    with ui.user_errors("Templates: "):
         if tpl_text.strip() != default_templates_yaml().strip():
             templates_override = templates_diff(parse_templates_yaml(tpl_text)) or None
             if templates_override:
-                st.info(f"Edited parts: {_ui.md(', '.join(sorted(templates_override)))}")
+                st.info(f"Edited parts: {ui.md(', '.join(sorted(templates_override)))}")
 
 config: dict = {"task": "setops", "seed": int(seed), "samples": int(samples), "operations": ops,
                 "members": members, "lengths": lengths, "deciles": deciles, "decile_mode": decile_mode,
@@ -215,7 +217,7 @@ if templates_override:
 # link comes back to the same grid
 url_base = setops.PRESETS.get(started, {})
 _now = {k: st.session_state.get(f"so_{k}", v) for k, v in _url_defaults(url_base).items() if k != "templates"}
-_ui.qp_set(**urlstate.encode({**_now, "templates": templates_override or {}}, _url_defaults(url_base)))
+ui.qp_set(**urlstate.encode({**_now, "templates": templates_override or {}}, _url_defaults(url_base)))
 
 cfg = None
 try:
@@ -223,10 +225,10 @@ try:
     n_items = setops.count(cfg)
     warns = setops.warnings(cfg)
 except UserError as exc:
-    st.error(f"Configuration: {_ui.md(exc)}")
+    st.error(f"Configuration: {ui.md(exc)}")
     n_items, warns = 0, []
 except Exception as exc:  # noqa: BLE001  (a sampler that cannot be built, e.g. a missing data file: say what)
-    st.error(f"Configuration cannot be expanded: {_ui.md(exc)}")
+    st.error(f"Configuration cannot be expanded: {ui.md(exc)}")
     cfg, n_items, warns = None, 0, []
 
 if cfg is not None and started not in (CUSTOM,):
@@ -240,9 +242,9 @@ if cfg is not None and started not in (CUSTOM,):
                                                             ", unchanged"))
 
 st.subheader("Model")
-choice = _ui.model_picker("so_m")
-_ui.batch_toggle(choice, "so_m")
-_ui.ray_cluster_field(choice, "so_m")
+choice = ui.model_picker("so_m")
+ui.batch_toggle(choice, "so_m")
+ui.ray_cluster_field(choice, "so_m")
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=300)
@@ -251,7 +253,7 @@ def _estimate(config_json: str, spec: str, params_json: str, base_url, fresh: bo
     from core import runner
 
     return runner.estimate(json.loads(config_json), spec, params=json.loads(params_json), base_url=base_url,
-                           db_path=_ui.db_path(), fresh=fresh, limit=limit, batch=batch)
+                           db_path=ui.db_path(), fresh=fresh, limit=limit, batch=batch)
 
 
 def _short(n: int) -> str:
@@ -275,10 +277,10 @@ est = None
 if cfg is not None and n_items:
     auto = min(n_items, limit or n_items) <= 5000
     if auto or st.button("Estimate calls, tokens and cost", key="so_estimate"):
-        with st.spinner("Estimating…"), _ui.user_errors("Estimate: "):
+        with st.spinner("Estimating…"), ui.user_errors("Estimate: "):
             est = _estimate(json.dumps(cfg.to_dict(), sort_keys=True), choice.spec,
                             json.dumps(choice.params, sort_keys=True), choice.base_url, bool(fresh), limit,
-                            _ui.db_token(), choice.batch)
+                            ui.db_token(), choice.batch)
 if est is not None:
     m3.metric("Calls to make", f"{est.n_calls:,}", help=f"{est.n_cached:,} items answered from the cache")
     m4.metric("Tokens in / out (est.)", f"{_short(est.tokens_in)} / {_short(est.tokens_out)}",
@@ -293,9 +295,9 @@ for w in warns:
     st.warning(w)
 
 if cfg is not None and n_items:
-    preview = _ui.lazy_expander("Preview: a few generated prompts with their truths", key="so_preview")
+    preview = ui.lazy_expander("Preview: a few generated prompts with their truths", key="so_preview")
 if cfg is not None and n_items and preview.open:   # generated and drawn only while open
-    with preview, _ui.user_errors():
+    with preview, ui.user_errors():
         for it in setops.preview(cfg, 3):
             st.markdown(f"**item {it['idx']}** · {it['operation'].replace('_', ' ')} · |A|={it['size_a']}, "
                         f"|B|={it['size_b']} · {it['members']} · {it['phrasing']} · {it['approach']} · "
@@ -308,11 +310,11 @@ st.subheader("Run")
 r1, r3 = st.columns([3, 1])
 name = r1.text_input("Run name (optional)", key="so_name")
 if r3.button("Run", type="primary", disabled=cfg is None or not n_items, key="so_run", use_container_width=True):
-    handle = _ui.start_run(cfg.to_dict(), choice, name=name or None, fresh=fresh, limit=limit)
+    handle = ui.start_run(cfg.to_dict(), choice, name=name or None, fresh=fresh, limit=limit)
     if handle is not None:
         st.session_state["so_run_id"] = handle.run_id
-        _ui.qp_set(run=handle.run_id)
+        ui.qp_set(run=handle.run_id)
 
-active = st.session_state.get("so_run_id") or _ui.qp_get("run")
+active = st.session_state.get("so_run_id") or ui.qp_get("run")
 if active:
-    _ui.run_progress(active, key="so", scoring=_ui.scoring_switch())
+    ui.run_progress(active, key="so", scoring=ui.scoring_switch())

@@ -23,7 +23,7 @@ Public API (all take an open DuckDB connection ``con`` whose catalogue has ``v_r
     group_summary(points, by)                      mean / std / min / max / N of per-config accuracy per group
     wilson_interval(k, n, confidence)              Wilson score interval for a proportion, in percent
     config_interval(con, run_id, config_id)        accuracy + Wilson interval of one configuration
-    error_table(con, run_ids, by, filters, scoring, unparsed)   SPEC A4 / paper Tables 15–18 per group
+    error_table(con, run_ids, by, filters, scoring, unparsed)   the paper's Tables 15–18 per group
     reference_error_table(con, run_ids, by, …)     the same with the reference's column names and formulas
 
 Every function that counts right answers takes ``scoring`` = "strict" (the SetLexSem reference's answer rule) or

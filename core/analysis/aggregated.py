@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
+from core.analysis.sql import VIEW  # noqa: F401  (the store's results view: the only relation with aggregates)
 from core.store.schema import FACTOR_COLUMNS, REASONING_EFFECTIVE, RUN_PARAM_FACTORS
 
-VIEW = "v_results"   # the store's results view (core.analysis.queries.VIEW): the only relation with aggregates
 RUN_LEVEL = ("run_id", "config_id", "model", "task", "name", *RUN_PARAM_FACTORS)
 CONFIG_LEVEL = frozenset((*RUN_LEVEL, *FACTOR_COLUMNS))
 

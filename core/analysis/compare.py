@@ -10,9 +10,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.analysis.queries import RUN_FACTORS, VIEW, _quote, _src, _where, factor_columns
+from core.analysis.queries import RUN_FACTORS, factor_columns
+from core.analysis.sql import VIEW, quote, relation, where_clause
 from core.analysis.stats import difference_of_means, mcnemar_counts
-from core.analysis.summaries import _config_accuracy_sql, frame_from_json
+from core.analysis.summaries import config_accuracy_sql, frame_from_json
 
 # --------------------------------------------------------------------------------------------------------------------
 # comparisons (A6)
@@ -53,16 +54,16 @@ def compare_runs(con, series: Sequence[Series], x: str = "operation", align: boo
     parts, params = [], []
     key_cols = "run_id, config_id"
     for i, s in enumerate(series):
-        sql, p, key_cols = _config_accuracy_sql(con, s.run_ids, by, filters, view, scoring)
+        sql, p, key_cols = config_accuracy_sql(con, s.run_ids, by, filters, view, scoring)
         parts.append(f"SELECT {i} AS _s, ? AS series, * FROM ({sql})")
         params += [s.name, *p]
     kept = by if factors else [x] if x else []
-    out_cols = ", ".join(["series", "run_id", "config_id", *(_quote(c) for c in kept), "n", "n_correct", "accuracy"])
+    out_cols = ", ".join(["series", "run_id", "config_id", *(quote(c) for c in kept), "n", "n_correct", "accuracy"])
     order = f"_s, {key_cols}"
     pts = " UNION ALL ".join(f"({q})" for q in parts)
     if align and shared and len(series) > 1:
         norm = [f"CASE WHEN typeof({k}) IN ('DOUBLE', 'FLOAT') AND isnan(TRY_CAST({k} AS DOUBLE)) THEN NULL "
-                f"ELSE {k} END" for k in (_quote(c) for c in shared)]
+                f"ELSE {k} END" for k in (quote(c) for c in shared)]
         sql = (f"WITH pts AS ({pts}), "
                f"common AS (SELECT {', '.join(f'{e} AS _k{i}' for i, e in enumerate(norm))} FROM pts "
                "GROUP BY ALL HAVING count(DISTINCT series) = (SELECT count(DISTINCT series) FROM pts)) "
@@ -180,13 +181,13 @@ def paired_items(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | 
 def _pairing_sql(con, run_a, run_b, filters, view, scoring, factors: bool = True) -> tuple[str, list, list[str]]:
     """The pairing of two runs' answered items (unordered), its parameters and its columns (``factors``: with the
     factor columns)."""
-    where_a, pa = _where(con, [run_a], filters, view=view)
-    where_b, pb = _where(con, [run_b], filters, view=view)
+    where_a, pa = where_clause(con, [run_a], filters, view=view)
+    where_b, pb = where_clause(con, [run_b], filters, view=view)
     facs = [c for c in factor_columns(con, [run_a, run_b], view) if c not in RUN_FACTORS] if factors else []
-    fsel = "".join(f", a.{_quote(c)}" for c in facs)
+    fsel = "".join(f", a.{quote(c)}" for c in facs)
     sql = f"""
-        WITH a AS (SELECT * FROM {_src(con, view, scoring)} {where_a}),
-             b AS (SELECT * FROM {_src(con, view, scoring)} {where_b})
+        WITH a AS (SELECT * FROM {relation(con, view, scoring)} {where_a}),
+             b AS (SELECT * FROM {relation(con, view, scoring)} {where_b})
         SELECT a.config_id, a.sample, a.idx AS idx_a, b.idx AS idx_b{fsel},
                a.correct AS correct_a, b.correct AS correct_b
         FROM a JOIN b ON a.config_id = b.config_id AND a.sample = b.sample AND a.prompt = b.prompt"""
@@ -204,8 +205,8 @@ def mcnemar(paired: pd.DataFrame) -> dict:
 
 def paired_summary(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | None = None,
                    view: str = VIEW, scoring: str = "lenient", max_configs: int = 60) -> dict:
-    """What the paired comparison of two runs shows, without handing their shared items to Python (5 million
-    pairs took 8 s as a DataFrame): ``mcnemar`` — mcnemar(paired_items(...)) from counts made by DuckDB — and
+    """What the paired comparison of two runs shows, without handing their shared items to Python (DuckDB
+    counts the pairs): ``mcnemar`` — mcnemar(paired_items(...)) from counts made by DuckDB — and
     ``map`` — agreement_map(paired_items(...), max_configs): the pairs of the first ``max_configs`` shared
     configurations only. Both equal what the full pairing gives."""
     sql, params, cols = _pairing_sql(con, run_a, run_b, filters, view, scoring, factors=False)

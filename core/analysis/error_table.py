@@ -1,4 +1,4 @@
-"""The error-analysis table of the SetLexSem paper (SPEC A4): accuracy, empty-set rows, made-up members,
+"""The error-analysis table of the SetLexSem paper: accuracy, empty-set rows, made-up members,
 did-not-follow counts and the top "G vs. L" length confusions per group, counted in DuckDB.
 
 Two choices shape it:
@@ -24,8 +24,18 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import aggregated
-from core.analysis.queries import VIEW, _check_column, _isnan, _norm, _src, _where, check_scoring, view_columns
+from core.analysis.sql import (
+    VIEW,
+    check_column,
+    check_scoring,
+    is_missing,
+    plain_value,
+    relation,
+    view_columns,
+    where_clause,
+)
 from core.errors import UserError
+from core.tasks.setops.scoring import DID_NOT_FOLLOW_SQL
 
 ERROR_ROWS = (
     ("accuracy", "Accuracy"),
@@ -93,13 +103,13 @@ def _counts(con, run_ids, by, filters, view, scoring, unparsed):
     check_scoring(scoring)
     ref = _check_unparsed(unparsed) == "reference"
     by = split_by_run(con, run_ids, [c for c in dict.fromkeys(by) if c], view)
-    cols = [_check_column(con, c, view) for c in by]
+    cols = [check_column(con, c, view) for c in by]
     if "task" in view_columns(con, view):
         filters = {**(filters or {}), "task": [ERROR_TABLE_TASK]}
     if by and aggregated.usable(con, view, run_ids, [*by, *(filters or {})]):
         return (*_aggregate_counts(con, run_ids, by, cols, filters, scoring, ref), by)
-    where, params = _where(con, run_ids, filters, view=view)
-    src = _src(con, view, scoring)
+    where, params = where_clause(con, run_ids, filters, view=view)
+    src = relation(con, view, scoring)
     head = "".join(f"{c}, " for c in cols)
     grp = f"GROUP BY {', '.join(cols)} ORDER BY {', '.join(cols)}" if by else ""
     c = "CAST(correct AS INTEGER)"
@@ -119,7 +129,7 @@ def _counts(con, run_ids, by, filters, view, scoring, unparsed):
             count(*) - sum({e}) AS n_non_empty,
             sum({made_up}) AS made_up_sum,
             count(*) FILTER (WHERE {made_up} > 0) AS answers_made_up,
-            count(*) FILTER (WHERE NOT coalesce(followed, FALSE)) AS did_not_follow
+            count(*) FILTER (WHERE {DID_NOT_FOLLOW_SQL}) AS did_not_follow
         FROM {src} {where} {grp}""", params).df()
     pairs = con.execute(f"""
         SELECT {head} correct, truth_len, answer_len,
@@ -131,7 +141,7 @@ def _counts(con, run_ids, by, filters, view, scoring, unparsed):
 
 def _aggregate_counts(con, run_ids, by, cols, filters, scoring, ref):
     """``_counts`` from the store's per-configuration counts (core/analysis/aggregated.py): the same frames."""
-    where, params = _where(con, run_ids, filters, answered=False)
+    where, params = where_clause(con, run_ids, filters, answered=False)
     where = f"{where} AND n > 0" if where else "WHERE n > 0"
     head = ", ".join(cols)
     rel = aggregated.relation(con, scoring)
@@ -163,7 +173,7 @@ def _aggregate_counts(con, run_ids, by, cols, filters, scoring, ref):
 
 
 def _key(row, by) -> tuple:
-    return tuple(_norm(row[k]) for k in by)
+    return tuple(plain_value(row[k]) for k in by)
 
 
 def _ranked(pairs: pd.DataFrame, by, reference: bool) -> dict:
@@ -189,7 +199,7 @@ def _ranked(pairs: pd.DataFrame, by, reference: bool) -> dict:
             else:
                 def order(r):
                     g, l_ = r["truth_len"], r["answer_len"]
-                    return (-int(r["k"]), _norm(g) if not _isnan(g) else -1, _isnan(l_), 0 if _isnan(l_) else l_)
+                    return (-int(r["k"]), plain_value(g) if not is_missing(g) else -1, is_missing(l_), 0 if is_missing(l_) else l_)
                 out[(key, flag)] = [(r["label"], 100.0 * int(r["k"]) / total) for r in sorted(sub, key=order)]
     return out
 
@@ -224,7 +234,7 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
                 if rank <= len(top):
                     label, share = top[rank - 1]
                     # no share (no such answer in the group): the label alone, never "(nan%)"
-                    base.at[i, f"top{rank}_{kind}"] = label if _isnan(share) else f"{label} ({share:.2f}%)"
+                    base.at[i, f"top{rank}_{kind}"] = label if is_missing(share) else f"{label} ({share:.2f}%)"
     return base[[*by, *(k for k, _ in ERROR_ROWS)]]
 
 
@@ -248,7 +258,7 @@ def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] 
     for row in base.to_dict("records"):
         n = int(row["n"])
         n_correct = int(row["n_correct"])
-        out = {k: _norm(row[k]) for k in by}
+        out = {k: plain_value(row[k]) for k in by}
         out.update({
             "accuracy": _pct(n_correct, n),
             "accuracy_non_empty": _pct(row["correct_non_empty"], n),
@@ -265,7 +275,7 @@ def reference_error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] 
                 cell = top[rank - 1] if rank <= len(top) else None
                 if cells == "plain":
                     out[f"top{rank}_{kind}"] = cell[0] if cell else None
-                    out[f"top{rank}_{kind}_pct"] = None if cell is None or _isnan(cell[1]) else cell[1]
+                    out[f"top{rank}_{kind}_pct"] = None if cell is None or is_missing(cell[1]) else cell[1]
                 else:
                     out[f"top{rank}_{kind}"] = str(cell) if cell else None
         rows.append(out)
@@ -298,7 +308,7 @@ def error_table_paper_layout(table: pd.DataFrame, by: Sequence[str] = (),
         for key, _title in ERROR_ROWS:
             v = row[key]
             if isinstance(v, (float, np.floating)):
-                v = "" if _isnan(v) else (f"{v:.2f}" if not float(v).is_integer() or key.startswith(("pct", "acc"))
+                v = "" if is_missing(v) else (f"{v:.2f}" if not float(v).is_integer() or key.startswith(("pct", "acc"))
                                           else f"{int(v)}")
             elif v is None:
                 v = ""

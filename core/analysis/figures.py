@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 
 from core.analysis import summaries
 from core.analysis.compare import AGREEMENT_LEVELS
-from core.analysis.queries import _isnan, label
+from core.analysis.queries import label
+from core.analysis.sql import is_missing
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974",
            "#64B5CD")
@@ -48,7 +49,7 @@ def level_texts(values: pd.Series, column: str) -> pd.Series:
     return pd.Series(texts[codes], index=values.index, dtype=object)
 
 
-def _order(column: str, values: Sequence) -> list:
+def level_order(column: str, values: Sequence) -> list:
     vals = list(dict.fromkeys(values))
     if column == "operation":
         known = [v for v in OPERATION_ORDER if v in vals]
@@ -117,14 +118,14 @@ def _panels(points, x, color, summary, frame, panel, panel_names, *, title, heig
     """``violin`` of each ``panel`` level, stacked as subplots sharing the colours and the legend."""
     from plotly.subplots import make_subplots
 
-    levels = _order(panel, frame[panel].tolist())
-    colors = _order(color, frame[color].tolist()) if color else None
+    levels = level_order(panel, frame[panel].tolist())
+    colors = level_order(color, frame[color].tolist()) if color else None
     n = len(levels)
     fig = make_subplots(rows=n, cols=1, subplot_titles=[panel_text(panel, v, panel_names) for v in levels],
                         vertical_spacing=min(0.16, 0.6 / n))
     for i, level in enumerate(levels):
-        sub_points = points[_eq(points[panel], level)] if points is not None else None
-        sub_summary = summary[_eq(summary[panel], level)] if summary is not None else None
+        sub_points = points[level_mask(points[panel], level)] if points is not None else None
+        sub_summary = summary[level_mask(summary[panel], level)] if summary is not None else None
         one = _violin_one(sub_points, x, color, sub_summary, reference=reference, reference_name=reference_name,
                           x_title=x_title, color_levels=colors)
         suffix = "" if i == 0 else str(i + 1)
@@ -160,14 +161,14 @@ def _violin_one(points, x, color, summary, *, title=None, height=520, reference=
     # too many to draw one by one: each violin from its shape (summaries.violin_summary, as violin_view gives)
     shapes = summary if sketched else summaries.violin_summary(points, [k for k in (x, color) if k]) if many else None
     fig = go.Figure()
-    xs = _order(x, frame[x].tolist()) if x else [None]
+    xs = level_order(x, frame[x].tolist()) if x else [None]
     tick = {level_text(x, v): v for v in xs} if x else {}
     cats = [level_text(x, v) for v in xs] if x else ["all"]
-    colors = (list(color_levels) if color_levels is not None else _order(color, frame[color].tolist())) \
+    colors = (list(color_levels) if color_levels is not None else level_order(color, frame[color].tolist())) \
         if color else [None]
     for i, c in enumerate(colors):
         drawn = shapes if many else points
-        sub = drawn if color is None else drawn[_eq(drawn[color], c)]
+        sub = drawn if color is None else drawn[level_mask(drawn[color], c)]
         if sub.empty:
             continue
         levels = level_texts(sub[x], x).tolist() if x else ["all"] * len(sub)   # each level's text once
@@ -239,13 +240,13 @@ def _group_sizes(frame: pd.DataFrame, x: str | None, color: str | None, sketched
 def _n_ticks(sizes: pd.Series, cats: list[str], color: str | None, colors: list) -> list[str]:
     """Each x category's tick with the number of configurations of every violin above it: "Union<br>N=8", or
     "Union<br>N=8 · 4" for two colours side by side."""
-    counts = {(xc, None if _isnan(cc) else cc): n for (xc, cc), n in sizes.items()}
+    counts = {(xc, None if is_missing(cc) else cc): n for (xc, cc), n in sizes.items()}
     out = []
     for cat in cats:
         if color is None:
             ns = [counts.get((cat, None), 0)]
         else:
-            ns = [sum(n for (xc, cc), n in counts.items() if xc == cat and (cc == c or cc is None and _isnan(c)))
+            ns = [sum(n for (xc, cc), n in counts.items() if xc == cat and (cc == c or cc is None and is_missing(c)))
                   for c in colors]
             ns = [n for n in ns if n] or [0]
         out.append(f"{cat}<br>N={' · '.join(str(n) for n in ns)}")
@@ -289,7 +290,7 @@ def violin_warnings(points: pd.DataFrame | None, x: str | None, color: str | Non
     return out
 
 
-def _eq(series: pd.Series, value):
+def level_mask(series: pd.Series, value):
     if value is None or (isinstance(value, float) and value != value):
         return series.isna()
     return series == value

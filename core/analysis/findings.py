@@ -34,7 +34,8 @@ import pandas as pd
 from core.analysis import aggregated, reasoning, stats
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
-from core.analysis.queries import VIEW, _quote, _src, _where, check_scoring, factor_columns, view_columns
+from core.analysis.queries import factor_columns
+from core.analysis.sql import VIEW, check_scoring, quote, relation, view_columns, where_clause
 from core.analysis.summaries import config_accuracy
 
 __all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "keep", "points",
@@ -84,12 +85,12 @@ def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFram
     deceptive = "CASE WHEN members = 'deceptive' THEN NULL ELSE {} END"
     sel = []
     for c in cols:
-        q = _quote(c)
+        q = quote(c)
         # for deceptive items ``pos`` and the sets are outcomes of the condition, not of the draw
         sel.append(f"{deceptive.format(q)} AS {q}" if c in ("pos", "set_a", "set_b") and "members" in have else q)
-    where, params = _where(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
+    where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
     df = con.execute(f"SELECT {', '.join(sel)}, 100.0 * CAST(correct AS INTEGER) AS accuracy "
-                     f"FROM {_src(con, view, scoring)} {where}", params).df()
+                     f"FROM {relation(con, view, scoring)} {where}", params).df()
     draw_cols = [c for c in DRAW if c in df.columns]
     df["draw"] = df.groupby(draw_cols, dropna=False, sort=True).ngroup() if draw_cols and len(df) else 0
     return df

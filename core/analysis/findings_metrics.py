@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from core.analysis import aggregated
-from core.analysis.queries import _quote, _src, view_columns, where_clause
+from core.analysis.sql import quote, relation, view_columns, where_clause
 
 TABLE_BY = ("operation", "members")
 
@@ -56,12 +56,12 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
     if not {"precision", "recall", "jaccard"} <= have:
         return None
     by = [c for c in ("model", *TABLE_BY) if c in have]
-    sel = ", ".join(_quote(c) for c in by)
+    sel = ", ".join(quote(c) for c in by)
     if scoring == "strict" and {"parsed_strict", "truth"} <= have:
         where, params = where_clause(con, run_ids, filters, view=view)
         cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
         df = con.execute(f"SELECT {sel}, truth, parsed_strict, CAST(correct AS INTEGER) AS correct "
-                         f"FROM {_src(con, view, scoring)} {cond}", params).df()
+                         f"FROM {relation(con, view, scoring)} {cond}", params).df()
         if df.empty:
             return []
         scores = [strict_scores(t, p) for t, p in zip(df["truth"], df["parsed_strict"])]
@@ -85,5 +85,5 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
     df = con.execute(
         f"SELECT {sel}, count(*) AS n, 100 * avg(precision) AS precision, 100 * avg(recall) AS recall, "
         f"100 * avg(jaccard) AS jaccard, 100.0 * avg(CAST(correct AS INTEGER)) AS accuracy "
-        f"FROM {_src(con, view, scoring)} {cond} GROUP BY {sel} ORDER BY {sel}", params).df()
+        f"FROM {relation(con, view, scoring)} {cond} GROUP BY {sel} ORDER BY {sel}", params).df()
     return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]

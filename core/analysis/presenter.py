@@ -1,4 +1,4 @@
-"""What a presenter shows on the Deceptive sets page (issue 19): accuracy per condition with N and a 95 % Wilson
+"""What a presenter shows on the Deceptive sets page: accuracy per condition with N and a 95 % Wilson
 interval, the paper's Claude Haiku figures beside it, and the replay of a stored run item by item.
 
     condition_stats(con, run_id, scoring, upto=None) -> DataFrame   condition, n, correct, followed, accuracy, lo, hi
@@ -20,8 +20,9 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.analysis.queries import VIEW, _src, check_scoring
+from core.analysis.sql import VIEW, check_scoring, relation
 from core.analysis.stats import wilson_interval
+from core.tasks.setops.scoring import member_list as as_list  # an item's set (list or JSON text) as a list
 
 CONDITIONS = ("not_swapped", "swapped", "random")
 LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}
@@ -46,7 +47,7 @@ def condition_stats(con, run_id: str, scoring: str = "strict", upto: Sequence[in
         params.append([int(i) for i in upto])
     df = con.execute(
         f"SELECT condition, count(*) AS n, sum(CAST(correct AS INTEGER)) AS correct, "
-        f"sum(CAST(coalesce(followed, false) AS INTEGER)) AS followed FROM {_src(con, view, scoring)} "
+        f"sum(CAST(coalesce(followed, false) AS INTEGER)) AS followed FROM {relation(con, view, scoring)} "
         f"WHERE run_id = ? AND correct IS NOT NULL AND condition IS NOT NULL{only} GROUP BY condition",
         params).df()
     rows = []
@@ -143,7 +144,7 @@ PAIR_COLUMNS = ("idx", "condition", *PAIR_KEY, "set_a", "set_b", "truth", "membe
 def pair_rows(con, run_id: str, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
     """The answered items of ``run_id`` that belong to a pair (as sampled / swapped), with the verdict columns of
     ``scoring`` and the time each answer was stored (``at``), oldest first."""
-    from core.analysis.queries import scored_expr, view_columns
+    from core.analysis.sql import scored_expr, view_columns
 
     have = view_columns(con, view)
     cols = []
@@ -224,17 +225,6 @@ def excludes_zero(t: dict) -> bool:
 def hypernym_name(synset) -> str:
     """A hypernym's readable name: its synset's lemma ("tree.n.01" → "tree")."""
     return str(synset).split(".")[0].replace("_", " ") if synset else "?"
-
-
-def as_list(v) -> list:
-    if isinstance(v, str):
-        try:
-            v = json.loads(v)
-        except ValueError:
-            return []
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return []
-    return list(v) if not isinstance(v, dict) else list(v)
 
 
 def as_dict(v) -> dict:

@@ -3,19 +3,30 @@ rows and the run overview. Every other analysis module builds its SQL on these h
 
 from __future__ import annotations
 
-import math
-from collections import OrderedDict
 from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
-import core.store.provenance as provenance  # noqa: PLR0402
-from core.errors import UserError
-from core.store.schema import REASONING_EFFECTIVE, RUN_PARAM_FACTORS
+from core.analysis.labels import LABELS, label  # noqa: F401  (the labels' home is core.analysis.labels)
+from core.analysis.sql import (  # noqa: F401  (public SQL names other modules have always reached through queries)
+    CALL_ONLY,
+    SCORED_COLUMNS,
+    SCORINGS,
+    VIEW,
+    base_src,
+    check_column,
+    check_scoring,
+    columns_of,
+    is_missing,
+    plain_value,
+    quote,
+    relation,
+    scored,
+    scored_expr,
+    view_columns,
+    where_clause,
+)
 from core.tasks import group_by
-
-VIEW = "v_results"
 
 # Factor columns we know how to group by, in display order (declared by each task in core/tasks/<task>/factors.py).
 # Only those present in the view are used.
@@ -24,11 +35,6 @@ QUANTIFIER_FACTORS = group_by()["quantifiers"]
 RUN_FACTORS = ("model", "answer_format", "task", "name", "run_id")
 ALL_FACTORS = tuple(dict.fromkeys(RUN_FACTORS + SETOPS_FACTORS + QUANTIFIER_FACTORS))   # a factor both tasks have once
 
-# Which verdict a view shows: "strict" = the SetLexSem reference's rule (core/tasks/setops/parse_strict.py), "lenient"
-# = our parser. Only set-operation rows have a strict verdict; other tasks' rows keep theirs under either choice.
-SCORINGS = ("strict", "lenient")
-# the result columns each scoring has its own copy of (<name>_strict for strict)
-SCORED_COLUMNS = ("parsed", "followed", "correct", "answer_len", "made_up")
 
 # Columns a drill-down may show (beyond factors).
 DETAIL_COLUMNS = (
@@ -38,176 +44,6 @@ DETAIL_COLUMNS = (
     "latency_ms", "tokens_in", "tokens_out", "cost_usd", "set_a", "set_b", "reasoning_text", "tokens_reasoning",
 )
 _CALL_NAMES = {"reasoning_text": "reasoning"}   # v_results name -> calls column
-
-LABELS = {
-    "operation": "Operation", "size_a": "|A|", "size_b": "|B|", "members": "Token type", "length": "Token length",
-    "pos": "Part of speech",
-    "decile": "Frequency decile", "decile_mode": "Decile mode", "condition": "Deceptive condition",
-    "hypernym_a": "Hypernym A", "hypernym_b": "Hypernym B", "swap_count": "Swapped members", "overlap": "Overlap",
-    "phrasing": "Phrasing", "approach": "Prompting approach", "shots": "k (shots)", "model": "Model", "task": "Task",
-    "name": "Run name", "run_id": "Run", "quantifier": "Quantifier", "object": "Object", "noun_group": "Noun group",
-    "total": "Total", "count_large": "# large", "count_small": "# small", "predicate": "Predicate",
-    "template": "Template", "label": "Gold label", "series": "Series", "answer_format": "Answer format",
-    "reasoning": "Reasoning effort",
-}
-
-
-def label(column: str) -> str:
-    """Readable axis / legend label of a column."""
-    return LABELS.get(column, column.replace("_", " ").capitalize())
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# SQL helpers: identifiers only from the view's own column list; values always as parameters.
-
-def _quote(ident: str) -> str:
-    return '"' + ident.replace('"', '""') + '"'
-
-
-_COLUMN_CACHE: "OrderedDict[tuple[int, str], tuple[Any, tuple[str, ...]]]" = OrderedDict()
-
-
-def _columns_of(con, table: str) -> tuple[str, ...]:
-    """Column names of a table / view (cached per open connection: the catalogue query costs ~50 ms)."""
-    key = (id(con), table)
-    hit = _COLUMN_CACHE.get(key)
-    if hit is not None and hit[0] is con:
-        return hit[1]
-    rows = con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
-        "ORDER BY ordinal_position", [table]).fetchall()
-    cols = tuple(r[0] for r in rows)
-    _COLUMN_CACHE[key] = (con, cols)  # holding `con` keeps id(con) from being reused while cached
-    while len(_COLUMN_CACHE) > 64:
-        _COLUMN_CACHE.popitem(last=False)
-    return cols
-
-
-def view_columns(con, view: str = VIEW) -> tuple[str, ...]:
-    return _columns_of(con, view)
-
-
-_CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "finish_reason", "reasoning_text",
-              "tokens_reasoning", "tokens_answer", "cost_reasoning_usd", "reasoning_sent"}
-
-
-def check_scoring(scoring: str) -> str:
-    if scoring not in SCORINGS:
-        raise UserError(f"unknown scoring {scoring!r}; expected one of: {', '.join(SCORINGS)}")
-    return scoring
-
-
-def scored_expr(con, column: str, scoring: str, view: str = VIEW) -> str:
-    """SQL for ``column`` (one of SCORED_COLUMNS) under ``scoring``, over a relation with the view's columns."""
-    check_scoring(scoring)
-    have = view_columns(con, view)
-    if scoring == "lenient" or (strict := f"{column}_strict") not in have:
-        return _quote(column)
-    if "task" not in have:
-        return _quote(strict)
-    return f"CASE WHEN coalesce(task, 'setops') = 'setops' THEN {_quote(strict)} ELSE {_quote(column)} END"
-
-
-def _scored(con, relation: str, scoring: str, view: str = VIEW) -> str:
-    """``relation`` with the verdict columns (correct, followed, parsed, answer_len, made_up) of ``scoring``."""
-    check_scoring(scoring)
-    have = view_columns(con, view)
-    swaps = [f"{scored_expr(con, c, scoring, view)} AS {_quote(c)}" for c in SCORED_COLUMNS
-             if c in have and f"{c}_strict" in have]
-    if scoring == "lenient" or not swaps:
-        return relation
-    if "truth_len" in have and "truth" in have:   # strict G: the stored truth's own size (ours lower-cases members)
-        setops = "coalesce(task, 'setops') = 'setops' AND " if "task" in have else ""
-        swaps.append(f"CASE WHEN {setops}json_valid(truth) AND json_type(truth) = 'ARRAY' "
-                     "THEN CAST(json_array_length(truth) AS BIGINT) ELSE truth_len END AS truth_len")
-    return f"(SELECT * REPLACE ({', '.join(swaps)}) FROM {relation}) AS scored"
-
-
-def _src(con, view: str = VIEW, scoring: str = "lenient") -> str:
-    """FROM-clause relation for aggregations (verdict columns of ``scoring``): ``v_results`` without the call columns
-    and their LEFT JOIN on the call cache, over the store; the view itself for anything else."""
-    return _scored(con, _base_src(con, view), scoring, view)
-
-
-def _base_src(con, view: str = VIEW) -> str:
-    if view != VIEW:
-        return view
-    items, results, runs = (_columns_of(con, t) for t in ("items", "results", "runs"))
-    if not items or not results or not runs:
-        return view
-    sel = []
-    for c in view_columns(con, view):
-        q = _quote(c)
-        if c == "reasoning":   # the item's effort, else the run's
-            sel.append(f"{REASONING_EFFECTIVE} AS reasoning")
-        elif c in items:
-            sel.append(f"i.{q}")
-        elif c in _CALL_ONLY:
-            continue
-        elif c in results:
-            sel.append(f"r.{q}")
-        elif c in ("model", "task", "name", "base_url", "source"):
-            sel.append(f"ru.{q}")
-        elif c == "run_status":
-            sel.append("ru.status AS run_status")
-        elif c == "provenance":
-            sel.append(f"CASE WHEN {provenance.uploaded_sql('ru')} THEN 'uploaded' ELSE 'made here' END AS provenance")
-        elif c in RUN_PARAM_FACTORS:
-            sel.append(f"{RUN_PARAM_FACTORS[c]} AS {q}")
-        else:
-            return view  # a column we cannot place: use the view as it is
-    return (f"(SELECT {', '.join(sel)} FROM items i JOIN runs ru ON ru.run_id = i.run_id "
-            "LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx) AS v")
-
-
-def _check_column(con, column: str, view: str = VIEW) -> str:
-    """``column`` quoted, for grouping or selecting over ``_src``; UserError when the view has no such column, or
-    when it is a measurement of each call (reply, latency, tokens, cost) that ``_src`` leaves out."""
-    if column not in view_columns(con, view):
-        raise UserError(f"unknown column {column!r}")
-    if column in _CALL_ONLY and _base_src(con, view) != view:
-        raise UserError(f"cannot group by {column!r}: it is a measurement of each call (its reply, latency, tokens "
-                        "or cost), not a factor of the items; group by a factor such as operation or members")
-    return _quote(column)
-
-
-def where_clause(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence[Any]] | None,
-                 answered: bool = True, view: str = VIEW) -> tuple[str, list]:
-    """WHERE clause and parameters: runs, filters (column IN values; None matches NULL), answered rows if asked."""
-    return _where(con, run_ids, filters, answered, view)
-
-
-def _where(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence[Any]] | None,
-           answered: bool = True, view: str = VIEW) -> tuple[str, list]:
-    """WHERE clause selecting runs, filters (column IN values; None matches NULL) and answered rows."""
-    parts: list[str] = []
-    params: list = []
-    if run_ids is not None:
-        run_ids = list(run_ids)
-        if not run_ids:
-            return "WHERE FALSE", []
-        parts.append(f"run_id IN ({', '.join('?' * len(run_ids))})")
-        params.extend(run_ids)
-    cols = set(view_columns(con, view))
-    for col, values in (filters or {}).items():
-        if col not in cols:
-            raise UserError(f"unknown filter column {col!r}")
-        values = list(values) if isinstance(values, (list, tuple, set)) else [values]
-        if not values:
-            continue
-        non_null = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-        sub = []
-        if non_null:
-            # compare as text so "4" from a URL matches the integer 4
-            sub.append(f"CAST({_quote(col)} AS VARCHAR) IN ({', '.join('?' * len(non_null))})")
-            params.extend(str(v) for v in non_null)
-        if len(non_null) < len(values):
-            sub.append(f"{_quote(col)} IS NULL")
-        parts.append("(" + " OR ".join(sub) + ")")
-    if answered:
-        parts.append("correct IS NOT NULL")
-    return ("WHERE " + " AND ".join(parts)) if parts else "", params
-
 
 def change_token(con, view: str = VIEW) -> str:
     """Fingerprint of the stored results (row counts); changes when rows are added, answered or deleted. On the
@@ -230,7 +66,7 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
 
     Design factors only: a column whose value changes *inside* a configuration (the hypernyms of a deceptive item,
     the parts of speech of its members) describes a sample, not the design, and grouping configurations by it would
-    test nothing the design controls (issue 18); ``per_sample=True`` keeps such columns (filters, drill-down)."""
+    test nothing the design controls; ``per_sample=True`` keeps such columns (filters, drill-down)."""
     present = [c for c in ALL_FACTORS if c in view_columns(con, view)]
     if not present:
         return []
@@ -238,13 +74,13 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
 
     if aggregated.usable(con, view, run_ids, ()) and set(present) <= aggregated.CONFIG_LEVEL:
         return _factor_columns_aggregated(con, run_ids, present, varying, per_sample)
-    where, params = _where(con, run_ids, None, answered=False, view=view)
+    where, params = where_clause(con, run_ids, None, answered=False, view=view)
     # min/max/count are much cheaper than count(DISTINCT …) on a million rows
-    inner = ", ".join(f"count({_quote(c)}) AS n{i}, min({_quote(c)}) AS lo{i}, max({_quote(c)}) AS hi{i}"
+    inner = ", ".join(f"count({quote(c)}) AS n{i}, min({quote(c)}) AS lo{i}, max({quote(c)}) AS hi{i}"
                       for i, c in enumerate(present))
     outer = ", ".join(f"sum(n{i}), min(lo{i}) IS DISTINCT FROM max(hi{i}), bool_or(lo{i} IS DISTINCT FROM hi{i})"
                       for i in range(len(present)))
-    row = con.execute(f"SELECT sum(total), {outer} FROM (SELECT count(*) AS total, {inner} FROM {_src(con, view)} "
+    row = con.execute(f"SELECT sum(total), {outer} FROM (SELECT count(*) AS total, {inner} FROM {relation(con, view)} "
                       f"{where} GROUP BY run_id, config_id)", params).fetchone()
     total, out = row[0] or 0, []
     for i, c in enumerate(present):
@@ -285,10 +121,10 @@ def _factor_stats_aggregated(con, run_ids, present) -> tuple[dict, tuple]:
     non-null configurations, whether it takes two values and its NULL configurations (after the total)."""
     from core.analysis import aggregated
 
-    where, params = _where(con, run_ids, None, answered=False, view=VIEW)
+    where, params = where_clause(con, run_ids, None, answered=False, view=VIEW)
     inside = aggregated.inside_columns(con, run_ids)
-    parts = ", ".join(f"count({_quote(c)}), min({_quote(c)}) IS DISTINCT FROM max({_quote(c)}), "
-                      f"count(*) - count({_quote(c)})" for c in present)
+    parts = ", ".join(f"count({quote(c)}), min({quote(c)}) IS DISTINCT FROM max({quote(c)}), "
+                      f"count(*) - count({quote(c)})" for c in present)
     row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.configs(con)} {where}", params).fetchone()
     return inside, row
 
@@ -301,12 +137,12 @@ def varies_inside(con, run_ids: Sequence[str] | None, columns: Iterable[str],
     cols = [c for c in dict.fromkeys(columns) if c and c not in RUN_FACTORS and c != "config_id"]
     if not cols:
         return []
-    qs = [_check_column(con, c, view) for c in cols]
-    where, params = _where(con, run_ids, filters, answered=False, view=view)
+    qs = [check_column(con, c, view) for c in cols]
+    where, params = where_clause(con, run_ids, filters, answered=False, view=view)
     inner = ", ".join(f"min({q}) IS DISTINCT FROM max({q}) OR count({q}) NOT IN (0, count(*)) AS d{i}"
                       for i, q in enumerate(qs))
     outer = ", ".join(f"coalesce(bool_or(d{i}), FALSE)" for i in range(len(qs)))
-    row = con.execute(f"SELECT {outer} FROM (SELECT {inner} FROM {_src(con, view)} {where} "
+    row = con.execute(f"SELECT {outer} FROM (SELECT {inner} FROM {relation(con, view)} {where} "
                       "GROUP BY run_id, config_id)", params).fetchone()
     return [c for c, inside in zip(cols, row) if inside]
 
@@ -319,9 +155,9 @@ def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) ->
         return False
     from core.analysis import aggregated
 
-    where, params = _where(con, run_ids, None, answered=False, view=view)
+    where, params = where_clause(con, run_ids, None, answered=False, view=view)
     cond = f"{where} AND" if where else "WHERE"
-    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) else _src(con, view)
+    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) else relation(con, view)
     row = con.execute(f"SELECT count(*), count(*) FILTER (WHERE size_a IS DISTINCT FROM size_b) FROM {src} "
                       f"{cond} size_a IS NOT NULL", params).fetchone()
     return bool(row[0]) and not row[1]
@@ -329,11 +165,11 @@ def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) ->
 
 def factor_levels(con, run_ids: Sequence[str] | None, column: str, view: str = VIEW) -> list:
     """The distinct values of ``column`` in these runs (NULL last), items not yet answered included."""
-    col = _check_column(con, column, view)
+    col = check_column(con, column, view)
     from core.analysis import aggregated
 
-    where, params = _where(con, run_ids, None, answered=False, view=view)
-    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, [column]) else _src(con, view)
+    where, params = where_clause(con, run_ids, None, answered=False, view=view)
+    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, [column]) else relation(con, view)
     rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {src} {where} ORDER BY lv NULLS LAST", params).fetchall()
     return [r[0] for r in rows]
 
@@ -348,29 +184,12 @@ def factor_levels_of(con, run_ids: Sequence[str] | None, columns: Sequence[str],
     fast = [c for c in columns if aggregated.usable(con, view, run_ids, [c])]
     out: dict[str, list] = {}
     if fast:
-        where, params = _where(con, run_ids, None, answered=False, view=view)
+        where, params = where_clause(con, run_ids, None, answered=False, view=view)
         lists = ", ".join(f"list(DISTINCT {q} ORDER BY {q} NULLS LAST)"
-                          for q in (_check_column(con, c, view) for c in fast))
+                          for q in (check_column(con, c, view) for c in fast))
         out.update(zip(fast, (list(v) for v in con.execute(f"SELECT {lists} FROM {aggregated.configs(con)} {where}",
                                                                params).fetchone())))
     return {c: out[c] if c in out else factor_levels(con, run_ids, c, view=view) for c in columns}
-
-
-def _isnan(v) -> bool:
-    try:
-        return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)) or v is pd.NA
-    except TypeError:
-        return False
-
-
-def _norm(v):
-    if _isnan(v):
-        return None
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating, float)) and float(v).is_integer():
-        return int(v)
-    return v
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -384,7 +203,7 @@ def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence
     f = dict(filters or {})
     if config_id:
         f["config_id"] = [config_id]
-    where, params = _where(con, run_ids, f, answered=False, view=view)
+    where, params = where_clause(con, run_ids, f, answered=False, view=view)
     extra = []
     if correct is not None:
         extra.append(f"{scored_expr(con, 'correct', scoring, view)} = ?")
@@ -395,14 +214,14 @@ def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence
     facs = [c for c in ALL_FACTORS if c in have and c not in ("run_id", "task", "name")]
     cols = list(dict.fromkeys([*(c for c in DETAIL_COLUMNS if c in have),
                                *facs]))
-    src = _src(con, view)
-    calls = _columns_of(con, "calls")
+    src = relation(con, view)
+    calls = columns_of(con, "calls")
     if src != view and "cache_key" in have and calls:
         # pick the page of items first, then fetch only their calls (not a join over every call)
-        call_cols = [c for c in cols if c in _CALL_ONLY and _CALL_NAMES.get(c, c) in calls]
-        item_cols = [c for c in cols if c not in _CALL_ONLY]
-        sel_p = ", ".join(f"p.{_quote(c)}" for c in item_cols)
-        sel_c = "".join(f", c.{_quote(_CALL_NAMES.get(c, c))} AS {_quote(c)}" for c in call_cols)
+        call_cols = [c for c in cols if c in CALL_ONLY and _CALL_NAMES.get(c, c) in calls]
+        item_cols = [c for c in cols if c not in CALL_ONLY]
+        sel_p = ", ".join(f"p.{quote(c)}" for c in item_cols)
+        sel_c = "".join(f", c.{quote(_CALL_NAMES.get(c, c))} AS {quote(c)}" for c in call_cols)
         keys = _page_keys(con, src, where, params, run_ids, int(limit), int(offset))
         if not keys:
             return pd.DataFrame(columns=cols)
@@ -410,13 +229,13 @@ def drilldown(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence
         ranges = " OR ".join("(run_id = ? AND idx BETWEEN ? AND ?)" for _ in keys)
         kparams = [x for run, idxs in keys.items() for x in (run, min(idxs), max(idxs))]
         wanted = [(run, i) for run, idxs in keys.items() for i in idxs]
-        sql = (f"WITH p AS (SELECT {', '.join(_quote(c) for c in dict.fromkeys([*item_cols, 'cache_key']))} "
+        sql = (f"WITH p AS (SELECT {', '.join(quote(c) for c in dict.fromkeys([*item_cols, 'cache_key']))} "
                f"FROM {src} WHERE ({ranges}) AND (run_id, idx) IN (SELECT unnest(?::VARCHAR[]), "
                "unnest(?::BIGINT[]))) "
                f"SELECT {sel_p}{sel_c} FROM p LEFT JOIN calls c ON c.cache_key = p.cache_key ORDER BY p.run_id, p.idx")
         out = con.execute(sql, kparams + [[r for r, _ in wanted], [int(i) for _, i in wanted]]).df()
         return out[[c for c in cols if c in out.columns]]
-    sel = ", ".join(_quote(c) for c in cols)
+    sel = ", ".join(quote(c) for c in cols)
     sql = f"SELECT {sel} FROM {view} {where} ORDER BY run_id, idx LIMIT ? OFFSET ?"
     return con.execute(sql, params + [int(limit), int(offset)]).df()
 
@@ -468,7 +287,7 @@ def item_detail(row: Mapping[str, Any]) -> dict[str, Any]:
     followed, and an unanswered item is "not scored"."""
     def get(key):
         v = row.get(key) if hasattr(row, "get") else None
-        return None if _isnan(v) else v
+        return None if is_missing(v) else v
 
     error, response = get("error"), get("response")
     if response is not None:
@@ -524,13 +343,13 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, sc
         # (answers without a strict verdict), and the second then costs no query
         both = memo.call(con, "run_overview_scorings", _run_overview_aggregated, run_ids)
         return both[both["scoring"] == scoring].drop(columns="scoring").reset_index(drop=True)
-    where, params = _where(con, run_ids, None, answered=False, view=view)
+    where, params = where_clause(con, run_ids, None, answered=False, view=view)
     failed = "count(*) FILTER (WHERE correct IS NULL AND error IS NOT NULL)" if "error" in view_columns(con, view) \
         else "0"
     sql = (f"SELECT run_id, any_value(model) AS model, any_value(task) AS task, count(*) AS items, "
            f"count(correct) AS answered, {failed} AS failed, sum(CAST(correct AS INTEGER)) AS n_correct, "
            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy, count(DISTINCT config_id) AS configs, "
-           f"sum(cost_usd) AS cost_usd FROM {_scored(con, view, scoring, view)} {where} GROUP BY run_id "
+           f"sum(cost_usd) AS cost_usd FROM {scored(con, view, scoring, view)} {where} GROUP BY run_id "
            "ORDER BY run_id")
     return con.execute(sql, params).df()
 
@@ -552,7 +371,7 @@ def _run_overview_aggregated(con, run_ids: Sequence[str] | None) -> pd.DataFrame
     import core.store.aggregates as aggregates
     from core.analysis import aggregated
 
-    where, params = _where(con, run_ids, None, answered=False, view=VIEW)
+    where, params = where_clause(con, run_ids, None, answered=False, view=VIEW)
     parts = [f"SELECT '{sc}' AS scoring, run_id, any_value(model) AS model, any_value(task) AS task, "
              f"CAST(sum(n_items) AS BIGINT) AS items, CAST(coalesce(sum(n), 0) AS BIGINT) AS answered, "
              f"CAST(coalesce(sum(n_failed), 0) AS BIGINT) AS failed, CAST(sum(n_correct) AS HUGEINT) AS n_correct, "
@@ -594,7 +413,7 @@ def answers_feed(con, run_ids: Sequence[str], limit: int = 30, view: str = VIEW)
     if not run_ids:
         return pd.DataFrame(columns=want)
     ph = ", ".join("?" * len(run_ids))
-    sel = ", ".join(f"v.{_quote(c)}" if c != "at" else "r.at" for c in want)
+    sel = ", ".join(f"v.{quote(c)}" if c != "at" else "r.at" for c in want)
     sql = (f"SELECT {sel} FROM {view} v JOIN results r ON r.run_id = v.run_id AND r.idx = v.idx "
            f"WHERE v.run_id IN ({ph}) AND v.correct IS NOT NULL ORDER BY r.at DESC, v.idx DESC LIMIT ?")
     return con.execute(sql, [*run_ids, int(limit)]).df()

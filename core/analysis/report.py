@@ -1,4 +1,4 @@
-"""A static, self-contained HTML report of selected runs (SPEC R6): one file, Plotly inline, no server — to mail or
+"""A static, self-contained HTML report of selected runs: one file, Plotly inline, no server — to mail or
 attach to a paper.
 
     html_report(con, run_ids, *, title=None, filters=None, scoring="strict") -> str
@@ -162,7 +162,8 @@ def _setops_errors(con, run_ids, x, filters, scoring, labels) -> str:
 
 
 def _quantifier_metrics(con, run_ids, fig, labels) -> str:
-    from core.tasks.quantifiers import figures as QF, metrics as QM
+    from core.analysis import quantifier_figures as QF
+    from core.tasks.quantifiers import metrics as QM
 
     rows = run_rows(con, run_ids)
     split = run_split(rows, ())          # several runs: per model, or per run when two share a model

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import aggregated
-from core.analysis.queries import RUN_FACTORS, VIEW, _check_column, _quote, _src, _where, factor_columns
+from core.analysis.queries import RUN_FACTORS, factor_columns
+from core.analysis.sql import VIEW, check_column, quote, relation, where_clause
 from core.analysis.stats import wilson_interval
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -30,28 +31,28 @@ def config_accuracy(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
     """One row per (run_id, config_id, *by): n answered, n_correct, accuracy in percent (0–100), verdicts of
     ``scoring`` ("strict" | "lenient"), ordered by (run_id, config_id, *by). ``lowest``: only the ``lowest``
     configurations of lowest accuracy (ties in that order) — what a list of the worst shows — with the number of all
-    of them in a column ``of``; a page asking for 2,000 of 200,000 no longer fetches the rest."""
-    sql, params, sel = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
+    of them in a column ``of`` (DuckDB ranks them; only those rows reach Python)."""
+    sql, params, sel = config_accuracy_sql(con, run_ids, by, filters, view, scoring)
     if lowest is None:
         return con.execute(f"{sql} ORDER BY {sel}", params).df()
     return con.execute(f"SELECT *, count(*) OVER () AS \"of\" FROM ({sql}) ORDER BY accuracy, {sel} LIMIT ?",
                        [*params, int(lowest)]).df()
 
 
-def _config_accuracy_sql(con, run_ids, by, filters, view, scoring) -> tuple[str, list, str]:
+def config_accuracy_sql(con, run_ids, by, filters, view, scoring) -> tuple[str, list, str]:
     """The per-configuration accuracy query (unordered), its parameters and its key columns (see config_accuracy):
     over the store's aggregates when they answer the question, else grouped from the rows."""
     by = [c for c in dict.fromkeys(by) if c and c not in ("run_id", "config_id")]
-    cols = [_check_column(con, c, view) for c in by]
+    cols = [check_column(con, c, view) for c in by]
     sel = ", ".join(["run_id", "config_id", *cols])
     if aggregated.usable(con, view, run_ids, [*by, *(filters or {})]):
-        where, params = _where(con, run_ids, filters, answered=False, view=view)
+        where, params = where_clause(con, run_ids, filters, answered=False, view=view)
         where = f"{where} AND n > 0" if where else "WHERE n > 0"
         return (f"SELECT {sel}, n, CAST(n_correct AS HUGEINT) AS n_correct, 100.0 * (n_correct / n) AS accuracy "
                 f"FROM {aggregated.relation(con, scoring)} {where}", params, sel)
-    where, params = _where(con, run_ids, filters, view=view)
+    where, params = where_clause(con, run_ids, filters, view=view)
     return (f"SELECT {sel}, count(*) AS n, sum(CAST(correct AS INTEGER)) AS n_correct, "
-            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {_src(con, view, scoring)} {where} "
+            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {relation(con, view, scoring)} {where} "
             f"GROUP BY {sel}", params, sel)
 
 
@@ -60,7 +61,7 @@ def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     by = [c for c in dict.fromkeys(by) if c]
     if points.empty:
         return pd.DataFrame(columns=[*by, "mean", "std", "min", "max", "N", "items"])
-    cols = ", ".join(_quote(c) for c in by)
+    cols = ", ".join(quote(c) for c in by)
     grp = f"GROUP BY {cols} ORDER BY {cols}" if by else ""
     sel = f"{cols}, " if by else ""
     sql = (f"SELECT {sel}avg(accuracy) AS mean, stddev_samp(accuracy) AS std, min(accuracy) AS min, "
@@ -157,7 +158,7 @@ def _violin_view_json(con, run_ids, x, color, filters, view, scoring, limit, ske
     from core.analysis.memo import frame_json
 
     by = [c for c in dict.fromkeys((panel, x, color)) if c]
-    sql, params, _ = _config_accuracy_sql(con, run_ids, by, filters, view, scoring)
+    sql, params, _ = config_accuracy_sql(con, run_ids, by, filters, view, scoring)
     summary = _shapes(con, sql, params, by, sketch)
     many = summary.empty or int(summary["N"].sum()) > limit
     return {"summary": frame_json(summary),
@@ -176,7 +177,7 @@ def violin_summary(points: pd.DataFrame, by: Sequence[str], sketch: int = SKETCH
 def _shapes(con, sql: str, params: list, by: Sequence[str], sketch: int) -> pd.DataFrame:
     """Per ``by`` group of the per-configuration rows of ``sql``: mean / std / min / max / N / items / min_items and
     ``shape``, its accuracies sorted or ``sketch`` quantiles of them (see violin_view)."""
-    keys = ", ".join(_quote(c) for c in by)
+    keys = ", ".join(quote(c) for c in by)
     group = f"GROUP BY {keys} ORDER BY {keys}" if by else ""
     summary = con.execute(   # sorted values per group: DuckDB's quantile_cont at 1,001 fractions is 10× slower
         f"SELECT {keys + ', ' if by else ''}avg(accuracy) AS mean, stddev_samp(accuracy) AS std, "
@@ -192,7 +193,7 @@ def config_interval(con, run_id: str, config_id: str, confidence: float = 0.95, 
                     scoring: str = "lenient") -> dict:
     """Accuracy of one configuration with its Wilson interval (percent)."""
     n, k = con.execute(
-        f"SELECT count(*), coalesce(sum(CAST(correct AS INTEGER)), 0) FROM {_src(con, view, scoring)} "
+        f"SELECT count(*), coalesce(sum(CAST(correct AS INTEGER)), 0) FROM {relation(con, view, scoring)} "
         "WHERE run_id = ? AND config_id = ? AND correct IS NOT NULL", [run_id, config_id]).fetchone()
     lo, hi = wilson_interval(int(k), int(n), confidence)
     return {"run_id": run_id, "config_id": config_id, "n": int(n), "n_correct": int(k),
@@ -228,22 +229,22 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
         factors = [c for c in factor_columns(con, run_ids, view, varying=True)
                    if c not in RUN_FACTORS and c != "reasoning"]
     factors = [c for c in factors if c not in ("model", "run_id", "config_id")]
-    qf = [_check_column(con, c, view) for c in factors]
+    qf = [check_column(con, c, view) for c in factors]
     import duckdb
 
     if aggregated.usable(con, view, run_ids, [*factors, *(filters or {})]):
-        where, params = _where(con, run_ids, filters, answered=False, view=view)
+        where, params = where_clause(con, run_ids, filters, answered=False, view=view)
         where = f"{where} AND n > 0" if where else "WHERE n > 0"
         cols = "".join(f", {q}" for q in qf)
         cfg_df = con.execute(f"SELECT model, run_id, config_id{cols}, 100.0 * (n_correct / n) AS acc "
                              f"FROM {aggregated.relation(con, scoring)} {where} ORDER BY run_id, config_id",
                              params).df()
     else:
-        where, params = _where(con, run_ids, filters, view=view)
+        where, params = where_clause(con, run_ids, filters, view=view)
         any_cols = "".join(f", any_value({q}) AS {q}" for q in qf)
         cfg_df = con.execute(
             f"SELECT model, run_id, config_id{any_cols}, 100.0 * avg(CAST(correct AS INTEGER)) AS acc "
-            f"FROM {_src(con, view, scoring)} {where} GROUP BY model, run_id, config_id ORDER BY run_id, config_id",
+            f"FROM {relation(con, view, scoring)} {where} GROUP BY model, run_id, config_id ORDER BY run_id, config_id",
             params).df()
     empty = pd.DataFrame(columns=["model", "factor", "levels", "spread", "eta_squared", "p_value",
                                   "best_level", "worst_level"])

@@ -308,7 +308,7 @@ LAST_COLUMNS = ("run_id", "config_id", "cache_key")
 def id_columns_hidden(columns: Iterable[str]) -> dict[str, None]:
     """The column configuration (Streamlit's ``column_config``: None hides a column) that keeps the hashes
     (run_id, config_id, cache_key) of a table in its data — downloads, selections — but off the screen, where the
-    run's name is shown instead (issue 22)."""
+    run's name is shown instead."""
     return {c: None for c in columns if c in LAST_COLUMNS}
 
 
@@ -353,8 +353,7 @@ def selection_facts(con, run_ids: Sequence[str] | None) -> dict:
     ({factor: its levels} of every varying factor: the slice filters) and ``overview`` ({scoring: run_overview}).
 
     The same values as the separate calls; one connection instead of six matters because every connection to the
-    store starts DuckDB cold (no connection stays open, core/store/db.py): on a store of 10 million results these
-    questions cost ~0.6 s asked one connection each and ~0.3 s asked together. The answer is kept in the store
+    store starts DuckDB cold (no connection stays open, core/store/db.py). The answer is kept in the store
     like the findings, so the next process reads it."""
     from core.analysis import memo
 

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import svg
-from core.analysis.figures import BOX_COLOR, PALETTE, _eq, _order, level_text
-from core.analysis.queries import _isnan, label
+from core.analysis.figures import BOX_COLOR, PALETTE, level_mask, level_order, level_text
+from core.analysis.queries import label
+from core.analysis.sql import is_missing
 
 Y_LOW, Y_HIGH = -5.0, 112.0          # the Plotly figure's y range: room below 0 and for the μ · σ · N line
 Y_TICKS = (0, 20, 40, 60, 80, 100)
@@ -50,7 +51,7 @@ def density(shape, grid: int = GRID) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fmt(v, digits: int = 1) -> str:
-    return "–" if v is None or _isnan(v) else f"{float(v):.{digits}f}"
+    return "–" if v is None or is_missing(v) else f"{float(v):.{digits}f}"
 
 
 def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | None = None,
@@ -71,11 +72,11 @@ def violin_svg(summary: pd.DataFrame, x: str | None = "operation", color: str | 
     if panel and panel in summary.columns:
         from core.analysis.figures import panel_text
 
-        colour_levels = _order(color, summary[color].tolist()) if color else None
+        colour_levels = level_order(color, summary[color].tolist()) if color else None
         return "<div>" + "".join(
-            _one_svg(summary[_eq(summary[panel], v)], x, color, reference, reference_name, x_title, width, height,
+            _one_svg(summary[level_mask(summary[panel], v)], x, color, reference, reference_name, x_title, width, height,
                      title=panel_text(panel, v, panel_names), colour_levels=colour_levels)
-            for v in _order(panel, summary[panel].tolist())) + "</div>"
+            for v in level_order(panel, summary[panel].tolist())) + "</div>"
     return _one_svg(summary, x, color, reference, reference_name, x_title, width, height)
 
 
@@ -83,9 +84,9 @@ def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title
              title: str | None = None, colour_levels: list | None = None) -> str:
     """violin_svg of one panel; ``title`` above it, ``colour_levels`` in palette order (the same in every panel)."""
     esc = svg.escape
-    xs = _order(x, summary[x].tolist()) if x else [None]
+    xs = level_order(x, summary[x].tolist()) if x else [None]
     cats = [level_text(x, v) for v in xs] if x else ["all"]
-    colours = (list(colour_levels) if colour_levels is not None else _order(color, summary[color].tolist())) \
+    colours = (list(colour_levels) if colour_levels is not None else level_order(color, summary[color].tolist())) \
         if color else [None]
     refs = None
     if reference is not None and not reference.empty and x and x in reference.columns:
@@ -132,9 +133,9 @@ def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title
             # by value, not by its text: a level written "none" and a missing one are two violins
             mask = pd.Series(True, index=summary.index)
             if x:
-                mask &= _eq(summary[x], xv)
+                mask &= level_mask(summary[x], xv)
             if color:
-                mask &= _eq(summary[color], c)
+                mask &= level_mask(summary[color], c)
             rows = summary[mask]
             if rows.empty:
                 continue
@@ -148,7 +149,7 @@ def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title
                 continue
             q1, med, q3 = (float(v) for v in np.quantile(shape, [0.25, 0.5, 0.75]))
             tip = (f"{cat}{' · ' + level_text(color, c) if color else ''}: {n:,} configurations"
-                   + (f", {int(row['items']):,} items" if "items" in row and not _isnan(row["items"]) else "")
+                   + (f", {int(row['items']):,} items" if "items" in row and not is_missing(row["items"]) else "")
                    + f"; mean {_fmt(row['mean'])} %, std {_fmt(row['std'])}, median {med:.1f}, quartiles "
                    f"{q1:.1f}–{q3:.1f}, min {_fmt(row['min'])}, max {_fmt(row['max'])}")
             out.append(f"<g><title>{esc(tip)}</title>")
@@ -166,7 +167,7 @@ def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title
                        f'stroke="{BOX_COLOR}" stroke-width="1.5"/>'
                        f'<line x1="{cx - bx:.1f}" y1="{y_of(med):.1f}" x2="{cx + bx:.1f}" y2="{y_of(med):.1f}" '
                        f'stroke="{BOX_COLOR}" stroke-width="1"/>')
-            if not _isnan(row["mean"]):
+            if not is_missing(row["mean"]):
                 ym = y_of(float(row["mean"]))
                 out.append(f'<line x1="{cx - bx:.1f}" y1="{ym:.1f}" x2="{cx + bx:.1f}" y2="{ym:.1f}" '
                            f'stroke="{BOX_COLOR}" stroke-width="2.5"/>')
@@ -189,7 +190,7 @@ def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title
             xi = xs.index(r[x])
             cx = left + band * (xi + 0.5)
             m = float(r["mean"])
-            sd = 0.0 if _isnan(r.get("std")) else float(r["std"])
+            sd = 0.0 if is_missing(r.get("std")) else float(r["std"])
             lo_y, hi_y = y_of(max(m - sd, Y_LOW)), y_of(min(m + sd, Y_HIGH))
             tip = f"{reference_name or 'published'}: {cats[xi]} mean {m:.1f} ± {sd:.1f}"
             out.append(f"<g><title>{esc(tip)}</title>"

@@ -27,7 +27,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 from core.errors import ConfigError
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks.base import REASONING_EFFORTS, is_int
 
 ANSWER_FORMATS = ("free", "constrained", "members")   # members: only members of A ∪ B (set operations)
 MAX_STOP = 4   # the OpenAI API takes at most four stop sequences
@@ -51,11 +51,11 @@ class SamplingParams:
             raise ConfigError(f"temperature must be a number in [0, 2], got {t!r}")
         if p is not None and not (_is_number(p) and 0.0 < p <= 1.0):
             raise ConfigError(f"top_p must be a number in (0, 1], got {p!r}")
-        if k is not None and not (_is_int(k) and k >= 1):
+        if k is not None and not (is_int(k) and k >= 1):
             raise ConfigError(f"top_k must be a whole number >= 1, got {k!r}")
-        if not (_is_int(m) and 1 <= m <= 100_000):
+        if not (is_int(m) and 1 <= m <= 100_000):
             raise ConfigError(f"max_tokens must be a whole number in [1, 100000], got {m!r}")
-        if s is not None and not (_is_int(s) and 0 <= s < 2**31):
+        if s is not None and not (is_int(s) and 0 <= s < 2**31):
             raise ConfigError(f"seed must be a whole number in [0, 2^31), got {s!r}")
         if not isinstance(self.answer_cap, bool):
             raise ConfigError(f"answer_cap must be true or false, got {self.answer_cap!r}")
@@ -111,5 +111,3 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)

@@ -109,7 +109,7 @@ def _scored(column: str, scoring: str) -> str:
 def _truth_len(scoring: str) -> str:
     if scoring == "lenient":
         return "r.truth_len"
-    # strict "G": the stored truth's own size (ours lower-cases members), as core.analysis.queries._scored
+    # strict "G": the stored truth's own size (ours lower-cases members), as core.analysis.sql.scored
     return (f"CASE WHEN {_SETOPS} AND json_valid(i.truth) AND json_type(i.truth) = 'ARRAY' "
             "THEN CAST(json_array_length(i.truth) AS BIGINT) ELSE r.truth_len END")
 

@@ -67,6 +67,7 @@ from core.tasks.setops.reference_csv import (
     reference_path_meta,
     reference_row,
 )
+from core.tasks.setops.scoring import STRICT_COLUMNS
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 log = logging.getLogger(__name__)
@@ -85,7 +86,6 @@ EXPORT_COLUMNS = (
        "cost_usd", "error", "cached", "attempts", "model", "task", "name", "provenance", "extra_json",
        *REASONING_EXPORT]
 )
-STRICT_COLUMNS = ("parsed_strict", "followed_strict", "correct_strict", "answer_len_strict", "made_up_strict")
 # stored as JSON text; CSV and Parquet keep the text, JSONL nests the value (like `generate`'s JSONL does)
 JSON_TEXT_COLUMNS = ("member_hypernyms", "set_a", "set_b", "truth", "parsed", "parsed_strict")
 STUDIO_REQUIRED = ("idx", "prompt", "correct")

@@ -84,3 +84,18 @@ def spread_indices(cells: Sequence[Mapping[str, Any]], samples: int, n: int, see
                 return sorted(out)
             out.append(index_of(c, (r + (pos * samples) // width) % samples))
     return sorted(out)
+
+
+def is_int(v) -> bool:
+    """A whole number, and not a bool (``True`` is an ``int`` to Python, never to a config)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def cached_on(obj, name: str, make):
+    """``make()`` computed once per (frozen) object and kept in its ``__dict__`` under ``name`` — what a plan or an
+    engine of one config is; it lives and dies with the config."""
+    value = obj.__dict__.get(name)
+    if value is None:
+        value = make()
+        object.__setattr__(obj, name, value)
+    return value

@@ -232,7 +232,7 @@ def test_drilldown_pages_equal_a_full_sort(tmp_path, monkeypatch, window):
             limit, offset = rng.randint(1, 40), rng.randint(0, 150)
             runs = rng.choice([ids, ids[1:], None])
             got = A.drilldown(con, runs, flt, correct=correct, limit=limit, offset=offset, scoring=scoring)
-            where, params = queries._where(con, runs, flt, answered=False)
+            where, params = queries.where_clause(con, runs, flt, answered=False)
             if correct is not None:
                 where = (where + " AND " if where else "WHERE ") + \
                     f"{queries.scored_expr(con, 'correct', scoring)} = ?"

@@ -81,10 +81,10 @@ def test_lean_source_matches_the_view(db):
     """Aggregations read items ⋈ results ⋈ runs directly (no call-cache join); same rows as v_results."""
     p = runner.run(SMALL, "reference/solver", db_path=db)
     with store.connect(db) as con:
-        src = AQ._src(con)
+        src = AQ.relation(con)
         assert src != "v_results"
-        cols = [c for c in A.view_columns(con) if c not in AQ._CALL_ONLY]
-        sel = ", ".join(AQ._quote(c) for c in cols)
+        cols = [c for c in A.view_columns(con) if c not in AQ.CALL_ONLY]
+        sel = ", ".join(AQ.quote(c) for c in cols)
         lean = con.execute(f"SELECT {sel} FROM {src} ORDER BY run_id, idx").df()
         view = con.execute(f"SELECT {sel} FROM v_results ORDER BY run_id, idx").df()
         assert lean.equals(view)

@@ -15,7 +15,7 @@ from scipy import stats
 
 from core import analysis as A, runner, store
 from core.analysis import aggregated, memo
-from core.analysis.queries import _isnan, _norm
+from core.analysis.sql import is_missing, plain_value
 from tests.analysis.test_aggregates_equal_rows import SETOPS, _perturb
 
 
@@ -37,7 +37,7 @@ def _reference(con, series, x, align, filters=None, scoring="lenient"):
         frames.append(pts)
     points = pd.concat(frames, ignore_index=True)
     if align and shared and len(series) > 1 and not points.empty:
-        key = points[shared].apply(lambda col: col.map(lambda v: "\x00" if _isnan(v) else str(_norm(v)))) \
+        key = points[shared].apply(lambda col: col.map(lambda v: "\x00" if is_missing(v) else str(plain_value(v)))) \
             .agg("|".join, axis=1)
         common = set.intersection(*points.assign(_k=key).groupby("series")["_k"].agg(set).tolist())
         points = points[key.isin(common)].reset_index(drop=True)
@@ -174,7 +174,7 @@ def test_compare_view_is_what_the_points_give_and_is_kept(three_runs, pick, x, m
     want = A.difference_of_means(acc["s0"], acc[series[-1].name])
     assert diff.keys() == want.keys()
     for k, v in want.items():
-        assert diff[k] == v or (_isnan(diff[k]) and _isnan(v)), k
+        assert diff[k] == v or (is_missing(diff[k]) and is_missing(v)), k
 
     # another process: nothing in memory, and no alignment possible — both come from the store
     memo.clear()

@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 
 from core import analysis
-from core.analysis import figures
-from core.tasks.quantifiers import figures as QF
+from core.analysis import figures, quantifier_figures as QF
 
 
 def _points(n_items=20, per_x=6):

@@ -9,6 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core"
 PAGES = ROOT / "pages"
+UI = ROOT / "ui"
 MAX_LINES = 600
 MAX_TOP_LEVEL_MODULES = 8
 
@@ -107,22 +108,22 @@ def test_core_top_level_is_small_and_has_no_loose_task_modules():
 
 
 def test_no_module_over_the_line_limit():
-    long = {str(p.relative_to(ROOT)): n for top in (CORE, PAGES) for p in top.rglob("*.py")
+    long = {str(p.relative_to(ROOT)): n for top in (CORE, PAGES, UI) for p in top.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
 
 
-def test_core_never_imports_streamlit_and_pages_import_only_core_and_their_helpers():
+def test_core_never_imports_streamlit_and_pages_import_only_core_and_the_ui_helpers():
     for path in CORE.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 assert not any(n.split(".")[0] == "streamlit" for n in names), path
-    known = set(_modules(CORE)) | set(_modules(PAGES))
-    for path in PAGES.rglob("*.py"):
+    known = set(_modules(CORE)) | set(_modules(PAGES)) | set(_modules(UI))
+    for path in [*PAGES.rglob("*.py"), *UI.rglob("*.py")]:
         for name in _imports(path, known):
-            assert name.split(".")[0] in ("core", "pages"), (path, name)
+            assert name.split(".")[0] in ("core", "ui"), (path, name)
 
 
 def test_test_fixtures_live_outside_core():
@@ -130,8 +131,21 @@ def test_test_fixtures_live_outside_core():
     assert not names & {"runner_loopback", "loopback", "synthetic", "fixtures", "conftest"}
 
 
-def test_operations_defined_once():
-    defs = [p for p in CORE.rglob("*.py")
-            if any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "OPERATIONS" for t in n.targets)
-                   for n in ast.parse(p.read_text(encoding="utf-8")).body)]
-    assert [str(p.relative_to(ROOT)) for p in defs] == ["core/tasks/setops/operations.py"]
+# constant -> its one home
+ONE_HOME = {
+    "OPERATIONS": "core/tasks/setops/operations.py",
+    "STRICT_COLUMNS": "core/tasks/setops/scoring.py",
+    "DID_NOT_FOLLOW_SQL": "core/tasks/setops/scoring.py",
+    "VIEW": "core/analysis/sql.py",
+}
+
+
+def test_shared_constants_are_defined_once():
+    homes: dict[str, list[str]] = {name: [] for name in ONE_HOME}
+    for p in sorted(CORE.rglob("*.py")):
+        for n in ast.parse(p.read_text(encoding="utf-8")).body:
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if getattr(t, "id", None) in homes:
+                        homes[t.id].append(str(p.relative_to(ROOT)))
+    assert homes == {name: [home] for name, home in ONE_HOME.items()}, "import these from their one home"

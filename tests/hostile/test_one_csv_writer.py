@@ -92,7 +92,7 @@ def test_downloads_samples_tuples_and_generated_items_are_spreadsheet_safe(hosti
     from core.embeddings.report import write_samples_csv
     from core.embeddings.samples import SentenceTuple, load_tuples, write_tuples
     from core.files import csv_text
-    from pages._ui.db import df_download
+    from ui.db import df_download
 
     db, run_id, _ = hostile_run
     texts = {"download": df_download(store.results_df(db, run_id), "csv").decode("utf-8")}

@@ -80,7 +80,7 @@ def test_a_url_parameter_is_not_rendered_as_markdown(imported, open_page):
 
 
 def test_md_helpers():
-    from pages._ui.text import md, md_code
+    from ui.text import md, md_code
 
     assert md("![x](http://a/b.png)") == "\\!\\[x\\](http:\u200b//a/b.png)"
     assert md("see www.example.org") == "see www\u200b.example.org"

@@ -1,8 +1,6 @@
-"""Issue 13, item 8: several tabs opened at once right after the server starts showed ``ImportError: cannot import
-name '_ui' from 'pages'`` (measured here on the code before the fix: 10 of 18 tabs in 3 fresh servers; pages/__init__.py
-alone did not fix it). The first import of pages._ui reruns the session to leave Streamlit's pages-directory mode,
-which aborted that import while other sessions were waiting for it (pages/_ui/nav.py). Fresh servers, six tabs
-opened together, no exception box on any."""
+"""Several tabs opened at once right after the server starts, straight to pages (Streamlit's pages-directory mode,
+before app.py's navigation has run once): each page reruns itself through app.py (ui/streamlit_compat.py), nothing
+reruns during an import, and no tab shows an exception. Fresh servers, six tabs opened together."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def test_local_default_is_the_default_and_the_small_model_stays():
     assert get_model("local/smollm2").spec == "local/smollm2"
     with pytest.raises(ModelError, match="local/default, local/smollm2"):
         get_model("local/nope")
-    from pages._ui.model_picker import MODEL_CHOICES
+    from ui.model_picker import MODEL_CHOICES
 
     assert MODEL_CHOICES[:2] == ("local/default", "local/smollm2")
 

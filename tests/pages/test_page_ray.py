@@ -105,8 +105,8 @@ def test_a_run_sent_to_a_local_ray_completes_and_the_page_shows_it_done(db, open
 def test_submit_as_batch_reaches_the_runner(db, monkeypatch):
     """The page wrapper passes the "Submit as batch" choice on (it had been dropped: the toggle changed only the
     estimate), and the Ray address to the Ray runner."""
-    from pages._ui.model_picker import ModelChoice
-    from pages._ui.progress import start_run
+    from ui.model_picker import ModelChoice
+    from ui.progress import start_run
 
     seen = {}
     monkeypatch.setattr(runner, "start_run", lambda *a, **k: seen.setdefault("live", k))

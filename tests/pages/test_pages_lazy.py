@@ -1,4 +1,4 @@
-"""Expanders of heavy, optional content (pages/_ui/lazy.py) are built only while open: closed, their body is neither
+"""Expanders of heavy, optional content (ui/lazy.py) are built only while open: closed, their body is neither
 computed nor sent; opened, it shows what it always showed (Findings, Runs, Quantifiers, Set operations)."""
 
 from __future__ import annotations

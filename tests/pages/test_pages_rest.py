@@ -25,7 +25,7 @@ def test_finished_run_page_schedules_no_reruns(db, cli, open_page, monkeypatch, 
     with store.connect(db) as con:
         run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
 
-    from pages._ui.progress import run_is_live
+    from ui.progress import run_is_live
     assert run_is_live(run_id) is False
 
     every: list = []

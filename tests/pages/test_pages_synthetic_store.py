@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from core import store
-from pages._ui.nav import PAGES
 from tests.support.synthetic import fill_synthetic
+from ui.nav import PAGES
 
 
 @pytest.fixture()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from core.cli.commands.options import add_db_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -13,7 +15,7 @@ def register(subparsers) -> None:
                     "folder, by default <db>.backups/<UTC time>/, while holding the file so nothing changes "
                     "meanwhile. Journals of killed runs are merged first. Schema migrations take such a backup "
                     "by themselves before they change a file that holds data.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--out", default=None, help="the backup folder to create (default: <db>.backups/<UTC time>)")
     p.add_argument("--list", action="store_true", help="list the backups next to the database and exit")
     p.set_defaults(func=main)

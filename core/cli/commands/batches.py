@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from core.cli.commands.options import add_db_option
+
 COLUMNS = ["batch_id", "provider", "provider_batch_id", "run_id", "phase", "status", "n_requests", "n_succeeded",
            "n_errored", "n_expired", "n_cancelled", "age", "cost_usd"]
 
@@ -17,7 +19,7 @@ def register(subparsers) -> None:
                     "cost. --refresh asks the provider how the open batches of --run stand (no results are read: "
                     "run the same `run --batch` command to collect). --cancel asks the provider to cancel a batch; "
                     "requests it already ran are kept.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--run", default=None, help="only this run's batches ('latest' for the newest run)")
     p.add_argument("--refresh", action="store_true", help="ask the provider for the state of --run's open batches")
     p.add_argument("--cancel", default=None, metavar="ID", help="cancel this batch (our id or the provider's)")

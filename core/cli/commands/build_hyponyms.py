@@ -1,4 +1,4 @@
-"""`python -m core build-hyponyms` — build the WordNet hyponym groups shipped in data/hyponyms/ (SPEC S6).
+"""`python -m core build-hyponyms` — build the WordNet hyponym groups shipped in data/hyponyms/.
 
     python -m core build-hyponyms                                   # NLTK over /usr/share/wordnet (Debian WordNet 3.0)
     python -m core build-hyponyms --wordnet-dir DIR --out FILE      # any WNDB directory (data.noun, index.noun, …)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from core.cli.commands.options import add_db_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "export", help="export a run (one row per item) as CSV, Parquet or JSONL",
         description="Write every item of a run with its factors, prompt, raw response, parsed answer, truth, "
                     "correctness, metrics, latency, tokens, cost and error. The format follows the file extension.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--run", default="latest", help="run id, or 'latest' (default)")
     p.add_argument("--out", required=True, help="output file: .csv, .parquet or .jsonl")
     p.set_defaults(func=main)

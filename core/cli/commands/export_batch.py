@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 
+from core.cli.commands.options import add_db_option
+
 SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "seed", "reasoning_effort")
 
 
-def _common(p) -> None:
+def add_batch_arguments(p) -> None:
     p.add_argument("--config", required=True, help="task config YAML (setops or quantifiers)")
     p.add_argument("--model", required=True, help="openai-compatible/<name as the server knows it> (vLLM), e.g. "
                    "openai-compatible/meta-llama/Llama-3.1-8B-Instruct, or openai/<model>")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--limit", type=int, default=None, help="only the first N items (N >= 1)")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature, 0–2 (default 0.25)")
     p.add_argument("--top-p", type=float, default=None, help="nucleus sampling, 0–1 (default 0.25)")
@@ -29,14 +31,14 @@ def register(subparsers) -> None:
         description="Writes one request line per distinct prompt not yet answered (cache and run consulted), "
                     "custom_id = the prompt's cache key, sampling parameters (top_k included) in each body. Run it "
                     "with: vllm run-batch -i requests.jsonl -o results.jsonl --model M; then import-batch.")
-    _common(p)
+    add_batch_arguments(p)
     p.add_argument("--out", required=True, help="the requests file (.jsonl)")
     p.add_argument("--shards", type=int, default=1,
                    help="write N files of near-equal size instead of one (OUT-00001-of-0000N.jsonl …), one per "
                         "vllm run-batch process or Ray task")
     p.set_defaults(func=export_main)
 
-def _spec(args):
+def batch_run_spec(args):
     from core.config import RunOptions, read_run_spec
 
     RunOptions(limit=args.limit).checked(flags=True)
@@ -49,7 +51,7 @@ def export_main(args: argparse.Namespace) -> int:
 
     if args.shards < 1 or args.shards > 10_000:
         raise UserError(f"--shards must be between 1 and 10000 (got {args.shards})")
-    spec = _spec(args)
+    spec = batch_run_spec(args)
     c = export_batch(spec.config_dict(), spec.model, args.out, params=spec.params, limit=args.limit, db_path=args.db,
                      shards=args.shards)
     where = args.out if args.shards == 1 else f"{len(c['files'])} files ({c['files'][0]} …)"

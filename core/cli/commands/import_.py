@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.commands.options import add_db_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -15,7 +17,7 @@ def register(subparsers) -> None:
                     "Every row is re-scored from its response or kept as the file's claim only; a file of several "
                     "models becomes one run per model; the same claims are stored once. An unreadable file changes "
                     "nothing.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--name", default=None, help="a label for the imported run")
     p.add_argument("file", help="the file to import")
     p.set_defaults(func=main)

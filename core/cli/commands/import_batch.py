@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.commands.export_batch import _common, _spec
+from core.cli.commands.export_batch import add_batch_arguments, batch_run_spec
 
 
 def register(subparsers) -> None:
@@ -17,7 +17,7 @@ def register(subparsers) -> None:
     q.add_argument("files", nargs="+",
                    help="results file(s): vLLM's results.jsonl, or OpenAI's output and error files")
     q.add_argument("--name", default=None, help="a label for the run")
-    _common(q)
+    add_batch_arguments(q)
     q.set_defaults(func=import_main)
 
 
@@ -25,7 +25,7 @@ def import_main(args: argparse.Namespace) -> int:
     from core.runner.batch_files import import_batch, import_cached
     from core.store import writing
 
-    spec = _spec(args)
+    spec = batch_run_spec(args)
     with writing(args.db, "an import of batch output"):   # restore waits for it (core/store/writers.py)
         c = import_batch(args.files, spec.config_dict(), spec.model, params=spec.params, limit=args.limit,
                          db_path=args.db, name=args.name)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from core.cli.commands.report_output import OUT_SUFFIXES, _plain, _write, filters_arg, runs_arg  # noqa: F401
+from core.cli.commands.options import add_db_option
+from core.cli.commands.report_output import OUT_SUFFIXES, filters_arg, plain, runs_arg, table_args, write_table  # noqa: F401
 from core.errors import UserError
 
 
@@ -49,7 +50,7 @@ def _register_errors(sub) -> None:
                     "did_not_follow_instruction, top1..3_mistake, top1..3_correct — in a CSV each top-k as two "
                     "columns, its label (\"G0 vs. L1\") and top1_mistake_pct etc. (57.07); in JSON a [label, share] "
                     "pair. Set-operation items only; failed calls are left out.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--run", action="append", default=[],
                    help="run id or 'latest' (the default); repeat it or join ids by commas for several runs — "
                         "split by model, or by run when two share a model, unless --by holds model or run_id")
@@ -69,12 +70,8 @@ def _register_errors(sub) -> None:
 def _errors(args: argparse.Namespace) -> int:
     from core import analysis, store
     from core.analysis import memo
-    from core.files import check_output_path
 
-    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
-    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
-    filters = filters_arg(args.filter)
-    run_ids = runs_arg(args.db, args.run or ["latest"])
+    out, by, filters, run_ids = table_args(args)
     with store.connect(args.db) as con:
         table = memo.call(con, "reference_error_table", analysis.reference_error_table, run_ids, by=by,
                           filters=filters, scoring=args.scoring, unparsed=args.unparsed, cells="plain")
@@ -82,7 +79,7 @@ def _errors(args: argparse.Namespace) -> int:
     if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered set-operation items"
                         + (" in this slice" if filters else "") + "; nothing to report")
-    _write(table, out)
+    write_table(table, out)
     split = analysis.split_note(rows, by, analysis.run_split(rows, by))
     print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring, unparsed answers "
           f"counted the {args.unparsed} way) to {out}" + (f"\n{split}" if split else ""))
@@ -104,7 +101,7 @@ def _register_html(group) -> None:
     p.add_argument("--title", default=None, help="title of the report (default: the runs' names)")
     p.add_argument("--filter", action="append", default=[], metavar="COL=V1,V2",
                    help="keep only rows whose column holds one of the values (repeatable), as the pages' slice")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.set_defaults(func=html_main)
 
 

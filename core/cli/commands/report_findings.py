@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 
+from core.cli.commands.options import add_db_option
 from core.errors import UserError
 
 
@@ -44,7 +45,7 @@ def register_findings(sub) -> None:
                     "interval; Holm-adjusted p within the finding's family), the spread over configurations "
                     "(Brown–Forsythe), the reference's get_stats table and the paper's numbers. Ids: "
                     + ", ".join(f.id for f in FINDINGS))
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--run", action="append", default=[], help="run id or 'latest' (repeatable, or joined by commas)")
     p.add_argument("--scoring", choices=SCORINGS, default="strict",
                    help="whose verdict: strict = the reference's answer rule (default), lenient = our parser")
@@ -104,7 +105,7 @@ def register_table(sub) -> None:
                     "configurations and the items behind them. Several runs are split by model (by run when two "
                     "share a model) unless --by holds model or run_id; a column that changes inside a "
                     "configuration (a deceptive item's parts of speech) is refused, never split into pieces.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--run", action="append", default=[], help="run id or 'latest' (repeatable, or joined by commas)")
     p.add_argument("--by", default="operation,members", help="factors joined by commas (default: operation,members)")
     p.add_argument("--scoring", choices=SCORINGS, default="strict", help="strict (default) or lenient")
@@ -117,13 +118,9 @@ def register_table(sub) -> None:
 def _table(args: argparse.Namespace) -> int:
     from core import analysis, store
     from core.analysis.summaries import accuracy_table
-    from core.cli.commands.report_output import OUT_SUFFIXES, _write, filters_arg
-    from core.files import check_output_path
+    from core.cli.commands.report_output import table_args, write_table
 
-    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
-    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
-    filters = filters_arg(args.filter)
-    run_ids = _runs(args)
+    out, by, filters, run_ids = table_args(args)
     with store.connect(args.db) as con:
         have = set(analysis.view_columns(con))
         unknown = [c for c in by if c not in have]
@@ -136,7 +133,7 @@ def _table(args: argparse.Namespace) -> int:
         rows = analysis.run_rows(con, run_ids)
     if table.empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered items" + (" in this slice" if filters else ""))
-    _write(table, out)
+    write_table(table, out)
     note = analysis.split_note(rows, by, split)
     print(f"wrote {len(table)} group(s) of run {', '.join(run_ids)} ({args.scoring} scoring) to {out}"
           + (f"\n{note}" if note else ""))

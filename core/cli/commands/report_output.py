@@ -13,7 +13,7 @@ from core.files import write_csv
 OUT_SUFFIXES = (".csv", ".json")
 
 
-def _plain(v):
+def plain(v):
     """JSON-ready value: numpy scalars as Python ones, NaN as null."""
     if hasattr(v, "item"):
         v = v.item()
@@ -55,20 +55,20 @@ def split_pairs(table):
         pairs = [_pair(v) for v in cells]
         labels = [p[0] if p else (None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
                   for p, v in zip(pairs, cells)]
-        shares = [_plain(p[1]) if p else None for p in pairs]
+        shares = [plain(p[1]) if p else None for p in pairs]
         at = list(out.columns).index(col)
         out[col] = labels
         out.insert(at + 1, f"{col}_pct", pd.Series(shares, index=out.index, dtype="Float64"))
     return out
 
 
-def _write(table, out) -> None:
+def write_table(table, out) -> None:
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         if out.suffix.lower() == ".csv":
             write_csv(split_pairs(table), tmp)   # the one CSV writer: text cells neutralised
         else:
-            rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
+            rows = [{k: plain(v) for k, v in row.items()} for row in table.to_dict("records")]
             tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         tmp.replace(out)
     except OSError as exc:
@@ -100,3 +100,13 @@ def runs_arg(db, values) -> list[str]:
         raise UserError("--run: name a run id or 'latest'")
     with store.connect(db) as con:
         return list(dict.fromkeys(store.resolve_run_id(con, r) for r in wanted))
+
+
+def table_args(args) -> tuple:
+    """(output path, --by columns, --filter mapping, run ids) of a report command that writes a table, checked in
+    that order."""
+    from core.files import check_output_path
+
+    out = check_output_path(args.out, OUT_SUFFIXES, flag="--out")
+    by = [c.strip() for c in str(args.by).split(",") if c.strip()]
+    return out, by, filters_arg(args.filter), runs_arg(args.db, args.run or ["latest"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from core.cli.commands.options import add_db_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -12,7 +14,7 @@ def register(subparsers) -> None:
                     "then give the current file a second name (<db>.replaced-<time>, never deleted) and rename "
                     "the new one over it: a valid database is at the path at every instant. Exclusive: refused "
                     "while a run of another process is live on the database.")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("backup", help="a backup folder (python -m core backup --list shows them) or a .duckdb file")
     p.set_defaults(func=main)
 

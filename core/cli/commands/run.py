@@ -9,6 +9,7 @@ import sys
 import urllib.request
 from urllib.parse import urlsplit
 
+from core.cli.commands.options import add_db_option
 from core.config import RunOptions, read_run_spec
 from core.errors import UserError
 from core.models.providers import PROVIDERS
@@ -31,7 +32,7 @@ def register(subparsers) -> None:
                    "batch calls alike)")
     p.add_argument("--concurrency", type=int, default=None, help="calls in flight (default per provider: " + ", ".join(
         f"{p.provider} {p.default_concurrency}" for p in PROVIDERS.values() if p.live) + ")")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $STUDIO_DB or .studio/studio.duckdb)")
+    add_db_option(p)
     p.add_argument("--fresh", action="store_true", help="new draws: ignore the cache and start a new run")
     p.add_argument("--limit", type=int, default=None, help="only N items (N >= 1), spread over the grid: every level of "
                    "every factor (operation, size, condition …) is represented when N allows")

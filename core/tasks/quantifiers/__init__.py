@@ -1,4 +1,4 @@
-"""Quantifier task (SPEC Q1–Q3): "There are 50 tables. 47 of the tables are large. 3 of the tables are small. Are at
+"""Quantifier task: "There are 50 tables. 47 of the tables are large. 3 of the tables are small. Are at
 least 3 of the tables small? Answer with only one word, true or false."
 
 Source of the vanilla dataset: Leroy Z. Wang and Shane Steinert-Threlkeld, "GQG: Generalized Quantifier
@@ -44,7 +44,7 @@ are the counts.
 
 Modules: ``config`` (keys, templates, validation) · ``presets`` · ``engine`` (items, labels, scoring) · ``catalogue``
 (quantifiers and their meanings) · ``nouns`` (noun groups by frequency, made-up nouns) · ``parse`` (true/false answers)
-· ``metrics`` (accuracy, precision, recall, F1 in DuckDB) · ``figures`` · ``factors`` (item columns).
+· ``metrics`` (accuracy, precision, recall, F1 in DuckDB) · ``factors`` (its Plotly figures: core/analysis/quantifier_figures.py) (item columns).
 """
 
 from core.tasks.quantifiers.answers import STOP, answer_grammar, reply_cap

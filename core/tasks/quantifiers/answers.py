@@ -1,4 +1,4 @@
-"""How a quantifier reply ends and what form it has (SPEC M9; see core/tasks/setops/answers.py for the set task).
+"""How a quantifier reply ends and what form it has (see core/tasks/setops/answers.py for the set task).
 
 The GQG prompts ask for "only one word, true or false": no stop sequence is needed (the word is the answer); an
 answer-only reply gets a cap of ``ONE_WORD_CAP`` tokens — room for the word, punctuation and a short lead-in — when

@@ -1,4 +1,4 @@
-"""The quantifier config (SPEC Q1–Q2): templates and their fields, nouns, totals, count ranges, predicate pairs,
+"""The quantifier config: templates and their fields, nouns, totals, count ranges, predicate pairs,
 quantifiers from the catalogue; validation into a frozen Config (ConfigError otherwise). See the package docstring
 for the keys."""
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ConfigError
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks.base import REASONING_EFFORTS, is_int
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS, Quantifier, parse_quantifier
 from core.tasks.quantifiers.presets import PRESETS
 
@@ -90,7 +90,7 @@ def _int(d: dict, key: str, default: int | None, lo: int, hi: int) -> int | None
     value = d.get(key, default)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise ConfigError(f"{key} must be a whole number, got {value!r}")
     if not lo <= value <= hi:
         raise ConfigError(f"{key} must be between {lo} and {hi}, got {value}")
@@ -152,6 +152,11 @@ class Config:
     _nouns: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     task = TASK
+
+    @property
+    def parsed_quantifiers(self) -> tuple[Quantifier, ...]:
+        """The quantifiers of ``quantifiers``, parsed (the engine asks about these)."""
+        return self._quants
 
     def __post_init__(self) -> None:
         if not self._quants or not self._nouns:  # constructed directly, not through from_dict: validate, normalise

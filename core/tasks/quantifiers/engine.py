@@ -86,7 +86,7 @@ def item(cfg: Config, i: int) -> dict:
     si, pi = rest % 2, rest // 2
     pair = cfg.predicates[pi]
     asked, other = (pair[1], pair[0]) if si == 0 else (pair[0], pair[1])
-    quant = cfg._quants[qi]
+    quant = cfg.parsed_quantifiers[qi]
     noun, group = cfg.nouns[oi]
     a = _cell_counts(cfg, quant.name, noun, pair, asked)[j]
     count_first, count_second = (cfg.total - a, a) if asked == pair[1] else (a, cfg.total - a)
@@ -122,7 +122,7 @@ def describe(cfg: Config) -> dict:
     counts_per_config, and per quantifier the number of true items."""
     n_true = 0
     per_q: dict[str, int] = {}
-    for quant in cfg._quants:
+    for quant in cfg.parsed_quantifiers:
         t = 0
         for pair in cfg.predicates:
             for asked in (pair[1], pair[0]):
@@ -133,7 +133,7 @@ def describe(cfg: Config) -> dict:
     levels = len(cfg.reasoning or (None,))   # every reasoning effort asks the same items
     n, n_true = count(cfg), n_true * levels
     return {"n_items": n, "n_true": n_true, "n_false": n - n_true,
-            "n_configs": len(cfg._quants) * len(cfg.nouns) * 2 * len(cfg.predicates) * levels,
+            "n_configs": len(cfg.parsed_quantifiers) * len(cfg.nouns) * 2 * len(cfg.predicates) * levels,
             "counts_per_config": cfg.counts_per_cell,
             "true_per_quantifier": {q: t * levels for q, t in per_q.items()}}
 
@@ -154,7 +154,7 @@ def spread(cfg: Config, n: int) -> list[int]:
             for si in (0, 1):
                 asked = pair[1] if si == 0 else pair[0]
                 for oi, (noun, group) in enumerate(cfg.nouns):
-                    for qi, quant in enumerate(cfg._quants):
+                    for qi, quant in enumerate(cfg.parsed_quantifiers):
                         cell = {"quantifier": quant.name, "object": noun, "noun_group": group,
                                 "pair": "/".join(pair), "predicate": asked}
                         if effort is not None:

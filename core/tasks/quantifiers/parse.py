@@ -1,4 +1,4 @@
-"""Parse a model's true/false answer (SPEC Q3): our rule, and the GQG paper's own rule beside it.
+"""Parse a model's true/false answer: our rule, and the GQG paper's own rule beside it.
 
 Ours (``parse_truth``): the first whole-word "true" or "false" in the response, case-insensitive ("True.",
 "**FALSE**" and "Answer: true" all parse; "untrue" and "falsehood" do not). A response with neither word is

@@ -1,4 +1,4 @@
-"""Set-operation items (SetLexSem; SPEC S1–S8, P1–P5).
+"""Set-operation items (SetLexSem).
 
 A config is a grid: every list-valued key is crossed with the others. Each grid cell is one *configuration* of the
 paper (``config_id``) and holds ``samples`` items that differ only in the sampled sets A and B.

@@ -1,4 +1,4 @@
-"""The SetLexSem reference code's value names, accepted everywhere as aliases of ours (SPEC P6).
+"""The SetLexSem reference code's value names, accepted everywhere as aliases of ours.
 
 The reference (github.com/amazon-science/SetLexSem-Challenge) names its prompt types ``formal_language`` …, its
 approaches ``chain_of_thought`` …, its operations with spaces (``symmetric difference``) and its set types

@@ -1,4 +1,4 @@
-"""How a set-operation reply ends and what form it has (SPEC M9): the stop sequence, the reply cap of answer-only
+"""How a set-operation reply ends and what form it has: the stop sequence, the reply cap of answer-only
 approaches, and the answer's form for constrained decoding.
 
 * ``STOP`` — ``</answer>``: every approach asks for the answer inside ``<answer></answer>`` and nothing after it, so

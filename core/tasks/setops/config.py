@@ -1,11 +1,11 @@
-"""The set-operations config (SPEC S2–S7, P2–P4): keys, defaults, limits and validation. A list-valued key is a
+"""The set-operations config: keys, defaults, limits and validation. A list-valued key is a
 grid axis; ``Config.from_dict`` turns any user mapping into a validated, frozen config or raises ConfigError."""
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,7 +13,7 @@ import yaml
 
 from core.errors import ConfigError, UserError
 from core.files import parse_yaml_mapping
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks.base import REASONING_EFFORTS, is_int
 from core.tasks.setops import aliases
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.operations import OPERATIONS
@@ -37,40 +37,11 @@ MAX_SIZE = 1000
 MAX_SHOTS = 20
 MAX_SAMPLES = 1_000_000
 MAX_LENGTH = 40
-_DRAW_ATTEMPTS = 2000
+DRAW_ATTEMPTS = 2000
 
-_DEFAULTS = {
-    "task": TASK,
-    "seed": 0,
-    "samples": 50,
-    "operations": list(OPERATIONS),
-    "sizes": [2, 4, 8, 16],
-    "members": ["numbers", "words"],
-    "lengths": [None],
-    "pos": [None],
-    "deciles": list(range(1, 11)),
-    "decile_mode": ["log_width"],
-    "conditions": list(CONDITIONS),
-    "swap_count": [None],
-    "overlap": [None],
-    "number_max": 10000,
-    "frequency_source": "wordfreq",
-    "phrasings": ["formal"],
-    "approaches": ["baseline"],
-    "shots": [0],
-    "fixed_shots": True,
-    "hypernym_pairs": None,
-    "templates": None,
-    "reasoning": None,
-}
-KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
 
 
 # ----------------------------------------------------------------------------------------------------- validation
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _as_list(key: str, value) -> list:
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if not values:
@@ -97,7 +68,7 @@ def _choice(key: str, v, allowed) -> str:
 
 
 def _int(key: str, v, lo: int, hi: int | None = None) -> int:
-    if not _is_int(v):
+    if not is_int(v):
         raise ConfigError(f"{key}: {v!r} is not an integer")
     if v < lo or (hi is not None and v > hi):
         rng = f"{lo}…{hi}" if hi is not None else f"≥ {lo}"
@@ -140,7 +111,7 @@ def _overlap(v):
         if not (0.0 <= v <= 1.0) or math.isnan(v):
             raise ConfigError(f"overlap: a fraction must lie in [0, 1], not {v!r}")
         return v
-    if _is_int(v):
+    if is_int(v):
         return _int("overlap", v, 0, MAX_SIZE)
     raise ConfigError(f"overlap: {v!r} is neither a member count (int), a fraction (float in [0, 1]) nor none")
 
@@ -292,6 +263,11 @@ class Config:
         if self.sizes is not None:
             return [(m, m) for m in self.sizes]
         return [(a, b) for a in self.sizes_a for b in self.sizes_b]
+
+
+# A key left out of a config takes its field's default; sizes_a / sizes_b (given together, instead of sizes) have none.
+_DEFAULTS = {f.name: f.default for f in fields(Config) if f.name not in ("sizes_a", "sizes_b")}
+KEYS = tuple(_DEFAULTS) + ("sizes_a", "sizes_b")
 
 
 def load_config(d) -> Config:

@@ -8,8 +8,8 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.tasks.base import spread_indices
-from core.tasks.setops.config import _DRAW_ATTEMPTS, KEY_VERSION, Config, _is_int, load_config
+from core.tasks.base import cached_on, is_int, spread_indices
+from core.tasks.setops.config import DRAW_ATTEMPTS, KEY_VERSION, Config, load_config
 from core.tasks.setops.grid import Cell, Plan, Sampler, count, plan
 from core.tasks.setops.operations import apply as apply_op, truth as op_truth
 from core.tasks.setops.prompts import render as R
@@ -103,7 +103,7 @@ class _Engine:
         out, seen = [], set()
         for j in range(self.cfg.samples):
             rng = random.Random(f"{self.prefix}{s.draw_key}|sample={j}")
-            for _ in range(_DRAW_ATTEMPTS):
+            for _ in range(DRAW_ATTEMPTS):
                 raw = self._draw_once(s, rng)
                 ident = self._ident(raw)
                 if ident not in seen:
@@ -134,7 +134,7 @@ class _Engine:
             rng = random.Random(f"{self.prefix}{s.draw_key}|{tag}")
             out, seen = [], set()
             while len(out) < self.max_shots + 1:
-                for _ in range(_DRAW_ATTEMPTS):
+                for _ in range(DRAW_ATTEMPTS):
                     pair = self._finish(s, self._draw_once(s, rng))
                     if pair.ident not in seen:
                         break
@@ -172,7 +172,7 @@ class _Engine:
                     result = shot.results[op] = apply_op(op, shot.a, shot.b)
                 line = shot.lines[key] = R.demo(phr, op, shot.a, shot.b, words, n, shown[:2], result, shown[2])
             lines.append(line)
-        return t.demonstrations.render({"demos": "\n".join(lines), "k": len(shots)})
+        return R.demonstrations(t, lines)
 
     # --------------------------------------------------------------------------------------------- render
     def context(self, cell_index: int) -> _CellContext:
@@ -184,7 +184,7 @@ class _Engine:
         s = cell.sampler
         persona = R.persona(t, cell.approach, phr)
         task_text = R.task(phr, cell.operation, s.size_a, s.size_b)
-        instr = self.sep.join(p for p in (R.instructions(t, cell.approach, phr), R.cue(t, cell.approach)) if p)
+        instr = R.assemble(t, (R.instructions(t, cell.approach, phr), R.cue(t, cell.approach)))
         fixed: list = []
         tail_parts = [task_text]
         if cell.shots and self.cfg.fixed_shots:
@@ -195,7 +195,7 @@ class _Engine:
         base.update(cell.factors)
         base.update({"hypernym_a": None, "hypernym_b": None, "member_hypernyms": None, "set_a": None,
                      "set_b": None, "truth": None, "prompt": None})
-        return _CellContext(cell, base, self.pairs_of(s), persona, self.sep.join(p for p in tail_parts if p),
+        return _CellContext(cell, base, self.pairs_of(s), persona, R.assemble(t, tail_parts),
                             task_text, instr, phr, fixed, frozenset(x.ident for x in fixed))
 
     def item(self, ctx: _CellContext, i: int, sample: int) -> dict:
@@ -217,7 +217,7 @@ class _Engine:
             if demos is None:
                 demos = self._demonstrations(cell, self._shots(cell.sampler, sample, pair, cell.shots))
                 pair.lines[key] = demos
-            tail = self.sep.join(p for p in (ctx.task, demos, ctx.instructions) if p)
+            tail = R.assemble(self.templates, (ctx.task, demos, ctx.instructions))
         d = ctx.base.copy()
         d["idx"] = i
         d["sample"] = sample
@@ -239,7 +239,7 @@ def item(cfg, i: int) -> dict:
     """Item ``i`` (0-based) of the config — a pure function of (config, seed, i)."""
     cfg = load_config(cfg)
     p = plan(cfg)
-    if not _is_int(i) or not 0 <= i < p.count:
+    if not is_int(i) or not 0 <= i < p.count:
         raise IndexError(f"item index {i!r} out of range (the config has {p.count} items)")
     cell_index, sample = divmod(i, cfg.samples)
     eng = _engine(cfg)
@@ -297,8 +297,4 @@ def preview(cfg, n: int = 5) -> list[dict]:
 def _engine(cfg: Config) -> _Engine:
     """The item engine of ``cfg`` (cached on the config object beside its plan)."""
     p = plan(cfg)
-    eng = cfg.__dict__.get("_engine")
-    if eng is None:
-        eng = _Engine(p)
-        object.__setattr__(cfg, "_engine", eng)
-    return eng
+    return cached_on(cfg, "_engine", lambda: _Engine(p))

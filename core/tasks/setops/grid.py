@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 from core.errors import ConfigError
-from core.tasks.base import stable_id
+from core.tasks.base import cached_on, stable_id
 from core.tasks.setops.config import TASK, Config, load_config
 from core.tasks.setops.prompts.templates import Templates, load_templates
 from core.tasks.setops.sets import deceptive as D, populations
@@ -264,11 +264,7 @@ def _build_plan(cfg: Config) -> Plan:
 def plan(cfg) -> Plan:
     """The expanded grid of ``cfg`` (cached on the config object)."""
     cfg = load_config(cfg)
-    p = cfg.__dict__.get("_plan")
-    if p is None:
-        p = _build_plan(cfg)
-        object.__setattr__(cfg, "_plan", p)
-    return p
+    return cached_on(cfg, "_plan", lambda: _build_plan(cfg))
 
 
 def count(cfg) -> int:

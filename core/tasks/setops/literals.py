@@ -26,7 +26,7 @@ _LATEX_SUBS = (
 )
 
 
-def _normalise(text: str) -> str:
+def normalise(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     if "\\" in text:
@@ -41,11 +41,11 @@ def _normalise(text: str) -> str:
 
 _QUOTES_AND_MARKUP = " \t\r\n\"'`‘’“”«»„*_.:!?"
 _LEADING_CONJ = re.compile(r"^(?:and|or|&)\s+", re.IGNORECASE)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _INT = re.compile(r"([+\-−]?)0*(\d+)(?:\.0+)?")
 _TOKEN = re.compile(r"[^\W_](?:[\w'\-.]*[^\W_])?")
 _SPLIT = re.compile(r"[,;\n]")
-_INVALID = object()
+INVALID = object()
 
 
 def _member(piece: str, kind: str, space_split: bool, out: list) -> bool:
@@ -83,8 +83,8 @@ _FAST_NUMBERS = re.compile(r"\s*[+-]?\d+(?:\s*,\s*[+-]?\d+)*\s*,?\s*")
 _FAST_WORDS = re.compile(r"\s*(?:'[a-z]+'|\"[a-z]+\"|[a-z]+)(?:\s*,\s*(?:'[a-z]+'|\"[a-z]+\"|[a-z]+))*\s*,?\s*")
 
 
-def _members_of_list(content: str, kind: str, space_split: bool):
-    """Members of a delimiter-free list text, or _INVALID if some piece is not a single token."""
+def members_of_list(content: str, kind: str, space_split: bool):
+    """Members of a delimiter-free list text, or INVALID if some piece is not a single token."""
     # fast paths for the common shapes: plain ints; lower-case words, bare or simply quoted
     if kind == "numbers" and _FAST_NUMBERS.fullmatch(content):
         return [int(x) for x in content.split(",") if not x.isspace() and x]
@@ -93,7 +93,7 @@ def _members_of_list(content: str, kind: str, space_split: bool):
     out: list = []
     for piece in _SPLIT.split(content):
         if not _member(piece, kind, space_split, out):
-            return _INVALID
+            return INVALID
     return out
 
 
@@ -151,7 +151,7 @@ def _delimiters(text: str) -> list:
     return out
 
 
-def _scan(text: str, kind: str):
+def scan(text: str, kind: str):
     """All maximal set-like literals in ``text`` (in order) and the positions of openers never closed."""
     stack: list = []
     open_count = {"{": 0, "[": 0, "(": 0}
@@ -241,8 +241,8 @@ def _evaluate(text: str, g, kids, children, kind) -> _Candidate | None:
     s, e, _ = g
     inner_cls = _opening(text, g)[1]
     if not kids:
-        members = _members_of_list(text[s + 1:e], kind, space_split=inner_cls == 0)
-        if members is _INVALID:
+        members = members_of_list(text[s + 1:e], kind, space_split=inner_cls == 0)
+        if members is INVALID:
             return None
         return _Candidate(start, end, cls, members)
     # a list whose members are groups (and tokens) = a nested set
@@ -251,21 +251,21 @@ def _evaluate(text: str, g, kids, children, kind) -> _Candidate | None:
         stripped = piece.strip(" \t\r\n")
         if not stripped or stripped == "\x00":
             continue
-        if _members_of_list(stripped.replace("\x00", ""), kind, False) is _INVALID:
+        if members_of_list(stripped.replace("\x00", ""), kind, False) is INVALID:
             return None
         if "\x00" in stripped and stripped.replace("\x00", "").strip(_QUOTES_AND_MARKUP):
             return None  # e.g. "apple (fruit)" — annotation, not a list of sets
     return _Candidate(start, end, cls, None)
 
 
-def _best_class(cands):
+def best_class(cands):
     if not cands:
         return cands
     best = min(c.cls for c in cands)
     return [c for c in cands if c.cls == best]
 
 
-def _choose(cands, first: bool) -> _Candidate:
+def choose(cands, first: bool) -> _Candidate:
     """Among clean candidates if any (else all): the best delimiter class, then the first or last one."""
-    pool = _best_class([c for c in cands if c.clean] or cands)
+    pool = best_class([c for c in cands if c.clean] or cands)
     return pool[0] if first else pool[-1]

@@ -1,4 +1,4 @@
-"""The four set operations (SPEC S1), computed exactly.
+"""The four set operations, computed exactly.
 
 ``apply(op, a, b)`` keeps the order in which members appear in A and then in B (that is how demonstrations list a
 result); ``truth(op, a, b)`` is the canonical answer: a sorted list (ints ascending, words lexicographic).

@@ -1,4 +1,4 @@
-"""Turn a raw model response into a set of members — or "did not follow the instructions" (SPEC A1).
+"""Turn a raw model response into a set of members — or "did not follow the instructions".
 
 Public API::
 
@@ -69,7 +69,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Literal
 
-from core.tasks.setops.literals import _BULLET, _INVALID, _best_class, _choose, _members_of_list, _normalise, _scan
+from core.tasks.setops.literals import BULLET, INVALID, best_class, choose, members_of_list, normalise, scan
 from core.tasks.setops.operations import canonical
 
 Kind = Literal["numbers", "words"]
@@ -173,15 +173,15 @@ def _bare_list(content: str, kind: str):
     s = s.strip(_TERMINAL)
     if not s or any(ch in s for ch in "{}[]()"):
         return None
-    lines = [_BULLET.sub("", ln) for ln in s.splitlines()]
+    lines = [BULLET.sub("", ln) for ln in s.splitlines()]
     s = "\n".join(lines)
     s = re.sub(r"\s+and\s+", ",", s, flags=re.IGNORECASE)
-    members = _members_of_list(s, kind, space_split=False)
-    if members is _INVALID and kind == "numbers":
-        members = _members_of_list(s, kind, space_split=True)
-        if members is not _INVALID and not all(isinstance(m, int) for m in members):
-            members = _INVALID
-    if members is _INVALID or not members:
+    members = members_of_list(s, kind, space_split=False)
+    if members is INVALID and kind == "numbers":
+        members = members_of_list(s, kind, space_split=True)
+        if members is not INVALID and not all(isinstance(m, int) for m in members):
+            members = INVALID
+    if members is INVALID or not members:
         return None
     return members
 
@@ -206,9 +206,9 @@ _TAGS = re.compile(r"<\s*(/?)\s*(answer|thinking|think|reasoning|scratchpad|refl
 
 
 def _parse_tag_content(content: str, kind: str) -> ParsedAnswer:
-    cands, _ = _scan(content, kind)
+    cands, _ = scan(content, kind)
     if cands:
-        chosen = _choose(cands, first=True)
+        chosen = choose(cands, first=True)
         if chosen.members is None:
             return _not_followed(NESTED_SET)
         return _answer(chosen.members, ANSWER_TAG)
@@ -226,13 +226,13 @@ def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
     """Text without answer tags (reasoning already removed)."""
     if not text.strip():
         return _not_followed(NO_SET_FOUND)
-    cands, unclosed = _scan(text, kind)
+    cands, unclosed = scan(text, kind)
     clean = [c for c in cands if c.clean]
     clean_starts = [c.start for c in clean]
     for mk_end, colon_label in reversed(_labels(text)):
         region = clean[bisect_left(clean_starts, mk_end):]
         if region:
-            chosen = _best_class(region)[0]
+            chosen = best_class(region)[0]
             if chosen.members is None:
                 return _not_followed(NESTED_SET)
             return _answer(chosen.members, ANSWER_LABEL)
@@ -244,7 +244,7 @@ def _parse_free_text(text: str, kind: str) -> ParsedAnswer:
             members = _bare_list(line, kind)
             if members is not None and not open_after:
                 return _answer(members, ANSWER_LABEL_BARE_LIST)
-    chosen = _choose(cands, first=False) if cands else None
+    chosen = choose(cands, first=False) if cands else None
     if unclosed and (chosen is None or unclosed[-1] >= chosen.end):
         return _not_followed(TRUNCATED)
     if chosen is not None:
@@ -318,7 +318,7 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if not isinstance(response, str) or not response.strip():
         return _not_followed(EMPTY_RESPONSE)
-    text = _normalise(response)
+    text = normalise(response)
     n = len(text)
     tags = []
     i = text.find("<")
@@ -374,7 +374,7 @@ def parse_set(response: str, kind: str) -> ParsedAnswer:
     if pending is not None:
         end = next((s for s, _ in ranges if s >= pending), n)
         content = text[pending:end]
-        res = _parse_tag_content(content, kind) if _scan(content, kind)[0] else None
+        res = _parse_tag_content(content, kind) if scan(content, kind)[0] else None
         if res is not None and res.followed:
             return ParsedAnswer(res.members, True, ANSWER_TAG_UNCLOSED)
         if res is not None and res.reason == NESTED_SET:

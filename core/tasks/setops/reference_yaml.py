@@ -1,4 +1,4 @@
-"""The SetLexSem reference's experiment YAML (``configs/experiments/*.yaml``), translated to our config (SPEC P6).
+"""The SetLexSem reference's experiment YAML (``configs/experiments/*.yaml``), translated to our config.
 
 ``core.config.run_spec`` calls :func:`translate` for any document holding the reference's upper-case keys, so
 ``generate``, ``run``, the pages and resume all accept such a file as it is. The translation follows the code of

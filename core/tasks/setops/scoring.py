@@ -1,4 +1,4 @@
-"""Per-item metrics of a set answer (SPEC A2) and the per-item error fields the error analysis needs (SPEC A4).
+"""Per-item metrics of a set answer and the per-item error fields the error analysis needs.
 
 Public API::
 
@@ -17,7 +17,7 @@ Public API::
     error_fields(metrics) -> dict     # did_not_follow, has_made_up, empty_truth_correct, empty_truth_wrong,
                                       # spurious_empty, gl
     error_summary(rows) -> dict       # the A4 table for one group of metric dicts (pure-Python reference)
-    ROW_SQL, AGG_SQL                  # the same definitions as DuckDB SQL over stored result columns
+    ROW_SQL, AGG_SQL, DID_NOT_FOLLOW_SQL   # the same definitions as DuckDB SQL over stored result columns
     apply_operation, canonical, OPERATIONS   # re-exported from core.tasks.setops.operations
 
 Conventions (documented, tested)
@@ -44,7 +44,8 @@ Error-analysis definitions (paper, Table 15 and the appendix tables; shares are 
   anything else (a non-empty set or no set), / N.
 - pct_made_up: made-up members summed, / N — the paper's "Pct With Made Up Vals" (Union, numbers: 375 / 16000 =
   2.34); pct_answers_made_up: answers with at least one made-up member, / N; made_up_sum: total made-up members.
-- did_not_follow: count of answers that could not be parsed.
+- did_not_follow: count of answers that did not follow the instructions (their ``followed`` verdict false or missing;
+  DID_NOT_FOLLOW_SQL, the one definition the error table counts with).
 - top mistakes / top correct: the three most frequent "G vs. L" labels (the paper's format) among wrong / correct
   answers with their share (%) of the wrong / correct answers; a wrong answer with no set is "G<n> vs. L?". Ties break
   by G, then L (L? last), so the result is deterministic. core/analysis/ (the dashboard's table) uses the same
@@ -55,6 +56,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -63,7 +65,7 @@ from core.tasks.setops.parse import parse_set
 from core.tasks.setops.parse_strict import parse_strict, sorted_members
 
 __all__ = [
-    "AGG_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
+    "AGG_SQL", "DID_NOT_FOLLOW_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
     "error_summary", "gl_label",
     "kind_of", "reference_result", "score_set_response", "set_metrics", "solve", "strict_fields",
     "strict_from_reference", "top_gl_sql",
@@ -108,14 +110,17 @@ def kind_of(members_factor: str) -> str:
     return "numbers" if members_factor == "numbers" else "words"
 
 
-def _members(value) -> list:
-    """An item's set as a list, whether it is a list already or JSON text (a stored or exported row)."""
+def member_list(value) -> list:
+    """An item's set as a list, whether it is a list already or JSON text (a stored or exported row); None, NaN (an
+    empty cell of a frame) and text that is not JSON give []."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except ValueError:
             return []
-    return list(value or [])
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    return list(value)
 
 
 MAX_REFERENCE_LITERAL = 100_000
@@ -130,8 +135,8 @@ def strict_fields(truth: Iterable, set_a: Iterable, set_b: Iterable, response, *
     if got.members is None:
         out.update(correct_strict=False, answer_len_strict=None, made_up_strict=0)
     else:
-        universe = set(_members(set_a)) | set(_members(set_b))
-        out.update(correct_strict=got.members == frozenset(_members(truth)), answer_len_strict=len(got.members),
+        universe = set(member_list(set_a)) | set(member_list(set_b))
+        out.update(correct_strict=got.members == frozenset(member_list(truth)), answer_len_strict=len(got.members),
                    made_up_strict=len(got.members - universe))
     if with_reason:
         out["reason_strict"] = got.reason
@@ -188,7 +193,7 @@ def score_set_response(item: Mapping, response: str, *, with_reason: bool = Fals
     (parsed JSON text or None, followed, correct, the :func:`set_metrics` keys, and the strict verdict of
     :func:`strict_fields` beside them). This is ``setops.score``."""
     parsed = parse_set(response if isinstance(response, str) else "", kind_of(item.get("members", "numbers")))
-    metrics = set_metrics(_members(item["truth"]), parsed.members, _members(item["set_a"]), _members(item["set_b"]))
+    metrics = set_metrics(member_list(item["truth"]), parsed.members, member_list(item["set_a"]), member_list(item["set_b"]))
     out = {"parsed": parsed.to_json(), "followed": parsed.followed, **metrics,
            **strict_fields(item["truth"], item["set_a"], item["set_b"], response, with_reason=with_reason)}
     if with_reason:
@@ -198,7 +203,7 @@ def score_set_response(item: Mapping, response: str, *, with_reason: bool = Fals
 
 def solve(item: Mapping) -> str:
     """The reference solver's response: the truth inside <answer></answer> tags."""
-    truth = _members(item["truth"])
+    truth = member_list(item["truth"])
     if kind_of(item.get("members")) == "numbers":
         shown = ", ".join(str(int(m)) for m in truth)
     else:
@@ -220,9 +225,10 @@ def _gl_order(item):
 
 
 def error_fields(m: Mapping) -> dict:
-    """Per-item flags behind the A4 table, from a :func:`set_metrics` dict (or a stored results row)."""
-    followed = m["answer_len"] is not None
-    empty_answer = followed and m["answer_len"] == 0
+    """Per-item flags behind the A4 table, from a stored results row (its ``followed``) or a :func:`set_metrics`
+    dict (no ``followed``: there an answer that did not follow has no set, ``answer_len`` None)."""
+    followed = m["followed"] if m.get("followed") is not None else m["answer_len"] is not None
+    empty_answer = m["answer_len"] is not None and m["answer_len"] == 0
     return {
         "did_not_follow": not followed,
         "has_made_up": bool(m.get("made_up") or 0),
@@ -273,10 +279,15 @@ def error_summary(rows: Sequence[Mapping], k: int = 3) -> dict:
     }
 
 
+# "Did not follow the instructions" over stored columns: the row's ``followed`` verdict (of the scoring shown:
+# ``followed_strict`` under strict), a missing verdict counting as not followed. The error table
+# (core/analysis/error_table.py) counts it with this expression.
+DID_NOT_FOLLOW_SQL = "NOT coalesce(followed, FALSE)"
+
 # The same definitions in DuckDB SQL over stored columns (results / v_results: correct, followed, truth_len,
 # answer_len, made_up, empty_truth). Rows whose ``correct`` is NULL (not answered yet) should be filtered out first.
 ROW_SQL = {
-    "did_not_follow": "(answer_len IS NULL)",
+    "did_not_follow": f"({DID_NOT_FOLLOW_SQL})",
     "has_made_up": "(coalesce(made_up, 0) > 0)",
     "empty_truth_correct": "(empty_truth AND coalesce(answer_len = 0, false))",
     "empty_truth_wrong": "(empty_truth AND (answer_len IS NULL OR answer_len > 0))",

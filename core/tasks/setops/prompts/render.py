@@ -67,12 +67,10 @@ def demo(phrasing: Phrasing, op: str, a: Sequence, b: Sequence, words: bool, n: 
     return phrasing.demo_item.render({"demo": tpl.render(values), "n": n})
 
 
-def demonstrations(t: Templates, phrasing: Phrasing, op: str, shots: Sequence[tuple], words: bool) -> str:
-    """The demonstrations part for ``shots`` = [(A, B), ...]; "" when there are none (k = 0)."""
-    if not shots:
-        return ""
-    demos = "\n".join(demo(phrasing, op, a, b, words, n) for n, (a, b) in enumerate(shots, start=1))
-    return t.demonstrations.render({"demos": demos, "k": len(shots)})
+def demonstrations(t: Templates, lines: Sequence[str]) -> str:
+    """The demonstrations part around rendered ``demo`` lines (one per shot, numbered from 1); callers leave the
+    part out when k = 0."""
+    return t.demonstrations.render({"demos": "\n".join(lines), "k": len(lines)})
 
 
 def persona(t: Templates, approach: str, phrasing: Phrasing) -> str:
@@ -89,5 +87,7 @@ def cue(t: Templates, approach: str) -> str:
 
 
 def assemble(t: Templates, parts: Sequence[str]) -> str:
-    """Join the non-empty parts (persona, construction, task, demonstrations, instructions, cue)."""
+    """Join the non-empty parts (persona, construction, task, demonstrations, instructions, cue) with the templates'
+    separator: every prompt (and every run of its parts) is joined here, except the engine's last step, which
+    concatenates the three pieces it already holds (persona, construction, the rest) by the same rule."""
     return t.separator.join(p for p in parts if p)

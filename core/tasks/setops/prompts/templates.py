@@ -1,4 +1,4 @@
-"""Prompt templates as data (SPEC P1–P5): load ``templates.yaml``, merge a user's edits, validate, compile.
+"""Prompt templates as data: load ``templates.yaml``, merge a user's edits, validate, compile.
 
 A user's edits travel as an *override*: a mapping with the same shape as ``templates.yaml`` holding only what
 changed (new phrasings / approaches may be added). It lives in the task config under ``templates`` and so is stored

@@ -1,4 +1,4 @@
-""""Deceptive" sets from WordNet hyponym groups (SPEC S6).
+""""Deceptive" sets from WordNet hyponym groups.
 
 One draw picks two different hypernyms and samples A from the hyponyms of the first and B from the hyponyms of the
 second (members shared by both groups are excluded, so every member has exactly one source hypernym and A, B are

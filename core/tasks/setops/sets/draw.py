@@ -1,4 +1,4 @@
-"""Drawing a pair of sets (A, B) from one population, with optional overlap control (SPEC S2, S7).
+"""Drawing a pair of sets (A, B) from one population, with optional overlap control.
 
 Every set has distinct members and exactly the requested size. By default A and B are independent draws, so they may
 share members by chance (as in the paper). With overlap control, exactly ``c`` members of the smaller set are also in

@@ -1,7 +1,7 @@
-"""Where set members come from (SPEC S3–S5): a population is a sorted sequence (tuple of words or a ``range``).
+"""Where set members come from: a population is a sorted sequence (tuple of words or a ``range``).
 
 Numbers: integers in [0, number_max) or, with a length L, exactly the L-digit integers [10^(L-1), 10^L) — for L = 1
-that is 1…9, as in the SetLexSem code and SPEC S3 (9 one-digit numbers, so sets of 16 cannot be drawn).
+that is 1…9, as in the SetLexSem code (9 one-digit numbers, so sets of 16 cannot be drawn).
 ``number_max`` only applies when no length is given.
 Words: the web2 word list, optionally only words of exactly L characters.
 Deciles: words of frequency decile d (1 rarest … 10 commonest) in ``log_width`` or ``rank`` mode, optionally of length L

@@ -4,13 +4,17 @@ LM Studio, vLLM, llama.cpp, serve-local) are listed by their models (core.models
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 
 import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.models import PROVIDERS, key_env_for  # key_env_for: re-exported for the pages
-from pages._ui.url import qp_get, qp_set
+from ui.url import qp_get, qp_set
+
+log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------------------------------ models
 
@@ -31,8 +35,9 @@ class ModelChoice:
 
 def _secret(name: str) -> str | None:
     try:
-        v = st.secrets.get(name)  # raises when there is no secrets file
-    except Exception:  # noqa: BLE001
+        v = st.secrets.get(name)
+    except (StreamlitSecretNotFoundError, FileNotFoundError) as exc:   # no secrets file, or one that is not TOML
+        log.debug("no secret %s: %s", name, type(exc).__name__)   # the name only: never a value
         return None
     return str(v) if v else None
 
@@ -190,7 +195,7 @@ def ray_cluster_field(choice: ModelChoice, key: str) -> str | None:
     core's words, and starting the run refuses it with the same line."""
     from core.errors import UserError
     from core.runner import check_ray_address
-    from pages._ui.text import md
+    from ui.text import md
 
     choice.ray_address = None
     if not choice.spec.startswith("openai-compatible/"):

@@ -9,10 +9,10 @@ from typing import Sequence
 import streamlit as st
 
 from core import analysis
-from pages._ui.db import cached_analysis, runs_df
-from pages._ui.provenance import made_here_only, provenance_suffix
-from pages._ui.text import md
-from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set
+from ui.db import cached_analysis, runs_df
+from ui.provenance import made_here_only, provenance_suffix
+from ui.text import md
+from ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set
 
 
 def run_picker(label: str, key: str, default: Sequence[str] | None = None, task: str | None = None,

@@ -14,7 +14,7 @@ import streamlit as st
 from core import analysis, store
 from core.errors import UserError
 from core.files import csv_text
-from pages._ui.text import md
+from ui.text import md
 
 # ------------------------------------------------------------------------------------------------------ database
 

@@ -14,9 +14,9 @@ from typing import Sequence
 import streamlit as st
 
 from core.store.provenance import UPLOADED, badge
-from pages._ui.db import runs_df
-from pages._ui.text import md
-from pages._ui.url import qp_get, qp_set
+from ui.db import runs_df
+from ui.text import md
+from ui.url import qp_get, qp_set
 
 _COLOUR = {UPLOADED: "orange"}
 

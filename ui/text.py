@@ -2,7 +2,7 @@
 that an imported cell, a model's name from an uploaded file, a URL parameter or an error message quoting either is
 shown as written and never becomes an image that fetches an external URL, a link (bare URLs included), a code span it
 breaks out of,
-Streamlit's ``:color[…]`` directives or LaTeX (issue 13).
+Streamlit's ``:color[…]`` directives or LaTeX.
 
     md(text) -> str        the text with the characters that start such constructs escaped
     md_code(text) -> str   an inline code span holding the text whatever backticks it contains

@@ -16,9 +16,9 @@ import streamlit as st
 
 from core import store
 from core.analysis import presenter as P
-from pages._ui.db import db_path, db_token
-from pages._ui.progress import run_is_live
-from pages._ui.text import md
+from ui.db import db_path, db_token
+from ui.progress import run_is_live
+from ui.text import md
 
 REPLAY_STATE = "_presenter_replay"
 
@@ -64,8 +64,8 @@ def _format_note(stats: pd.DataFrame) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)
 def _replayable_runs(db: str, token: str) -> pd.DataFrame:
-    """The runs that can be replayed, cached on the DB change token: opening the store to ask cost ~40 ms on every
-    script run of the page (each widget change too), and the list changes only when the store does."""
+    """The runs that can be replayed, cached on the DB change token: the list changes only when the store does, and
+    the page's script runs on every widget change."""
     with store.connect(db) as con:
         return P.replayable_runs(con)
 
@@ -335,9 +335,9 @@ def start_demo(on_page: bool = False) -> None:
     import os
     import secrets
 
-    from pages._ui.model_picker import ModelChoice
-    from pages._ui.progress import start_run
-    from pages._ui.url import qp_set
+    from ui.model_picker import ModelChoice
+    from ui.progress import start_run
+    from ui.url import qp_set
 
     fixed = os.environ.get("STUDIO_DEMO_SEED", "").strip()
     seed = int(fixed) if fixed.isdigit() else secrets.randbelow(1_000_000)
@@ -377,8 +377,8 @@ def _run_header(run_id: str) -> None:
 def live_panel(run_id: str, model: str | None = None) -> None:
     """The presenter's panel of a run: live or stored, the bars with the recording beside them, progress, the
     running paired tally and the pairs as they arrive."""
-    from pages._ui.pickers import scoring_switch
-    from pages._ui.progress import run_progress
+    from ui.pickers import scoring_switch
+    from ui.progress import run_progress
 
     _run_header(run_id)
     record = store.run_record(db_path(), run_id) or {}

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.analysis.stats import wilson_interval
 from core.tasks.quantifiers.metrics import NOUN_GROUP_ORDER
 
 GROUP_LABELS = {
@@ -68,8 +69,6 @@ def accuracy_intervals(metrics: pd.DataFrame, column: str = "accuracy", confiden
                        ) -> tuple[pd.Series, pd.Series]:
     """The Wilson interval (as shares 0–1) of each row's ``column`` over its answered items — one item right is
     accuracy 1.0 with an interval reaching down to about 0.21, not a bar as sure as a thousand."""
-    from core.analysis import wilson_interval
-
     lows, highs = [], []
     for acc, n in zip(metrics[column], metrics["answered"]):
         n = int(n or 0)

@@ -9,10 +9,10 @@ import streamlit as st
 
 from core import store
 from core.errors import UserError
-from pages._ui.db import cached_analysis, db_path, runs_df
-from pages._ui.model_picker import ModelChoice
-from pages._ui.nav import PAGE_FILES
-from pages._ui.text import md
+from ui.db import cached_analysis, db_path, runs_df
+from ui.model_picker import ModelChoice
+from ui.nav import PAGE_FILES
+from ui.text import md
 
 # ------------------------------------------------------------------------------------------------------ runs
 
@@ -120,7 +120,7 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
     strict); strict is read from the store (about a second behind the runner)."""
     from core import runner
     from core.analysis.figures import progress_accuracy
-    from pages._ui.pickers import current_scoring
+    from ui.pickers import current_scoring
 
     scoring = scoring or current_scoring()
 
@@ -195,7 +195,7 @@ def report_download(run_ids, *, key: str, filters: dict | None = None, title: st
     """"Build the HTML report" → a download button for one self-contained HTML file of these runs (Plotly inline,
     no server; core.analysis.report). Built on request — it takes a second or two."""
     from core.analysis.report import html_report
-    from pages._ui.pickers import current_scoring
+    from ui.pickers import current_scoring
 
     run_ids = list(run_ids)
     scoring = current_scoring()

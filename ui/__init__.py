@@ -1,11 +1,14 @@
 """Shared UI helpers for every page (the only Streamlit-aware helpers; core never imports streamlit), one module per
 kind: ``nav`` (the page list), ``db`` (store handle, cached analysis, run list), ``url`` (query-string state),
 ``pickers`` (run picker, slice filters), ``model_picker``, ``progress`` (start and follow runs), ``lazy`` (expanders
-built only when open), ``violins`` (the note and zoom toggle under sketched violins), ``provenance`` (badges and the made-here filter).
+built only when open), ``violins`` (the note and zoom toggle under sketched violins), ``provenance`` (badges and the made-here filter),
+``streamlit_compat`` (the one Streamlit internal we touch: leaving its pages-directory mode).
 
 Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 
-* ``from pages._ui import …`` (the app's directory is on sys.path under ``streamlit run app.py`` and AppTest).
+* **First call of a page**: ``ui.require_app_navigation()`` (right after the imports): a page Streamlit ran without
+  app.py (its pages-directory mode, on a fresh server) reruns through app.py's navigation (ui/streamlit_compat.py).
+* ``from ui import …`` (the app's directory is on sys.path under ``streamlit run app.py`` and AppTest).
 * **Database**: ``db_path()`` is the store file ($STUDIO_DB or .studio/studio.duckdb). Never keep a connection open:
   use ``with store.connect(db_path()) as con:`` for one short piece of work (other processes — a CLI run — wait
   while it is open). ``db_token()`` is a cheap change token (file sizes/mtimes) to key ``st.cache_data`` on.
@@ -37,9 +40,9 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
   st.info / st.caption / st.toast — they all render Markdown.
 """
 
-from pages._ui.db import cached_analysis, db_path, db_token, df_download, run_batches, run_label, runs_df, user_errors  # noqa: F401
-from pages._ui.lazy import lazy_expander  # noqa: F401
-from pages._ui.model_picker import (  # noqa: F401
+from ui.db import cached_analysis, db_path, db_token, df_download, run_batches, run_label, runs_df, user_errors  # noqa: F401
+from ui.lazy import lazy_expander  # noqa: F401
+from ui.model_picker import (  # noqa: F401
     MODEL_CHOICES,
     ModelChoice,
     api_key_for,
@@ -49,12 +52,11 @@ from pages._ui.model_picker import (  # noqa: F401
     model_picker,
     ray_cluster_field,
 )
-from pages._ui.nav import APP_DIR, PAGE_FILES, PAGES, _leave_pages_directory_mode, page_exists  # noqa: F401
-from pages._ui.pickers import current_scoring, run_picker, scoring_switch, select_runs, slice_filters, warn_unknown_runs  # noqa: F401
-from pages._ui.progress import report_download, run_is_live, run_progress, start_run, with_live_status  # noqa: F401
-from pages._ui.provenance import made_here_only, provenance_badges, provenance_suffix  # noqa: F401
-from pages._ui.text import md, md_code  # noqa: F401
-from pages._ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
-from pages._ui.violins import sketch_note  # noqa: F401
-
-_leave_pages_directory_mode()
+from ui.nav import APP_DIR, PAGE_FILES, PAGES, page_exists  # noqa: F401
+from ui.pickers import current_scoring, run_picker, scoring_switch, select_runs, slice_filters, warn_unknown_runs  # noqa: F401
+from ui.progress import report_download, run_is_live, run_progress, start_run, with_live_status  # noqa: F401
+from ui.provenance import made_here_only, provenance_badges, provenance_suffix  # noqa: F401
+from ui.streamlit_compat import require_app_navigation  # noqa: F401
+from ui.text import md, md_code  # noqa: F401
+from ui.url import filters_from_qp, filters_to_qp, qp_get, qp_list, qp_set  # noqa: F401
+from ui.violins import sketch_note  # noqa: F401

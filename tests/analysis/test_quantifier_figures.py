@@ -2,7 +2,8 @@
 
 import pandas as pd
 
-from core.tasks.quantifiers import figures as QF, metrics as QM
+from core.analysis import quantifier_figures as QF
+from core.tasks.quantifiers import metrics as QM
 
 
 def _results():
