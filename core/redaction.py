@@ -7,7 +7,7 @@
     redact(text, *secrets)      ``text`` with every trace of a known secret replaced by ``[redacted]``
     redact_url(url)             a URL without ``user:password@``
 
-What counts as a trace (issue 13: an endpoint echoed the key upper-cased, or cut short):
+What counts as a trace (endpoints have been seen to echo a key upper-cased, or cut short):
 
 * any run of MIN_PIECE (8) or more characters of a known secret, in any letter case — a key quoted in part, masked
   in the middle or shouted back is caught, not only the exact key; secrets shorter than MIN_PIECE are matched whole

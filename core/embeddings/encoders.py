@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import numpy as np
 from core.errors import UserError
 
 Progress = Callable[[int, int], None] | None
+log = logging.getLogger(__name__)
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
 ENCODER_NAMES = ("minilm", "local", "openai")
 LABELS = {"minilm": "SBERT-mini (all-MiniLM-L6-v2)", "local": "SmolLM2-135M (llama.cpp, mean pooling)",
@@ -73,10 +75,10 @@ def _load_minilm():
                 raise EncoderError("the minilm encoder needs sentence-transformers and torch") from None
             try:  # no "Loading weights" progress bar on the CLI's stderr
                 from transformers.utils import logging as hf_logging
-
+            except ImportError:
+                log.debug("transformers' logging module is missing: its progress bar stays on")
+            else:
                 hf_logging.disable_progress_bar()
-            except Exception:  # noqa: BLE001 - cosmetic only
-                pass
             _loaded["minilm"] = SentenceTransformer(path, device="cpu")
         return _loaded["minilm"]
 

@@ -1,4 +1,4 @@
-"""Frequency deciles of the word list (SPEC S5).
+"""Frequency deciles of the word list (the decile samplers' ten bins).
 
 Only words of :func:`core.lexicon.words.word_list` that have a known (non-zero) frequency are binned. Two modes:
 

@@ -1,4 +1,4 @@
-"""WordNet hyponym groups for deceptive sets (SPEC S6) — read from the file shipped in ``data/hyponyms/``.
+"""WordNet hyponym groups for deceptive sets — read from the file shipped in ``data/hyponyms/``.
 
 A group is one hypernym synset (e.g. ``grandparent.n.01``) with the cleaned single-word lemmas of its hyponyms
 (``gramps``, ``granny``, ``nan`` …). The groups are built once from WordNet 3.0 by ``python -m core build-hyponyms``

@@ -1,4 +1,4 @@
-"""Build the hyponym groups of SPEC S6 from a real WordNet (used by ``python -m core build-hyponyms``).
+"""Build the hyponym groups of deceptive sets from a real WordNet (used by ``python -m core build-hyponyms``).
 
 Rules (also written into the output file and ``data/hyponyms/README.md``):
 
@@ -404,7 +404,7 @@ def wn_source_info(wordnet, lmf_path: str) -> dict:
 # ------------------------------------------------------------------------------------------- part-of-speech table
 
 def build_pos_table(reader, words) -> dict[str, list[str]]:
-    """{pos: sorted words having at least one synset of that part of speech}, for ``words_by_pos`` (SPEC S4).
+    """{pos: sorted words having at least one synset of that part of speech}, for ``words_by_pos``.
 
     As in the SetLexSem code, a word counts when NLTK's ``synsets(word, pos)`` is non-empty, i.e. after NLTK's
     morphological reduction (``morphy``), so inflected forms count too; ``a`` includes satellite adjectives.

