@@ -20,6 +20,9 @@ oversubscribed machine more threads than free cores makes llama.cpp's busy-waiti
 here: 2 threads on 2 busy cores did not finish 64 tokens in 5 minutes, 1 thread took 15 s), so the default is
 conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
 Context: STUDIO_LLAMA_CTX (default 4096 tokens).
+Warm-up: when the model loads (in the background while a page renders, or in the runner's setup) the chat template's
+opening, which every prompt shares, is evaluated into the KV cache, so the first call pays only for its own part;
+STUDIO_LLAMA_WARM=0 turns that off.
 Reasoning effort is not supported (neither embedded model thinks): it is dropped and listed in ``dropped_params``.
 """
 
@@ -102,10 +105,50 @@ def get_llama(name: str = "smollm2"):
             except ImportError:
                 raise ModelError(f"local/{key} needs llama-cpp-python (pip install llama-cpp-python)") from None
             path = model_path(key)
-            _llamas[key] = Llama(model_path=path, n_ctx=n_ctx(), n_threads=n_threads(key),
-                                 n_threads_batch=n_threads(key), n_batch=512, verbose=False)
-            atexit.register(close_llama_at_exit, _llamas[key])
+            llama = Llama(model_path=path, n_ctx=n_ctx(), n_threads=n_threads(key),
+                          n_threads_batch=n_threads(key), n_batch=512, verbose=False)
+            atexit.register(close_llama_at_exit, llama)
+            if warm_enabled():
+                warm_chat_prefix(llama)
+            _llamas[key] = llama      # published only once warm: no call runs on it before
     return _llamas[key]
+
+
+def warm_enabled() -> bool:
+    """STUDIO_LLAMA_WARM (default on; ``0`` turns it off): evaluate the chat template's opening when the model loads."""
+    return os.environ.get("STUDIO_LLAMA_WARM", "1").strip() != "0"
+
+
+_SENTINEL = "\x00prompt\x00"
+
+
+def chat_prefix_tokens(llama) -> list[int]:
+    """The tokens every prompt starts with once the model's chat template wraps it as the user's message (for
+    Qwen2.5: the default system message and the user turn's header, 24 tokens), tokenized as a call tokenizes its
+    whole prompt. Empty when the template cannot be rendered or puts nothing before the message."""
+    import jinja2
+
+    try:
+        rendered = _chat_formatter(llama)(messages=[{"role": "user", "content": _SENTINEL}])
+    except (ModelError, jinja2.TemplateError, TypeError, ValueError) as exc:
+        logging.getLogger(__name__).warning("the chat template could not be rendered for warming: %s", exc)
+        return []
+    head, found, _ = rendered.prompt.partition(_SENTINEL)
+    if not found or not head:
+        return []
+    return llama.tokenize(head.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
+
+def warm_chat_prefix(llama) -> int:
+    """Evaluate the chat template's opening into the KV cache, so the first call evaluates only its own part of the
+    prompt: llama-cpp-python reuses the cached prefix a prompt shares with what the context holds (as it does
+    between consecutive calls). The tokens and their positions are those of every call, so the replies are those of
+    a cold start (tests/models/test_warm_prefix.py compares them). Returns the number of tokens evaluated."""
+    tokens = chat_prefix_tokens(llama)
+    if tokens:
+        llama.reset()
+        llama.eval(tokens)
+    return len(tokens)
 
 
 def preload(name: str = "default") -> bool:
