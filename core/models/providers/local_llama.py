@@ -129,7 +129,7 @@ def chat_prefix_tokens(llama) -> list[int]:
     import jinja2
 
     try:
-        rendered = _chat_formatter(llama)(messages=[{"role": "user", "content": _SENTINEL}])
+        rendered = chat_formatter(llama)(messages=[{"role": "user", "content": _SENTINEL}])
     except (ModelError, jinja2.TemplateError, TypeError, ValueError) as exc:
         logging.getLogger(__name__).warning("the chat template could not be rendered for warming: %s", exc)
         return []
@@ -236,7 +236,7 @@ class _FormatterWithInterrupt:
 _FORMATTERS: dict = {}
 
 
-def _chat_formatter(llama):
+def chat_formatter(llama):
     """The model's chat template as a llama-cpp-python formatter, built as ``Llama`` builds it (once per model)."""
     hit = _FORMATTERS.get(id(llama))
     if hit is not None and hit[0] is llama:
@@ -329,7 +329,7 @@ class LocalLlamaModel(BaseModel):
                 raise RetryableError(f"{self.spec}: call cancelled before it started")
             started = time.perf_counter()
             interrupt = _Interrupt(self.timeout, cancel, tuple(p.stop or ()), llama.detokenize)
-            handler = chat_formatter_to_chat_completion_handler(_FormatterWithInterrupt(_chat_formatter(llama),
+            handler = chat_formatter_to_chat_completion_handler(_FormatterWithInterrupt(chat_formatter(llama),
                                                                                         interrupt))
             try:
                 out = handler(llama=llama, messages=messages, **kwargs)
