@@ -142,8 +142,9 @@ def chat_prefix_tokens(llama) -> list[int]:
 def warm_chat_prefix(llama) -> int:
     """Evaluate the chat template's opening into the KV cache, so the first call evaluates only its own part of the
     prompt: llama-cpp-python reuses the cached prefix a prompt shares with what the context holds (as it does
-    between consecutive calls). The tokens and their positions are those of every call, so the replies are those of
-    a cold start (tests/models/test_warm_prefix.py compares them). Returns the number of tokens evaluated."""
+    between consecutive calls). The tokens and positions are those of every call, but llama.cpp's arithmetic can
+    depend on how a prompt is cut into batches, so that the first replies stay as they are cold is checked, not
+    assumed (tests/models/test_warm_prefix.py). Returns the number of tokens evaluated."""
     tokens = chat_prefix_tokens(llama)
     if tokens:
         llama.reset()
