@@ -19,6 +19,9 @@ Threads: STUDIO_LLAMA_THREADS (default: every physical core for local/default, h
 oversubscribed machine more threads than free cores makes llama.cpp's busy-waiting OpenMP workers collapse (a few
 tokens take minutes instead of seconds; docs/RUNNER.md), so the default is conservative and OMP_WAIT_POLICY=PASSIVE is set unless the environment says otherwise.
 Context: STUDIO_LLAMA_CTX (default 4096 tokens).
+Warm-up: when the model loads (in the background while a page renders, or in the runner's setup) the chat template's
+opening, which every prompt shares, is evaluated into the KV cache, so the first call pays only for its own part;
+STUDIO_LLAMA_WARM=0 turns that off.
 Reasoning effort is not supported (neither embedded model thinks): it is dropped and listed in ``dropped_params``.
 """
 
@@ -105,10 +108,51 @@ def get_llama(name: str = "smollm2"):
             except ImportError:
                 raise ModelError(f"local/{key} needs llama-cpp-python (pip install llama-cpp-python)") from None
             path = model_path(key)
-            _llamas[key] = Llama(model_path=path, n_ctx=n_ctx(), n_threads=n_threads(key),
-                                 n_threads_batch=n_threads(key), n_batch=512, verbose=False)
-            atexit.register(close_llama_at_exit, _llamas[key])
+            llama = Llama(model_path=path, n_ctx=n_ctx(), n_threads=n_threads(key),
+                          n_threads_batch=n_threads(key), n_batch=512, verbose=False)
+            atexit.register(close_llama_at_exit, llama)
+            if warm_enabled():
+                warm_chat_prefix(llama)
+            _llamas[key] = llama      # published only once warm: no call runs on it before
     return _llamas[key]
+
+
+def warm_enabled() -> bool:
+    """STUDIO_LLAMA_WARM (default on; ``0`` turns it off): evaluate the chat template's opening when the model loads."""
+    return os.environ.get("STUDIO_LLAMA_WARM", "1").strip() != "0"
+
+
+_SENTINEL = "\x00prompt\x00"
+
+
+def chat_prefix_tokens(llama) -> list[int]:
+    """The tokens every prompt starts with once the model's chat template wraps it as the user's message (for
+    Qwen2.5: the default system message and the user turn's header, 24 tokens), tokenized as a call tokenizes its
+    whole prompt. Empty when the template cannot be rendered or puts nothing before the message."""
+    import jinja2
+
+    try:
+        rendered = chat_formatter(llama)(messages=[{"role": "user", "content": _SENTINEL}])
+    except (ModelError, jinja2.TemplateError, TypeError, ValueError) as exc:
+        log.info("the chat template could not be rendered for warming: %s", exc)
+        return []
+    head, found, _ = rendered.prompt.partition(_SENTINEL)
+    if not found or not head:
+        return []
+    return llama.tokenize(head.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
+
+def warm_chat_prefix(llama) -> int:
+    """Evaluate the chat template's opening into the KV cache, so the first call evaluates only its own part of the
+    prompt: llama-cpp-python reuses the cached prefix a prompt shares with what the context holds (as it does
+    between consecutive calls). The tokens and positions are those of every call, but llama.cpp's arithmetic can
+    depend on how a prompt is cut into batches, so that the first replies stay as they are cold is checked, not
+    assumed (tests/models/test_warm_prefix.py). Returns the number of tokens evaluated."""
+    tokens = chat_prefix_tokens(llama)
+    if tokens:
+        llama.reset()
+        llama.eval(tokens)
+    return len(tokens)
 
 
 def preload(name: str = "default") -> bool:
@@ -201,7 +245,7 @@ def _token_text(llama, token: int) -> str:
     return llama.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
 
 
-def _chat_formatter(llama):
+def chat_formatter(llama):
     """The model's chat template as a llama-cpp-python formatter, built as ``Llama`` builds it (once per model; the
     formatters are kept by a weak mapping, so a freed model takes its formatter with it)."""
     hit = _FORMATTERS.get(llama)
@@ -282,7 +326,7 @@ class LocalLlamaModel(BaseModel):
                 raise RetryableError(f"{self.spec}: call cancelled before it started")
             started = time.perf_counter()
             interrupt = _Interrupt(self.timeout, cancel, tuple(p.stop or ()), llama.detokenize)
-            handler = chat_formatter_to_chat_completion_handler(_FormatterWithInterrupt(_chat_formatter(llama),
+            handler = chat_formatter_to_chat_completion_handler(_FormatterWithInterrupt(chat_formatter(llama),
                                                                                         interrupt))
             try:
                 out = handler(llama=llama, messages=messages, **kwargs)
