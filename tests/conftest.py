@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,12 @@ import pytest
 # pages preload the embedded demo model while they render; a page test must not load 1 GB (a test that wants the
 # preload sets it back to 1)
 os.environ.setdefault("STUDIO_PRELOAD_MODEL", "0")
+
+
+def pytest_collection_finish(session):
+    """Everything imported while collecting (torch, pandas, streamlit …) is moved out of the garbage collector's
+    reach: statsmodels' Holm adjustment calls ``gc.collect()`` each time, which otherwise walks that whole heap."""
+    gc.freeze()
 
 
 @dataclass
