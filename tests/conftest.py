@@ -27,6 +27,7 @@ XDIST_GROUPS = {
 _GROUP_OF = {name: group for group, names in XDIST_GROUPS.items() for name in names}
 
 
+@pytest.hookimpl(tryfirst=True)       # before pytest-xdist reads the marks (it names each item by its group)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         group = _GROUP_OF.get(item.path.name)
