@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,34 @@ import pytest
 # pages preload the embedded demo model while they render; a page test must not load 1 GB (a test that wants the
 # preload sets it back to 1)
 os.environ.setdefault("STUDIO_PRELOAD_MODEL", "0")
+
+
+# Tests that must not share the machine with their own kind run in one pytest-xdist worker (``--dist loadgroup``):
+# local Ray clusters (each starts a head and its workers), headless Chromium with a streamlit server, and the
+# embedded 1.1 GB model. Keyed by the test file's name.
+XDIST_GROUPS = {
+    "ray": ("test_ray_engine.py", "test_ray_reliability.py", "test_ray_vllm.py", "test_ray_mapping.py",
+            "test_page_ray.py"),
+    "browser": ("test_browser_flow.py", "test_browser_forged_uploads.py", "test_browser_presenter.py",
+                "test_browser_smoke.py", "test_browser_url_state.py", "test_tabs_race.py"),
+    "real_model": ("test_demo_reproduce.py", "test_embedded_default.py", "test_demo_pairs.py", "test_warm_prefix.py"),
+}
+_GROUP_OF = {name: group for group, names in XDIST_GROUPS.items() for name in names}
+
+
+@pytest.hookimpl(tryfirst=True)       # before pytest-xdist reads the marks (it names each item by its group)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = _GROUP_OF.get(item.path.name)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session):
+    """Everything imported while collecting (torch, pandas, streamlit …) is moved out of the garbage collector's
+    reach, so a full collection (Python's own, or the one statsmodels' ``multipletests`` runs on every call in the
+    Holm test that uses it as the reference) does not walk that whole heap again."""
+    gc.freeze()
 
 
 @dataclass

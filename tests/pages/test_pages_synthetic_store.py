@@ -5,6 +5,8 @@ support strftime")."""
 
 from __future__ import annotations
 
+import shutil
+
 import duckdb
 import pytest
 
@@ -13,9 +15,10 @@ from tests.support.synthetic import fill_synthetic
 from ui.nav import PAGES
 
 
-@pytest.fixture()
-def synthetic_db(tmp_path, monkeypatch):
-    db = str(tmp_path / "synthetic.duckdb")
+@pytest.fixture(scope="module")
+def synthetic_store(tmp_path_factory):
+    """The synthetic store, written once for the module."""
+    db = str(tmp_path_factory.mktemp("synthetic") / "synthetic.duckdb")
     with store.connect(db):
         pass
     con = duckdb.connect(db)
@@ -23,6 +26,16 @@ def synthetic_db(tmp_path, monkeypatch):
         ids = fill_synthetic(con, 6_000, samples=10)
     finally:
         con.close()
+    return db, ids
+
+
+@pytest.fixture()
+def synthetic_db(synthetic_store, tmp_path, monkeypatch):
+    """A copy of the module's synthetic store for each page: what one page keeps in its store (the findings it
+    computed) is never what the next page finds."""
+    template, ids = synthetic_store
+    db = str(tmp_path / "synthetic.duckdb")
+    shutil.copyfile(template, db)
     monkeypatch.setenv("STUDIO_DB", db)
     return ids
 

@@ -144,9 +144,11 @@ def _cli(*args, db, **kw):
 
 
 def _export_count(db, run_id, out):
-    done = subprocess.run([sys.executable, "-m", "core", "export", "--run", run_id, "--out", str(out), "--db", str(db)],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-1500:]
+    """``python -m core export`` of the run, in this process (the writers are separate processes; a dozen exports
+    each starting Python and importing the project cost more than the rounds themselves)."""
+    from core.cli import main
+
+    assert main(["export", "--run", run_id, "--out", str(out), "--db", str(db)]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     return sum(1 for r in rows if r.get("error") in (None, "") and r.get("response") is not None)
 
