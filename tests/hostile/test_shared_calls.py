@@ -60,7 +60,11 @@ def setup(tmp_path):
 
 @pytest.mark.slow
 def test_two_identical_runs_started_together_share_their_calls(setup):
+    """The endpoint answers nothing until both runs have calls in flight (more than one run's concurrency), so
+    both take part whatever the machine's load: each run claims its keys in blocks, and the second run's calls
+    are its own block's."""
     srv, cfg, db = setup
+    srv.hold_until_in_flight = CONCURRENCY + 1
     procs = [subprocess.Popen(run_cmd(cfg, srv.base_url, db), cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=180) for p in procs]

@@ -40,7 +40,7 @@ class LoopbackServer:
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
                  key_in_reply: bool = False, endless: bool = False, responder=None, echo_auth: bool = False,
-                 kinds=FAIL_KINDS, reasoning=None):
+                 kinds=FAIL_KINDS, reasoning=None, hold_until_in_flight: int | None = None):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
@@ -52,6 +52,10 @@ class LoopbackServer:
         self.responder = responder             # (prompt, model) -> reply text, instead of the fixed answer
         self.kinds = tuple(kinds)              # the failure kinds drawn from (FAIL_KINDS, and EMPTY if asked for)
         self.reasoning = reasoning             # text or (prompt, model) -> text: returned as reasoning_content
+        # no chat request is answered until this many are in flight at once (at most ``hang`` seconds): a test sees
+        # several clients' requests together whatever the machine's speed
+        self.hold_until_in_flight = hold_until_in_flight
+        self._released: asyncio.Event | None = None
         self.efforts: Counter = Counter()      # reasoning_effort of the requests received (None: not sent)
         self.template_kwargs: Counter = Counter()   # chat_template_kwargs received (JSON text; None: not sent)
         self.auth_seen: Counter = Counter()    # Authorization headers received
@@ -69,6 +73,7 @@ class LoopbackServer:
 
     # -- lifecycle
     async def serve(self) -> None:
+        self._released = asyncio.Event()
         self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
         self.port = self._server.sockets[0].getsockname()[1]
 
@@ -117,6 +122,16 @@ class LoopbackServer:
                 "first_request_at": self.first_request_at, "last_answer_at": self.last_answer_at}
 
     # -- behaviour
+    async def _held(self) -> None:
+        if self.hold_until_in_flight is None or self._released is None:
+            return
+        if self.in_flight >= self.hold_until_in_flight:
+            self._released.set()
+        try:
+            await asyncio.wait_for(self._released.wait(), self.hang)
+        except TimeoutError:
+            self._released.set()
+
     def _failure(self, key: str, n: int) -> str | None:
         if self.fail_rate <= 0 or self.streak[key] >= self.max_fail_streak:
             return None
@@ -224,6 +239,7 @@ class LoopbackServer:
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
+                        await self._held()
                         status, extra, out = await self._chat(body, headers.get("authorization", ""))
                     finally:
                         self.in_flight -= 1
