@@ -121,12 +121,12 @@ def test_random_stores_same_views_both_paths(tmp_path, seed):
     _perturb(db, ids[:2], rng)
     with store.connect(db) as con:
         assert aggregates.check(con) == []
-        _views_agree(con, ids[:2])
+        # the whole store is selected once per seed, as a list of runs (seed 0) or as no selection (seeds 1 and 2,
+        # where seed 2's store holds both tasks): the two spellings select the same runs, so each seed asks one
+        _views_agree(con, ids if seed == 0 else None)
         _views_agree(con, ids[1:2])                   # deceptive alone: hypernyms and pos vary inside configs
         if seed == 2:
             _views_agree(con, ids[2:], task="quantifiers")
-            _views_agree(con, ids)                      # both tasks selected
-        _views_agree(con, None)
         # a filter on a column that varies inside a configuration takes the row path and still works
         hyp = A.factor_levels(con, ids[1:2], "hypernym_a")
         assert hyp and "hypernym_a" in aggregated.inside_columns(con, ids[1:2])["varies"]
@@ -146,13 +146,12 @@ def test_synthetic_store_and_deleted_run(tmp_path):
         assert all(len(v) >= 2 for v in levels.values()), levels
         assert aggregates.check(con) == []
         _views_agree(con, ids)
-        _views_agree(con, ids[:1])
     before = A.change_token
     store.delete_run(db, ids[0])
     with store.connect(db) as con:
         assert aggregates.check(con) == []
         assert con.execute("SELECT count(*) FROM agg_counts WHERE run_id = ?", [ids[0]]).fetchone()[0] == 0
-        _views_agree(con, None)
+        _views_agree(con, None)                       # one run left: the views of a single run
     assert before is A.change_token
 
 

@@ -65,7 +65,7 @@ def fill(page, label: str, value) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_researchers_flow_in_chromium(app):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
     base, ids = app
     with sync_playwright() as p:
@@ -107,6 +107,12 @@ def test_the_researchers_flow_in_chromium(app):
             select(page, "Model", "reference/solver")
             page.get_by_role("button", name="Run", exact=True).first.click()
             page.wait_for_function("document.body.innerText.includes('— done:')", timeout=120_000)
+            # the finished run is shown by the page's next full rerun (the progress fragment reports "done" first)
+            try:
+                page.wait_for_function("(old) => location.search.includes('qruns=quantifiers-') && "
+                                       "!location.search.includes(old)", arg=ids["older_q"], timeout=60_000)
+            except PlaywrightTimeout:
+                pass                                             # the assertion below says what the URL holds
             wait_rendered(page)
             picker = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first.inner_text()
             assert "reference/solver" in picker and "quantifiers-" not in picker   # a name, not a run id

@@ -24,6 +24,8 @@ PAGES = {"": "SetLexSem Studio", "set_operations": "Set operations", "deceptive_
          "results": "Results", "findings": "Findings", "compare": "Compare", "runs": "Runs"}
 # pages written by other parts of the project: visited when present (title not checked)
 OPTIONAL_PAGES = {"quantifiers": None, "embeddings": None}
+# the script states of a finished run (a compilation error shows as an exception box, which the tests look for)
+FINISHED = ("notRunning", "compilationError")
 
 
 def _need_browser():
@@ -81,18 +83,20 @@ def served(db):
 
 
 def wait_rendered(page, timeout_ms: int = 120_000) -> None:
-    """Until the script has finished: neither the running icon nor a loading skeleton for 3 s in a row (a page may
-    rerun once on its first visit)."""
+    """Until the script has finished: the app connected, Streamlit's script state (the ``data-test-script-state``
+    attribute of ``stApp``) no longer running, and neither the running icon nor a loading skeleton, seen 4 times in a
+    row 250 ms apart — a page may rerun once on its first visit, and a click's rerun is requested a few ms after
+    the click."""
     page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout_ms)
-    busy = '[data-testid="stStatusWidgetRunningIcon"], [data-testid="stSkeleton"]'
+    app = page.locator('[data-testid="stApp"]')
+    busy = page.locator('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stSkeleton"]')
     quiet, waited = 0, 0
-    while quiet < 6:
-        if page.locator(busy).count():
-            quiet = 0
-        else:
-            quiet += 1
-        page.wait_for_timeout(500)
-        waited += 500
+    while quiet < 4:
+        done = (app.get_attribute("data-test-connection-state") == "CONNECTED"
+                and app.get_attribute("data-test-script-state") in FINISHED and not busy.count())
+        quiet = quiet + 1 if done else 0
+        page.wait_for_timeout(250)
+        waited += 250
         if waited > timeout_ms:
             raise TimeoutError("the page kept running")
 
