@@ -33,6 +33,7 @@ def run_picker(label: str, key: str, default: Sequence[str] | None = None, task:
     if max_selections:
         wanted = wanted[:max_selections]
     state_key = f"_pick_{key}"
+    _apply_pending_selection(key, state_key)
     if state_key in st.session_state:
         st.session_state[state_key] = [r for r in st.session_state[state_key] if r in ids]
     shown = st.session_state.get(state_key, wanted)
@@ -48,9 +49,32 @@ def run_picker(label: str, key: str, default: Sequence[str] | None = None, task:
 
 def select_runs(key: str, run_ids: Sequence[str]) -> None:
     """Make ``run_ids`` the selection of the run picker ``key`` (call before the picker is drawn in this rerun):
-    after a run is started its page shows that run, not whatever was picked before."""
-    st.session_state[f"_pick_{key}"] = list(run_ids)
+    after a run is started its page shows that run, not whatever was picked before.
+
+    The browser keeps its own copy of the picker's value and sends it with every rerun it asks for, fragment
+    reruns included; one asked for before the browser saw this selection (a progress timer firing while the page
+    is still drawing) would put the old value back. So the selection is also kept aside, with the value it
+    replaces, and the picker re-applies it while the browser still reports that old value; it is dropped once the
+    browser reports the new selection or the user picks something else."""
+    state_key = f"_pick_{key}"
+    st.session_state[f"_pending_{key}"] = {"ids": list(run_ids), "replaces": st.session_state.get(state_key),
+                                           "drawn": False}
+    st.session_state[state_key] = list(run_ids)
     qp_set(**{key: list(run_ids)})
+
+
+def _apply_pending_selection(key: str, state_key: str) -> None:
+    pending = st.session_state.get(f"_pending_{key}")
+    if pending is None:
+        return
+    current = st.session_state.get(state_key)
+    if not pending["drawn"]:                  # the rerun that made the selection: the browser has yet to see it
+        pending["drawn"] = True
+    elif current == pending["replaces"]:      # a stale copy from the browser came back: the selection stands
+        st.session_state[state_key] = list(pending["ids"])
+        qp_set(**{key: list(pending["ids"])})
+    else:                                     # the browser has the selection, or the user chose something else
+        del st.session_state[f"_pending_{key}"]
 
 
 def warn_unknown_runs(requested: Sequence[str], shown: Sequence[str], stored: Sequence[str],

@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from core import runner  # noqa: E402
+from core import runner, store  # noqa: E402
 from core.store.exports import export_run  # noqa: E402
 from core.store.io import import_results  # noqa: E402
 from core.tasks import setops
@@ -87,10 +87,19 @@ def test_after_a_quantifier_run_its_results_are_the_ones_shown(db):
     assert not at.exception, [e.value for e in at.exception]
     new = at.session_state["quant_run_id"]
     assert new != older and at.multiselect(key="_pick_qruns").value == [new]
+    assert at.query_params["qruns"] == new
     runner.get_handle(new).wait(120)
-    time.sleep(1.5)   # the journal is merged into DuckDB about once a second
-    at.run()
+    deadline = time.monotonic() + 60
+    while store.get_run(db, new)["status"] != "done" and time.monotonic() < deadline:
+        runner.get_handle(new).wait(0.1)   # the run's row turns done when its journal is merged
+    # a rerun asked for by a browser that had not yet seen the new selection (a progress timer firing while the
+    # page drew) carries the picker's old value: the run just made stays selected
+    at.multiselect(key="_pick_qruns").set_value([older]).run()
+    assert at.multiselect(key="_pick_qruns").value == [new] and at.query_params["qruns"] == new
+    at.run()                                           # the browser now reports the new selection
     assert at.multiselect(key="_pick_qruns").value == [new]
+    at.multiselect(key="_pick_qruns").set_value([older]).run()    # from now on a choice is the user's
+    assert at.multiselect(key="_pick_qruns").value == [older] and at.query_params["qruns"] == older
 
 
 def _second_model(db, run_id, name="other.csv", model="other/model"):
