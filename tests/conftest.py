@@ -27,10 +27,22 @@ XDIST_GROUPS = {
 _GROUP_OF = {name: group for group, names in XDIST_GROUPS.items() for name in names}
 
 
+def _uses_a_module_fixture_of_its_own(item) -> bool:
+    """Whether the test uses a module-scoped fixture defined in its own file (a store built once for the file)."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info is not None else ()):
+        for d in defs:
+            if d.scope == "module" and Path(getattr(d, "baseid", "") or "").name == item.path.name:
+                return True
+    return False
+
+
 @pytest.hookimpl(tryfirst=True)       # before pytest-xdist reads the marks (it names each item by its group)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         group = _GROUP_OF.get(item.path.name)
+        if group is None and _uses_a_module_fixture_of_its_own(item):
+            group = f"module:{item.path.name}"   # one worker builds the file's shared fixture, not each worker
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
 
