@@ -31,12 +31,9 @@ def _env(**extra):
 
 
 def _solver_run(db, tmp_path, seed):
-    cfg = tmp_path / f"s{seed}.yaml"
-    cfg.write_text(json.dumps({**CFG, "seed": seed}))
-    done = subprocess.run([sys.executable, "-m", "core", "run", "--config", str(cfg), "--model", "reference/solver",
-                           "--no-progress", "--db", str(db)], cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-1500:]
+    from core import runner
+
+    runner.run({**CFG, "seed": seed}, "reference/solver", db_path=db)   # finished: nothing of it stays live
 
 
 def _runs(db) -> int:
@@ -83,9 +80,9 @@ def test_restore_keeps_the_old_file_and_merges_dead_journals_into_it(two_states)
 @pytest.mark.slow
 def test_restore_while_a_run_is_live_is_refused(two_states, tmp_path):
     db, folder = two_states
-    srv = LoopbackServer(0.3).start()
+    srv = LoopbackServer(0.01, pause_after=4).start()   # the run stays live after 4 answers, until resume()
     cfg = tmp_path / "slow.yaml"
-    cfg.write_text(json.dumps({**CFG, "seed": 3, "samples": 40, "sizes": [2, 4]}))
+    cfg.write_text(json.dumps({**CFG, "seed": 3, "samples": 10, "sizes": [2, 4]}))
     run = subprocess.Popen([sys.executable, "-m", "core", "run", "--config", str(cfg), "--model",
                             "openai-compatible/loop", "--base-url", srv.base_url, "--concurrency", "2",
                             "--no-progress", "--db", str(db)], cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
@@ -93,8 +90,8 @@ def test_restore_while_a_run_is_live_is_refused(two_states, tmp_path):
     try:
         deadline = time.monotonic() + 120
         while srv.stats()["total_answered"] < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert run.poll() is None
+            time.sleep(0.01)
+        assert run.poll() is None and 4 <= srv.stats()["total_answered"] < 40   # (a call past the gate ends)
         done = subprocess.run([sys.executable, "-m", "core", "restore", str(folder), "--db", str(db)], cwd=ROOT,
                               env=_env(), capture_output=True, text=True, timeout=300)
         assert done.returncode == 2, done
@@ -102,9 +99,10 @@ def test_restore_while_a_run_is_live_is_refused(two_states, tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error:") and "in use" in lines[0], done.stderr
         assert "Traceback" not in done.stderr
     finally:
+        srv.resume()
         out, err = run.communicate(timeout=300)
         srv.stop()
-    assert run.returncode == 0 and "160/160 answered" in out, (out, err[-1500:])
+    assert run.returncode == 0 and "40/40 answered" in out, (out, err[-1500:])
     assert _runs(db) == 3       # the live run's results all landed in the one file
     assert not list(db.parent.glob("*.replaced-*"))
 

@@ -40,7 +40,8 @@ class LoopbackServer:
                  max_fail_streak: int = 2, hang: float = 30.0, retry_after_ms: int = 100, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
                  key_in_reply: bool = False, endless: bool = False, responder=None, echo_auth: bool = False,
-                 kinds=FAIL_KINDS, reasoning=None, hold_until_in_flight: int | None = None):
+                 kinds=FAIL_KINDS, reasoning=None, hold_until_in_flight: int | None = None,
+                 pause_after: int | None = None):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
@@ -56,6 +57,8 @@ class LoopbackServer:
         # several clients' requests together whatever the machine's speed
         self.hold_until_in_flight = hold_until_in_flight
         self._released: asyncio.Event | None = None
+        self._open: asyncio.Event | None = None     # cleared by pause(): chat requests wait until resume()
+        self.pause_after = pause_after         # pause() itself once this many valid answers have been sent
         self.efforts: Counter = Counter()      # reasoning_effort of the requests received (None: not sent)
         self.template_kwargs: Counter = Counter()   # chat_template_kwargs received (JSON text; None: not sent)
         self.auth_seen: Counter = Counter()    # Authorization headers received
@@ -74,6 +77,8 @@ class LoopbackServer:
     # -- lifecycle
     async def serve(self) -> None:
         self._released = asyncio.Event()
+        self._open = asyncio.Event()
+        self._open.set()
         self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
         self.port = self._server.sockets[0].getsockname()[1]
 
@@ -114,6 +119,19 @@ class LoopbackServer:
             asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5)
+
+    def pause(self) -> None:
+        """From now on no chat request is answered (they wait, in flight) until ``resume()``: a client's run
+        stays live for as long as a test needs, whatever the machine's speed."""
+        self._set_open(False)
+
+    def resume(self) -> None:
+        self._set_open(True)
+
+    def _set_open(self, value: bool) -> None:
+        async def flip():
+            self._open.set() if value else self._open.clear()
+        asyncio.run_coroutine_threadsafe(flip(), self._loop).result(5)
 
     def stats(self) -> dict:
         return {"requests": dict(self.requests), "answered": dict(self.answered), "failures": dict(self.failures),
@@ -188,6 +206,9 @@ class LoopbackServer:
             return 200, {}, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "{1, 2'   # malformed
         self.streak[key] = 0
         self.answered[key] += 1
+        if self.pause_after is not None and sum(self.answered.values()) >= self.pause_after:
+            self.pause_after = None            # once: resume() opens it for good
+            self._open.clear()
         self.last_answer_at = time.time()
         answer = self.responder(prompt, model) if self.responder is not None else self.answer
         answer += f" (key {token.upper()})" if self.key_in_reply else ""
@@ -240,6 +261,7 @@ class LoopbackServer:
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
                         await self._held()
+                        await self._open.wait()
                         status, extra, out = await self._chat(body, headers.get("authorization", ""))
                     finally:
                         self.in_flight -= 1
