@@ -25,6 +25,7 @@ CFG = {"task": "setops", "seed": 5, "samples": 50, "operations": ["union", "inte
                                                                   "symmetric_difference"],
        "sizes": [2, 4], "members": ["numbers"], "phrasings": ["plain"], "approaches": ["baseline"], "shots": [0]}
 N_ITEMS = 400
+LONG = "<answer>{" + ", ".join(str(i) for i in range(3000)) + "}</answer>"
 
 
 def _mount_tmpfs(where: Path, size: str) -> bool:
@@ -37,7 +38,8 @@ def _mount_tmpfs(where: Path, size: str) -> bool:
 
 @pytest.fixture(params=["tmpfs", "injected"])
 def full_disk(request, tmp_path):
-    """(db path, env for the failing run, a function that frees the space)."""
+    """(db path, env for the failing run, a function that frees the space, the server's answer: one long enough
+    to fill 8 MB within the run where the disk is real, a short one where the failure is injected)."""
     if request.param == "tmpfs":
         mnt = tmp_path / f"small-{uuid.uuid4().hex[:6]}"
         if not _mount_tmpfs(mnt, "8m"):
@@ -45,11 +47,11 @@ def full_disk(request, tmp_path):
         db = mnt / "studio.duckdb"
         with store.connect(db):
             pass
-        yield db, {}, lambda: subprocess.run(["mount", "-o", "remount,size=256m", str(mnt)], check=True)
+        yield db, {}, lambda: subprocess.run(["mount", "-o", "remount,size=256m", str(mnt)], check=True), LONG
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
     else:
         db = tmp_path / "studio.duckdb"
-        yield db, {"STUDIO_FAULT": "journal-append:enospc@40"}, lambda: None
+        yield db, {"STUDIO_FAULT": "journal-append:enospc@40"}, lambda: None, "<answer>{1, 2}</answer>"
 
 
 def _run(cfg, srv, db, env):
@@ -62,8 +64,8 @@ def _run(cfg, srv, db, env):
 
 @pytest.mark.slow
 def test_disk_full_mid_run_is_an_error_and_nothing_reported_is_lost(full_disk, tmp_path):
-    db, env, free_space = full_disk
-    srv = LoopbackServer(0.01, answer="<answer>{" + ", ".join(str(i) for i in range(3000)) + "}</answer>").start()
+    db, env, free_space, answer = full_disk
+    srv = LoopbackServer(0.01, answer=answer).start()
     cfg = tmp_path / "c.yaml"
     cfg.write_text(json.dumps(CFG))
     try:
