@@ -53,12 +53,14 @@ def select_runs(key: str, run_ids: Sequence[str]) -> None:
 
     The browser keeps its own copy of the picker's value and sends it with every rerun it asks for, fragment
     reruns included; one asked for before the browser saw this selection (a progress timer firing while the page
-    is still drawing) would put the old value back. So the selection is also kept aside, with the value it
-    replaces, and the picker re-applies it while the browser still reports that old value; it is dropped once the
-    browser reports the new selection or the user picks something else."""
+    is still drawing, or a click that interrupted this rerun) would put the old value back. So when the picker
+    already showed something, the selection is also kept aside with the value it replaces: the next full rerun
+    that still reports that old value gets the selection again, once; a rerun reporting anything else (the new
+    selection, or the user's own choice) drops it."""
     state_key = f"_pick_{key}"
-    st.session_state[f"_pending_{key}"] = {"ids": list(run_ids), "replaces": st.session_state.get(state_key),
-                                           "drawn": False}
+    replaces = st.session_state.get(state_key)
+    if replaces is not None:   # no picker drawn yet: the browser has no old value to send back
+        st.session_state[f"_pending_{key}"] = {"ids": list(run_ids), "replaces": list(replaces), "drawn": False}
     st.session_state[state_key] = list(run_ids)
     qp_set(**{key: list(run_ids)})
 
@@ -68,12 +70,13 @@ def _apply_pending_selection(key: str, state_key: str) -> None:
     if pending is None:
         return
     current = st.session_state.get(state_key)
-    if not pending["drawn"]:                  # the rerun that made the selection: the browser has yet to see it
-        pending["drawn"] = True
-    elif current == pending["replaces"]:      # a stale copy from the browser came back: the selection stands
+    if current == pending["replaces"]:                    # a stale copy from the browser: the selection stands
         st.session_state[state_key] = list(pending["ids"])
         qp_set(**{key: list(pending["ids"])})
-    else:                                     # the browser has the selection, or the user chose something else
+        del st.session_state[f"_pending_{key}"]
+    elif current == pending["ids"] and not pending["drawn"]:   # the rerun that made it: the browser has yet to see it
+        pending["drawn"] = True
+    else:                                                 # the browser has the selection, or the user chose another
         del st.session_state[f"_pending_{key}"]
 
 

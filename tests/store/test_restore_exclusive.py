@@ -99,9 +99,14 @@ def test_restore_while_a_run_is_live_is_refused(two_states, tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error:") and "in use" in lines[0], done.stderr
         assert "Traceback" not in done.stderr
     finally:
-        srv.resume()
-        out, err = run.communicate(timeout=300)
-        srv.stop()
+        try:
+            srv.resume()
+            out, err = run.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            out, err = run.communicate()
+        finally:
+            srv.stop()
     assert run.returncode == 0 and "40/40 answered" in out, (out, err[-1500:])
     assert _runs(db) == 3       # the live run's results all landed in the one file
     assert not list(db.parent.glob("*.replaced-*"))

@@ -122,15 +122,20 @@ class LoopbackServer:
 
     def pause(self) -> None:
         """From now on no chat request is answered (they wait, in flight) until ``resume()``: a client's run
-        stays live for as long as a test needs, whatever the machine's speed."""
+        stays live for as long as a test needs, whatever the machine's speed. Only once ``start()`` has returned."""
         self._set_open(False)
 
     def resume(self) -> None:
+        """Answer again, for good (a ``pause_after`` not yet reached is cancelled)."""
         self._set_open(True)
 
     def _set_open(self, value: bool) -> None:
         async def flip():
-            self._open.set() if value else self._open.clear()
+            if value:
+                self.pause_after = None
+                self._open.set()
+            else:
+                self._open.clear()
         asyncio.run_coroutine_threadsafe(flip(), self._loop).result(5)
 
     def stats(self) -> dict:
