@@ -71,8 +71,7 @@ def _apply_pending_selection(key: str, state_key: str) -> None:
         return
     current = st.session_state.get(state_key)
     if current == pending["replaces"]:                    # a stale copy from the browser: the selection stands
-        st.session_state[state_key] = list(pending["ids"])
-        qp_set(**{key: list(pending["ids"])})
+        st.session_state[state_key] = list(pending["ids"])   # (run_picker writes it to the URL as it draws)
         del st.session_state[f"_pending_{key}"]
     elif current == pending["ids"] and not pending["drawn"]:   # the rerun that made it: the browser has yet to see it
         pending["drawn"] = True
