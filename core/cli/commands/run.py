@@ -56,8 +56,11 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
     p.add_argument("--reasoning-effort", choices=list(REASONING_EFFORTS), default=None,
                    help="how much a reasoning model thinks before it answers: reasoning_effort for openai/ and "
-                        "openai-compatible/, an extended-thinking budget for anthropic/ (default none: the "
-                        "provider's default); a config's 'reasoning: [low, high]' crosses levels instead")
+                        "openai-compatible/ (with the chat-template switch), adaptive thinking at this effort or a "
+                        "thinking budget for anthropic/, as the model's own description says (default none: send "
+                        "nothing, the provider's default; off: ask for no reasoning). A level a model lacks goes as "
+                        "the nearest it has, recorded with each call (data/reasoning/efforts.yaml); a config's "
+                        "'reasoning: [low, max]' crosses levels instead")
     p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost; with "
                    "--batch at the batch price)")
     b = p.add_argument_group("provider batches (openai/ and anthropic/: half the list price, results within 24 h)")
