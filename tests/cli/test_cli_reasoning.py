@@ -186,8 +186,9 @@ def test_opus_4_7_at_max_answers_every_item_with_adaptive_thinking(anthropic_run
     assert code == 0 and len(bodies) == 6 and srv.counts["refused"] == 0
     assert all(b["thinking"] == {"type": "adaptive"} and b["output_config"] == {"effort": "max"} for b in bodies)
     with store.connect(db) as con:
-        rows = con.execute("SELECT correct, response, reasoning_text, reasoning_sent FROM v_results "
-                           "WHERE model = 'anthropic/claude-opus-4-7' AND reasoning = 'max'").fetchall()
+        rows = con.execute("SELECT correct, response, reasoning_text, reasoning_sent FROM v_results WHERE run_id IN "
+                           "(SELECT run_id FROM runs WHERE model = 'anthropic/claude-opus-4-7' "
+                           "AND params_json LIKE '%\"reasoning_effort\":\"max\"%')").fetchall()
         kept = con.execute("SELECT model, info_json FROM model_capabilities").fetchall()
     assert len(rows) == 6 and all(correct for correct, *_ in rows)
     assert all("<answer>{0}</answer>" in thought and "{0}" not in response for _, response, thought, _ in rows)
@@ -207,7 +208,7 @@ def test_anthropic_export_keeps_the_thinking_apart(anthropic_runs, cli):
     db, tmp, _, _ = anthropic_runs
     with store.connect(db) as con:
         run_id = con.execute("SELECT run_id FROM runs WHERE model = 'anthropic/claude-opus-4-7' "
-                             "AND params_json LIKE '%max%'").fetchall()[0][0]
+                             "AND params_json LIKE '%\"reasoning_effort\":\"max\"%'").fetchall()[0][0]
     path = tmp / "opus.csv"
     r = cli("export", "--run", run_id, "--out", path, "--db", db)
     assert r.returncode == 0, r.stderr

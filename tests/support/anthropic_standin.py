@@ -140,6 +140,12 @@ class AnthropicStandIn:
             self._thread.join(10)
 
     @staticmethod
+    def _keyed(request: web.Request) -> bool:
+        """A key came: ``x-api-key``, or a bearer token (what recent SDKs send)."""
+        return bool(request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix(
+            "Bearer ").strip())
+
+    @staticmethod
     def _error(status: int, kind: str, message: str) -> web.Response:
         return web.json_response({"type": "error", "error": {"type": kind, "message": message},
                                   "request_id": "req_standin"}, status=status)
@@ -148,14 +154,14 @@ class AnthropicStandIn:
         mid = request.match_info["mid"]
         with self.lock:
             self.counts["models"] += 1
-        if not request.headers.get("x-api-key"):
+        if not self._keyed(request):
             return self._error(401, "authentication_error", "invalid x-api-key")
         if not self.describe or mid not in self.models:
             return self._error(404, "not_found_error", f"model: {mid}")
         return web.json_response(self.models[mid])
 
     async def _messages(self, request: web.Request) -> web.Response:
-        if not request.headers.get("x-api-key"):
+        if not self._keyed(request):
             return self._error(401, "authentication_error", "invalid x-api-key")
         params = await request.json()
         with self.lock:
