@@ -210,7 +210,12 @@ def _tested(values: pd.Series) -> dict:
     the estimate alone, without interval or p."""
     from core.analysis.stats import paired_contrast
 
-    res = dict(paired_contrast(values.to_numpy(dtype=float)))
+    d = values.to_numpy(dtype=float)
+    if d.size < MIN_UNITS:   # nothing to resample: the estimate alone
+        res = {"estimate": float(d.mean()) if d.size else math.nan, "n": int(d.size),
+               "caveat": None if d.size else "no matched draw"}
+    else:
+        res = dict(paired_contrast(d))
     n = int(res.get("n") or 0)
     testable = bool(res.get("testable", True)) and n >= MIN_UNITS
     if not testable:

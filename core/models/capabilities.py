@@ -114,9 +114,7 @@ class ThinkingMode:
         if kind == "adaptive":
             effort = ((sent or {}).get("output_config") or {}).get("effort")
             if _EFFORT_LEVEL_REFUSED.search(text) and effort and not _ADAPTIVE_REFUSED.search(text):
-                from core.models.reasoning import accepted_values
-
-                listed = accepted_values(text, "effort")
+                listed = listed_values(text, "effort", set(ADAPTIVE_EFFORTS))
                 left = tuple(e for e in self.efforts if (e in listed if listed else e != effort))
                 return replace(self, efforts=left, source="refusal", settled=True) if left else \
                     replace(self, form="budget", efforts=(), source="refusal", settled=True)
@@ -139,6 +137,19 @@ class ThinkingMode:
             return None
         efforts = tuple(e for e in d.get("efforts") or () if e in ADAPTIVE_EFFORTS)
         return cls(d["form"], efforts, bool(d.get("disabled", True)), str(d.get("source") or "models-api"), True)
+
+
+_QUOTED = re.compile(r"['\"`]([a-z]+)['\"`]")
+_LISTING = re.compile(r"\b(?:supported values?|should be|must be one of|expected|allowed values?)\b(.*)", re.I | re.S)
+
+
+def listed_values(text: str, field: str, vocab: set[str]) -> set[str] | None:
+    """The words of ``vocab`` an API error lists as the values ``field`` takes, or None when it lists none."""
+    text = text or ""
+    m = _LISTING.search(text)
+    if not m or field.split(".")[-1] not in text:
+        return None
+    return set(_QUOTED.findall(m.group(1))) & vocab or None
 
 
 def _get(obj, key):

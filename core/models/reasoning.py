@@ -52,7 +52,7 @@ from pathlib import Path
 
 import yaml
 
-from core.models.capabilities import ThinkingMode, recall
+from core.models.capabilities import ThinkingMode, listed_values, recall
 from core.models.params import REASONING_EFFORTS
 from core.models.pricing import estimate_cost
 
@@ -72,7 +72,6 @@ ANTHROPIC_DROPPED = ("temperature", "top_p", "top_k")   # not sent while thinkin
 EFFORT_FIELDS = ("reasoning_effort", "chat_template_kwargs", "thinking", "output_config")   # carry the effort
 
 _THINK = re.compile(r"^\s*(?:<think>(?P<a>.*?)</think>|(?P<b>(?:(?!<think>).)*?)</think>)", re.S)
-_QUOTED = re.compile(r"['\"`]([a-z]+)['\"`]")
 
 
 def active(params) -> bool:
@@ -137,16 +136,9 @@ def template_switch(params) -> dict | None:
 
 
 def accepted_values(text: str, field: str = "reasoning_effort") -> set[str] | None:
-    """The values an API error says a field takes ("Supported values are: 'low', 'medium' and 'high'"; pydantic's
+    """The levels an API error says a field takes ("Supported values are: 'low', 'medium' and 'high'"; pydantic's
     "Input should be 'low', 'medium' or 'high'"), or None when the text names none of the scale's."""
-    text = text or ""
-    m = re.search(r"\b(?:supported values?|should be|must be one of|expected|allowed values?)\b(.*)", text, re.I | re.S)
-    if not m or field.split(".")[-1] not in text:
-        return None
-    words = {w for w in _QUOTED.findall(m.group(1))}
-    vocab = set(SCALE) | {"none"}
-    found = words & vocab
-    return found or None
+    return listed_values(text, field, {*SCALE, "none"})
 
 
 def anthropic_fields(level: str, mode: ThinkingMode) -> tuple[dict, int, list[str]]:
