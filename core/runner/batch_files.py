@@ -22,8 +22,15 @@ from core.errors import ImportFileError, UserError
 from core.files import check_output_path
 from core.models.batch.jsonl import MAX_LINE, dumps, parse_lines, request_line
 from core.models.pricing import estimate_cost
-from core.models.reasoning import active as reasoning_active, budget, openai_fields, reasoning_cost, sent_for, \
-    template_switch, thinks
+from core.models.reasoning import (
+    active as reasoning_active,
+    budget,
+    openai_fields,
+    reasoning_cost,
+    sent_for,
+    template_switch,
+    thinks,
+)
 from core.runner.plan import call_key, failure_rows, find_run, make_plan, register_run, result_rows, run_items
 from core.store import claims
 from core.store.journal import owner_tag

@@ -12,8 +12,7 @@ import json
 import pytest
 
 import tests.models.test_models_replay as replay
-from core.models import SamplingParams
-from core.models import capabilities as C
+from core.models import SamplingParams, capabilities as C
 from core.models.reasoning import ALLOWANCE, BUDGETS, accepted_values, nearest, openai_level
 from tests.support.anthropic_standin import MODELS, refusal
 

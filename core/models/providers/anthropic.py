@@ -46,8 +46,7 @@ import weakref
 
 import anthropic
 
-from core.models import capabilities as C
-from core.models import reasoning as R
+from core.models import capabilities as C, reasoning as R
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
 from core.models.providers import PROVIDERS
