@@ -190,7 +190,8 @@ def sent_for(spec: str, params, base_url: str | None = None) -> str | None:
         mode = recall(base_url, name.strip()) or ThinkingMode.from_name(name.strip())
         return sent_json(anthropic_fields(params.reasoning_effort, mode)[0])
     if provider == "openai-compatible":
-        return sent_json({**openai_fields(params, "openai-compatible"), "chat_template_kwargs": template_switch(params)})
+        return sent_json({**openai_fields(params, "openai-compatible"),
+                          "chat_template_kwargs": template_switch(params)})
     if provider in ("openai", "vllm"):
         return sent_json(openai_fields(params, "openai" if provider == "openai" else "openai-compatible"))
     return None

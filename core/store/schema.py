@@ -169,7 +169,8 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # factor (items.reasoning and agg_configs.reasoning: added from core/tasks/setops/factors.py below)
     (8, [f'ALTER TABLE calls ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in REASONING_CALL_COLUMNS]),
     (9, [   # what providers say about their models, asked once (core/store/model_info.py; a new table only)
-        f"CREATE TABLE IF NOT EXISTS model_capabilities (\n  {_cols(MODEL_INFO_COLUMNS)},\n  PRIMARY KEY (model, endpoint))",
+        (f"CREATE TABLE IF NOT EXISTS model_capabilities (\n  {_cols(MODEL_INFO_COLUMNS)},\n  "
+         "PRIMARY KEY (model, endpoint))"),
     ]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).

@@ -26,9 +26,9 @@ and the call re-sent once at once (remembered for this model object); drops are 
 
 Reasoning: ``reasoning_effort`` (other than ``none``) is sent as ``reasoning_effort`` (as data/reasoning/efforts.yaml
 names it; a refused value whose error lists the values taken is re-sent once at the nearest of them) and as the
-chat-template switch ``chat_template_kwargs: {"enable_thinking": true}`` (``false`` and no effort for ``off``), with the reply cap raised by the level's allowance and no stop sequences (they would end the reply inside its
-reasoning: an ``</answer>`` the model writes while thinking); a server
-that refuses either (HTTP 400 naming it) has it dropped and the call re-sent. The reply's ``reasoning_content`` (or
+chat-template switch ``chat_template_kwargs: {"enable_thinking": true}`` (``false`` and no effort for ``off``), with
+the reply cap raised by the level's allowance and no stop sequences while it thinks (they would end the reply inside
+its reasoning: an ``</answer>`` the model writes while thinking); a server that refuses either (HTTP 400 naming it) has it dropped and the call re-sent. The reply's ``reasoning_content`` (or
 ``reasoning``, newer vLLM) is stored apart from the answer, as is an inline ``<think>…</think>`` block, and
 ``usage.completion_tokens_details.reasoning_tokens`` is stored as the reasoning tokens (core/models/reasoning.py).
 
