@@ -167,6 +167,7 @@ def level_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequen
     out["cost_per_item"] = [per_call(t, c) for t, c in zip(out["cost_usd"], out["calls"])]
     out["spread"] = [None if pd.isna(v) else float(v) for v in out["spread"]]
     out["calls"] = out["calls"].fillna(0).astype(int)
+    out = out.astype({"configs": int, "answered": int, "correct": int})
     order = out["reasoning"].map(lambda e: EFFORT_ORDER.get(e, 99))
     return out.assign(_o=order).sort_values(["model", "_o"]).drop(columns="_o")[LEVEL_COLUMNS] \
         .reset_index(drop=True)

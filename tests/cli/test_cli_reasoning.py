@@ -238,3 +238,18 @@ def test_report_thinking_pairs_levels_on_the_same_draws(anthropic_runs, cli):
     assert contrasts[("swap_effect", "low")]["estimate"] == 100 and contrasts[("swap_effect", "max")]["estimate"] == 0
     assert contrasts[("effort", "low")]["estimate"] == 50 and contrasts[("effort", "low")]["n_draws"] == 3
     assert contrasts[("interaction", "low")]["estimate"] == -100 and contrasts[("interaction", "low")]["testable"]
+
+
+def test_a_level_the_server_lacks_is_sent_as_the_nearest_and_said(thinking_server, tmp_path, cli):
+    """max is not an OpenAI-compatible level: the server gets xhigh, each call records it, the run says so."""
+    (tmp_path / "cfg.yaml").write_text(CONFIG)
+    db = tmp_path / "n.duckdb"
+    before = dict(thinking_server.efforts)
+    r = cli("run", "--config", tmp_path / "cfg.yaml", "--model", "openai-compatible/thinker", "--base-url",
+            thinking_server.base_url, "--db", db, "--no-progress", "--reasoning-effort", "max")
+    assert r.returncode == 0, r.stderr
+    assert thinking_server.efforts["xhigh"] - before.get("xhigh", 0) == 6 and "max" not in thinking_server.efforts
+    assert "reasoning effort max was sent as xhigh" in r.stderr and "6 call(s)" in r.stderr
+    with store.connect(db) as con:
+        rows = con.execute("SELECT reasoning, reasoning_sent FROM v_results").fetchall()
+    assert {(e, json.loads(s)["reasoning_effort"]) for e, s in rows} == {("max", "xhigh")}

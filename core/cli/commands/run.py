@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import sys
 import urllib.request
@@ -142,6 +143,26 @@ def _first_error(db_path, run_id: str) -> str | None:
     except UserError:
         return None
     return row[0][0] if row else None
+
+
+def effort_notes(db_path, run_id: str) -> list[str]:
+    """One line per reasoning effort of the run that some calls could not send as asked: sent as the nearest level
+    the model has, or dropped (data/reasoning/efforts.yaml) — recorded with each call, said here too."""
+    from core import store
+
+    sql = ("SELECT v.reasoning, c.dropped_params, count(*) FROM v_results v JOIN calls c USING (cache_key) "
+           "WHERE v.run_id = ? AND c.dropped_params LIKE '%reasoning_effort%' GROUP BY 1, 2 ORDER BY 1, 2")
+    try:
+        with store.connect(db_path) as con:
+            rows = con.execute(sql, [run_id]).fetchall()
+    except (UserError, *store.STORE_ERRORS):
+        return []
+    lines = []
+    for asked, dropped, n in rows:
+        sent = [d.split("=", 1)[1] for d in json.loads(dropped or "[]") if d.startswith("reasoning_effort=")]
+        what = f"sent as {sent[0]} (the nearest level the model takes)" if sent else "dropped (the model takes none)"
+        lines.append(f"note: reasoning effort {asked} was {what} on {n} call(s); recorded with each call")
+    return lines
 
 
 def _accuracy_text(db_path, progress, task: str | None = None) -> str:
@@ -362,6 +383,8 @@ def main(args: argparse.Namespace) -> int:
     print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
           f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
           f"accuracy {acc}, cost ${progress.cost_usd:.4f}, {progress.elapsed:.1f} s")
+    for line in effort_notes(args.db, progress.run_id):
+        print(line, file=sys.stderr)
     if progress.error and progress.status in ("error", "waiting"):
         raise UserError(progress.error)
     if progress.status == "waiting":
