@@ -11,10 +11,12 @@ Where it comes from, best first:
    process asks nothing.
 2. **the model's name**, when the description is missing (an older gateway, a proxy without ``/v1/models``, a
    description without ``capabilities``): Opus 4.6 and later and the Claude 5 models think adaptively (4.6 still
-   takes budgets, deprecated), Opus 4.5, Haiku 4.5 and older models take only budgets. Such a guess is
-   *provisional*: the model's first thinking call is sent alone (the others wait for it), and a refusal
-   (``learn_from_refusal``) corrects the form before the call is re-sent once — so many calls in flight hitting the
-   same refusal at once cannot happen; one learns for all.
+   takes budgets, deprecated), Opus 4.5, Haiku 4.5 and older models take only budgets. A name that says nothing
+   (an alias, a family this code does not know) is guessed to take budgets, *provisionally*: the model's first
+   thinking call is sent alone (the others wait for it) — for a batch, one small live call before the batch is
+   built — and a refusal (``learn_from_refusal``) corrects the form before the call is re-sent once. So many calls
+   in flight never meet the same refusal: one learns for all. Any refusal of the thinking form later (a gateway
+   that serves another model under the name) corrects the mode the same way.
 
 A mode is plain data (``to_json``/``from_json``); nothing here imports the SDK or the store.
 """
@@ -68,13 +70,14 @@ class ThinkingMode:
 
     @classmethod
     def from_name(cls, name: str) -> "ThinkingMode":
-        """The guess from the model's name (provisional: ``settled`` False)."""
+        """The mode the model's name implies: settled for a ``claude-<family>-<version>`` name (the API's published
+        rules), provisional for any other name (an alias, a newer family)."""
         v = claude_version(name)
         if v is not None and v >= (4, 7):
-            return cls("adaptive", ADAPTIVE_EFFORTS)
+            return cls("adaptive", ADAPTIVE_EFFORTS, settled=True)
         if v is not None and v >= (4, 6):
-            return cls("adaptive", ("low", "medium", "high", "max"))
-        return cls("budget")
+            return cls("adaptive", ("low", "medium", "high", "max"), settled=True)
+        return cls("budget", settled=v is not None)
 
     @classmethod
     def from_model_info(cls, info) -> "ThinkingMode | None":
@@ -103,11 +106,14 @@ class ThinkingMode:
         return cls("none", (), disabled, "models-api", True)
 
     def learn_from_refusal(self, text: str, sent: dict) -> "ThinkingMode | None":
-        """The corrected mode when a 400's text refuses the thinking form (or effort level) in ``sent``; None when
-        the text is about something else."""
+        """The corrected mode when a 400's text refuses the thinking form (or effort level) in ``sent`` (a body
+        without thinking: the form the text names); None when the text is about something else."""
         thinking = (sent or {}).get("thinking") or {}
         kind = thinking.get("type")
         text = text or ""
+        if kind is None:   # a body other than the refused one (a batch's run-wide body): the text alone says
+            kind = "enabled" if _BUDGET_REFUSED.search(text) else "adaptive" if _ADAPTIVE_REFUSED.search(text) \
+                else None
         if kind == "enabled" and _BUDGET_REFUSED.search(text):
             efforts = self.efforts or ADAPTIVE_EFFORTS
             return replace(self, form="adaptive", efforts=efforts, source="refusal", settled=True)

@@ -293,3 +293,26 @@ def test_anthropic_batch_bodies_carry_the_models_thinking(tmp_path, monkeypatch,
     with store.connect(db) as con:
         sent = con.execute("SELECT DISTINCT reasoning, reasoning_sent FROM v_results").fetchall()
     assert {json.loads(s)["thinking"]["type"] for _, s in sent} == {thinking}
+
+
+def test_anthropic_batch_of_an_unknown_model_probes_once_before_the_batch(tmp_path, monkeypatch):
+    """A model the name says nothing about (guessed: budgets) that takes only adaptive thinking, behind an endpoint
+    without the Models API, in a grid crossing efforts: one small live call finds out (refused), and every batch
+    request goes adaptive; every item is answered."""
+    from core import runner
+    from core.config import run_spec
+    from tests.support.batch_standin import BatchStandIn
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-standin-0000")
+    spec = run_spec(SMALL)
+    answers = {it["prompt"]: spec.task_module.solve(it) for it in spec.task_module.items(spec.config)}
+    srv = BatchStandIn(answer=answers.__getitem__,
+                       refuse=lambda p: refusal({**p, "model": "claude-opus-4-7"})).start()
+    try:
+        p = runner.run(SMALL, "anthropic/claude-next", base_url=srv.anthropic_url, db_path=tmp_path / "l.duckdb",
+                       batch=True, poll_interval=0.01)
+    finally:
+        srv.stop()
+    assert (p.status, p.done, p.correct) == ("done", 12, 12)
+    assert [b["thinking"]["type"] for b in srv.bodies] == ["adaptive"] * 12   # no batch request refused
+    assert srv.stats()["plain_calls"] == 1          # the probe: refused (a budget); the batch goes adaptive

@@ -190,6 +190,16 @@ class BatchStandIn:
     async def _plain(self, request: web.Request) -> web.Response:
         with self.lock:
             self.plain_calls += 1
+        if self.refuse is not None and request.path == "/v1/messages":   # a live call of a model with rules
+            params = await request.json()
+            why = self.refuse(params)
+            if why is not None:
+                return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
+                                                                     "message": why}}, status=400)
+            return web.json_response({"id": "msg_plain", "type": "message", "role": "assistant",
+                                      "model": params.get("model"), "content": [{"type": "text", "text": "OK"}],
+                                      "stop_reason": "end_turn", "stop_sequence": None,
+                                      "usage": {"input_tokens": 5, "output_tokens": 1}})
         return web.json_response({"error": {"message": "plain calls are not expected here"}}, status=400)
 
     # -- OpenAI files ------------------------------------------------------------------------------------------

@@ -232,8 +232,10 @@ class AnthropicModel(BaseModel):
             info = None
         await asyncio.to_thread(self._described, info)   # keeping it in the store is blocking I/O
 
-    def resolve_mode_sync(self) -> C.ThinkingMode:
-        """The same as the first thinking call does, blocking (for batch bodies built before any call)."""
+    def resolve_mode_sync(self, params=None) -> C.ThinkingMode:
+        """The same as the first thinking call does, blocking (for batch bodies built before any call): the store,
+        else the Models API, else the name; a provisional guess is tried with one small live call at ``params``'
+        effort (a refusal corrects it) so that a batch is never refused request by request."""
         if not self._settled():
             kept = self._stored_mode()
             if kept is not None:
@@ -247,7 +249,28 @@ class AnthropicModel(BaseModel):
                              self.spec, type(exc).__name__)
                     info = None
                 self._described(info)
+        if not self._settled() and params is not None and R.thinks(params):
+            self._probe_sync(params)
         return self.thinking_mode()
+
+    def _probe_sync(self, params) -> None:
+        """One short live call with ``params``' thinking: it settles the guess, or its refusal corrects it."""
+        probe = params.replace(max_tokens=16, stop=None, temperature=None, top_p=None, top_k=None, seed=None)
+        body, _ = self._sampling(probe)
+        try:
+            with self.sync_client() as client:
+                client.messages.create(model=self.name, messages=[{"role": "user", "content": "Reply with OK."}],
+                                       **body)
+        except anthropic.BadRequestError as exc:
+            if self.learn_refusal(describe_status(exc), body) != "thinking":
+                log.info("%s: the thinking probe was refused for another reason (%s)", self.spec,
+                         redact(describe_status(exc), self.__key)[:200])
+            return
+        except (anthropic.AnthropicError, ValueError) as exc:
+            log.info("%s: the thinking probe failed (%s); keeping the guess from the name", self.spec,
+                     type(exc).__name__)
+            return
+        self._set_mode(dataclasses.replace(self.thinking_mode(), settled=True), keep=False)
 
     def _gate(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -361,7 +384,7 @@ class AnthropicModel(BaseModel):
         they are) and the parameters dropped from it. With an effort, the model's thinking mode is settled first
         (the store, else the Models API, else its name)."""
         if R.active(params):
-            self.resolve_mode_sync()
+            self.resolve_mode_sync(params)
         body, dropped = self._sampling(params)
         return {**{k: v for k, v in body.items() if k != "extra_body"}, **body.get("extra_body", {})}, dropped
 
