@@ -24,8 +24,9 @@ budgets gets ``thinking={"type": "enabled", "budget_tokens": B}``; ``off`` sends
 ``max_tokens`` is raised by the level's allowance. While thinking is on, temperature, top_p and top_k are not sent
 (the API takes no sampling change with thinking: temperature stays 1) and are listed as dropped. A 400 that refuses
 the thinking form or the effort level (a budget on an adaptive-only model, adaptive thinking on an older one)
-corrects the model's mode and the call is re-sent once; while the mode is only a guess from the name, the first
-thinking call goes alone and the others wait for it, so a refusal is met once, not once per call in flight. The
+corrects the model's mode and the call is re-sent once; while the mode is only a guess (a name that is not
+``claude-<family>-<version>`` and no description), the first thinking call goes alone and the others wait for it, and
+a batch is preceded by one small live call, so a refusal is met once, not once per call. The
 reply's ``thinking`` blocks are stored apart from its text (core/models/reasoning.py states the mapping).
 
 Stop sequences go as ``stop_sequences``; the API cuts the matched one from the text and names it
