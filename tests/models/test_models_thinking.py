@@ -316,3 +316,23 @@ def test_anthropic_batch_of_an_unknown_model_probes_once_before_the_batch(tmp_pa
     assert (p.status, p.done, p.correct) == ("done", 12, 12)
     assert [b["thinking"]["type"] for b in srv.bodies] == ["adaptive"] * 12   # no batch request refused
     assert srv.stats()["plain_calls"] == 1          # the probe: refused (a budget); the batch goes adaptive
+
+
+def test_openai_compatible_off_switches_thinking_off_and_a_refused_value_goes_nearest():
+    def server(request):
+        sent = replay.body(request)
+        if sent.get("reasoning_effort") == "xhigh":   # vLLM's own words for a value it does not take
+            return httpx.Response(400, json={"error": {"message": "1 validation error: reasoning_effort: Input "
+                                                                  "should be 'low', 'medium' or 'high'",
+                                                       "type": "BadRequestError"}}, request=request)
+        return replay.reply(200, "openai_chat_completion.json")(request)
+
+    model, seen = replay.replay_model("openai-compatible/qwen3", [server] * 3, base_url="http://127.0.0.1:9/v1")
+    c = replay.run(model.complete(replay.Request("p", at("off", stop=("</answer>",)))))
+    off = replay.body(seen[0])
+    assert off["chat_template_kwargs"] == {"enable_thinking": False} and "reasoning_effort" not in off
+    assert off["stop"] == ["</answer>"] and off["max_tokens"] == 300 and not c.dropped_params
+    c = replay.run(model.complete(replay.Request("p", at("max"))))
+    assert [replay.body(r).get("reasoning_effort") for r in seen[1:]] == ["xhigh", "high"]
+    assert replay.body(seen[2])["chat_template_kwargs"] == {"enable_thinking": True}
+    assert "reasoning_effort=high" in c.dropped_params
