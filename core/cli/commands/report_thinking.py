@@ -62,7 +62,6 @@ def text_tables(result: dict) -> list[str]:
 
 def main(args: argparse.Namespace) -> int:
     from core import store
-    from core.analysis import memo
     from core.analysis.effort import thinking_buys
     from core.files import check_output_path
 
@@ -70,8 +69,7 @@ def main(args: argparse.Namespace) -> int:
     filters = filters_arg(args.filter)
     run_ids = runs_arg(args.db, args.run or ["latest"])
     with store.connect(args.db) as con:
-        result = memo.call(con, "thinking_buys", thinking_buys, run_ids, filters=filters or None,
-                           scoring=args.scoring)
+        result = thinking_buys(con, run_ids, filters=filters or None, scoring=args.scoring)
     if result["levels"].empty:
         raise UserError(f"run {', '.join(run_ids)} has no answered items with a reasoning effort"
                         + (" in this slice" if filters else "") + "; nothing to report")
