@@ -3,7 +3,11 @@ through the real CLI against the loopback OpenAI-compatible server (tests/suppor
 whose thinking grows with the effort asked and whose deceptive-set failure shrinks as it thinks more; then
 ``report thinking`` over the run.
 
-    python bench/thinking_buys.py [--samples 12] [--levels low,medium,high,max] [--out DIR]
+    python bench/thinking_buys.py [--samples 12] [--levels low,medium,high,max] [--out DIR] [--anthropic]
+
+``--anthropic``: the same against the Anthropic stand-in (tests/support/anthropic_standin.py) as
+``anthropic/claude-opus-4-7``, which the Models API describes as taking adaptive thinking at low … max (the
+default levels become low,medium,high,xhigh,max: every one sent as asked).
 
 The simulated model (deterministic: a hash of the prompt and the effort decides each answer): right with
 probability 0.9 on items as sampled, and on swapped items 0.35 / 0.55 / 0.75 / 0.85 from low to max; it thinks
@@ -29,7 +33,8 @@ SWAPPED_RIGHT = {"off": 0.2, "minimal": 0.3, "low": 0.35, "medium": 0.55, "high"
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--samples", type=int, default=12)
-    ap.add_argument("--levels", default="low,medium,high,max")
+    ap.add_argument("--levels", default=None, help="default low,medium,high,max (--anthropic: … xhigh,max)")
+    ap.add_argument("--anthropic", action="store_true", help="anthropic/claude-opus-4-7 on the Anthropic stand-in")
     ap.add_argument("--out", default=None, help="folder for the store and the report files (default: a temp one)")
     args = ap.parse_args()
 
@@ -41,7 +46,8 @@ def main() -> int:
     from core.tasks.setops.scoring import solve
     from tests.support.loopback import LoopbackServer
 
-    levels = [x.strip() for x in args.levels.split(",") if x.strip()]
+    levels = [x.strip() for x in (args.levels or ("low,medium,high,xhigh,max" if args.anthropic else
+                                                  "low,medium,high,max")).split(",") if x.strip()]
     config = {"task": "setops", "seed": 7, "samples": args.samples, "operations": ["union", "intersection"],
               "sizes": [4], "members": ["deceptive"], "conditions": ["not_swapped", "swapped"],
               "phrasings": ["formal", "plain"], "approaches": ["baseline"], "shots": [0],
@@ -61,17 +67,36 @@ def main() -> int:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "grid.yaml").write_text(yaml.safe_dump(config))
     db = folder / "thinking.duckdb"
-    srv = LoopbackServer(0.001, by_effort=model).start()
+    if args.anthropic:
+        from tests.support.anthropic_standin import AnthropicStandIn
+
+        os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench-standin")
+        def effort_of(params: dict) -> str | None:
+            return (params.get("output_config") or {}).get("effort")
+
+        srv = AnthropicStandIn(answer=lambda prompt, params: model(prompt, "claude", effort_of(params))[0],
+                               thinking=lambda prompt, params: model(prompt, "claude", effort_of(params))[1]).start()
+        spec = "anthropic/claude-opus-4-7"
+    else:
+        srv = LoopbackServer(0.001, by_effort=model).start()
+        spec = "openai-compatible/thinker"
     try:
-        code = cli(["run", "--config", str(folder / "grid.yaml"), "--model", "openai-compatible/thinker",
-                    "--base-url", srv.base_url, "--db", str(db), "--no-progress"])
+        code = cli(["run", "--config", str(folder / "grid.yaml"), "--model", spec, "--base-url", srv.base_url,
+                    "--db", str(db), "--no-progress"])
     finally:
         srv.stop()
     if code:
         return code
     code = cli(["report", "thinking", "--run", "latest", "--db", str(db), "--scoring", "lenient",
                 "--out", str(folder / "thinking.csv")])
-    print(f"efforts received by the fake: {dict(srv.efforts)}")
+    if args.anthropic:
+        efforts = {}
+        for b in srv.bodies:
+            e = (b.get("output_config") or {}).get("effort")
+            efforts[e] = efforts.get(e, 0) + 1
+        print(f"efforts received by the stand-in: {efforts}; thinking {sorted({b['thinking']['type'] for b in srv.bodies})}")
+    else:
+        print(f"efforts received by the fake: {dict(srv.efforts)}")
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1, 5, 15 min)")
     return code
 

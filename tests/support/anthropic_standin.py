@@ -13,7 +13,7 @@ an effort gets a 400); ``claude-opus-4-6`` takes both, with efforts low, medium,
 ``refusal(params)`` gives the 400 text for a request's params (None: accepted) — the batch stand-in uses it too.
 
 ``answer(prompt, params)`` writes the answer (params: the request body, so an answer may depend on the effort);
-``thinking(prompt)`` the reasoning. ``bodies`` keeps every Messages body received, ``counts`` counts requests by
+``thinking(prompt, params)`` the reasoning. ``bodies`` keeps every Messages body received, ``counts`` counts requests by
 kind (``models``, ``messages``, ``refused``).
 """
 
@@ -85,12 +85,12 @@ def refusal(params: dict, models: dict = MODELS) -> str | None:
     return None
 
 
-def default_thinking(prompt: str) -> str:
+def default_thinking(prompt: str, params: dict | None = None) -> str:
     return "Let me work it out. A first guess: <answer>{0}</answer>. No — check each member again."
 
 
 class AnthropicStandIn:
-    def __init__(self, *, answer: Callable[[str, dict], str], thinking: Callable[[str], str] = default_thinking,
+    def __init__(self, *, answer: Callable[[str, dict], str], thinking: Callable[[str, dict], str] = default_thinking,
                  describe: bool = True, models: dict | None = None, host: str = "127.0.0.1"):
         self.answer, self.thinking, self.describe = answer, thinking, describe
         self.models = dict(MODELS if models is None else models)
@@ -177,7 +177,7 @@ class AnthropicStandIn:
         content = [{"type": "text", "text": text}]
         usage = {"input_tokens": max(1, len(prompt) // 4), "output_tokens": max(1, len(text) // 3)}
         if (params.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
-            thought = self.thinking(prompt)
+            thought = self.thinking(prompt, params)
             content.insert(0, {"type": "thinking", "thinking": thought, "signature": "c2lnbmF0dXJl"})
             usage["output_tokens"] += len(thought) // 4
             usage["output_tokens_details"] = {"thinking_tokens": len(thought) // 4}
