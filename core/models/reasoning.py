@@ -17,7 +17,9 @@ JSON (NULL when nothing was sent; ``sent_for`` for batch calls):
 * ``openai/`` — ``reasoning_effort`` in the body. Reasoning tokens count against ``max_completion_tokens``, so the
   reply cap sent is ``max_tokens`` + the level's allowance and the answer keeps the cap it was given. A model that
   refuses the parameter (a non-reasoning model) has it dropped and the call re-sent once; one that refuses the
-  value and lists the values it takes is re-sent once at the nearest of those (remembered for the model).
+  value and lists the values it takes is re-sent once at the nearest of those (remembered for the model: calls
+  already in flight meet the refusal too, each re-sent once; later calls carry the learnt value — calls are not held
+  back for it, as waiting would count against each call's timeout).
 * ``openai-compatible/`` — the same ``reasoning_effort`` and the chat-template switch ``chat_template_kwargs:
   {"enable_thinking": true}`` (``false`` for ``off``; Qwen3-style templates on vLLM / SGLang). A server that refuses
   either (HTTP 400 naming it) has it dropped and the call re-sent; a refused value is handled as for OpenAI.
