@@ -101,7 +101,7 @@ ui.report_download(picked_runs, key="res", filters=filters)
 
 # the view is a radio (in the URL as ``view=``), not st.tabs: a tab cannot be selected from a link or kept over a
 # reload, and only the chosen view is computed
-VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "cost": "Cost per correct",
+VIEWS = {"violins": "Violins", "errors": "Error analysis", "robustness": "Robustness", "cost": "What thinking buys",
          "drilldown": "Drill-down"}
 if st.session_state.get("res_view") not in VIEWS:
     st.session_state["res_view"] = ui.qp_get("view") if ui.qp_get("view") in VIEWS else "violins"
@@ -145,6 +145,48 @@ def _violin_svg(db: str, token: str, run_ids: tuple, x: str, color: str | None, 
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
     return violin_svg.violin_svg(summary, x, color, reference=ref_df, reference_name=ref_name, x_title=x_title,
                                  panel=panel, panel_names=dict(panel_names))
+
+
+def thinking_section(run_ids, filters, scoring) -> None:
+    """What thinking buys: accuracy, spread, reasoning tokens and cost per effort level, and the paired contrasts
+    between levels (core/analysis/effort.py: thinking_buys)."""
+    buys = ui.cached_analysis("thinking_buys", run_ids, filters=filters, scoring=scoring)
+    levels, contrasts = buys["levels"], buys["contrasts"]
+    st.markdown("**What thinking buys** — per model and reasoning effort: accuracy with its spread across "
+                "configurations, and what each item cost in reasoning tokens and dollars.")
+    if levels.empty:
+        st.info("No answered item of this selection has a reasoning effort.")
+        return
+    st.plotly_chart(analysis.thinking_figure(levels), width="stretch", key="res_thinking_fig")
+    st.dataframe(analysis.for_display(levels).rename(columns={
+        "model": "Model", "reasoning": "Effort", "configs": "Configurations", "answered": "Answered",
+        "correct": "Correct", "accuracy": "Accuracy %", "spread": "Spread (std, points)", "calls": "Calls",
+        "reasoning_tokens_per_item": "Reasoning tokens / item", "cost_per_item": "$ / item",
+        "reasoning_tokens_per_correct": "Reasoning tokens / correct", "usd_per_correct": "$ / correct"}),
+        hide_index=True, width="stretch", key="res_thinking_levels",
+        column_config={"Accuracy %": st.column_config.NumberColumn(format="%.1f"),
+                       "Spread (std, points)": st.column_config.NumberColumn(format="%.1f"),
+                       "Reasoning tokens / item": st.column_config.NumberColumn(format="%.0f"),
+                       "$ / item": st.column_config.NumberColumn(format="%.5f"),
+                       "Reasoning tokens / correct": st.column_config.NumberColumn(format="%.0f"),
+                       "$ / correct": st.column_config.NumberColumn(format="%.5f")})
+    if contrasts.empty:
+        st.caption("Contrasts between levels need two levels asked on the same draws (a config's "
+                   "'reasoning: [low, max]'); set-operation items only.")
+        return
+    st.markdown("**Between levels, paired on the same draws** — each level against the next one asked, and the "
+                "deceptive swap effect at each level (not swapped − swapped) with its change between levels.")
+    st.dataframe(analysis.for_display(contrasts).rename(columns={
+        "model": "Model", "contrast": "Contrast", "low": "From", "high": "To", "estimate": "Estimate (points)",
+        "ci_low": "CI low", "ci_high": "CI high", "p": "p", "p_holm": "Holm p", "n_draws": "Draws",
+        "testable": "Testable", "verdict": "Verdict", "caveat": "Caveat"}), hide_index=True, width="stretch",
+        key="res_thinking_contrasts",
+        column_config={c: st.column_config.NumberColumn(format="%+.1f") for c in
+                       ("Estimate (points)", "CI low", "CI high")})
+    st.caption("Per draw (the drawn pair of sets), the mean over its matched configurations; the estimate is the "
+               "mean over draws, its 95 % interval a bootstrap over draws and p the sign-flip test over draws, "
+               "Holm-adjusted within each kind of contrast. Fewer than two draws: too few to test. Spread = "
+               "standard deviation of per-configuration accuracy at the level (the paper's robustness score).")
 
 
 if view == "violins":
@@ -367,6 +409,7 @@ if view == "cost":
                "from list prices. Answers imported from a file count in the accuracy only — a file's own token and "
                "cost figures are its claims. Blank: unknown (a self-hosted endpoint has no price; a reply that does "
                "not count its reasoning tokens leaves them unknown).")
+    thinking_section(run_ids, filters, scoring)
 
 # ---------------------------------------------------------------------------------------------------- drill-down
 if view == "drilldown":

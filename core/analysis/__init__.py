@@ -69,7 +69,7 @@ from core.analysis.compare import (
     paired_summary,
     series_without_points,
 )
-from core.analysis.effort import cost_accuracy_figure, effort_costs
+from core.analysis.effort import cost_accuracy_figure, effort_costs, thinking_buys, thinking_figure
 from core.analysis.error_table import (
     ERROR_ROWS,
     ERROR_TABLE_HELP,
@@ -155,7 +155,7 @@ def finding_points(con, run_ids, finding_id: str, scoring: str = "strict"):
 
 
 __all__ = [
-    "cost_accuracy_figure", "effort_costs",
+    "cost_accuracy_figure", "effort_costs", "thinking_buys", "thinking_figure",
     "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
     "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_ERROR_COLUMNS", "REFERENCE_PATH", "RUN_FACTORS", "SCORINGS",
     "SETOPS_FACTORS", "Series", "UNPARSED", "VIEW",

@@ -13,6 +13,13 @@ answer, model by model (models are never pooled).
   a self-hosted endpoint has no price, a reply that does not count its reasoning tokens leaves them unknown);
 * ``imported`` — answered items whose answers came from an imported file: what a file claims about its tokens and
   cost is not what this tool measured, so they count in the accuracy but not in the tokens or dollars.
+
+``thinking_buys(con, run_ids, filters, scoring)`` answers "what does thinking buy?" per model and effort level:
+``levels`` — accuracy, the paper's spread (std of per-configuration accuracy across the configurations asked at that
+level, the robustness score), reasoning tokens and cost per item (per call this tool made) and per correct answer;
+``contrasts`` — each level against the next one asked, paired on the same draws, and the deceptive swap effect at
+each level with its change between levels (the interaction), all through the statistics engine
+(core/analysis/reasoning.py: ``level_contrasts``).
 """
 
 from __future__ import annotations
@@ -22,11 +29,14 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from core.analysis.queries import VIEW, scored_expr, view_columns, where_clause
+from core.tasks.base import REASONING_EFFORTS
 
 COLUMNS = ["model", "reasoning", "answered", "correct", "accuracy", "imported", "calls", "tokens_in", "tokens_out",
            "tokens_reasoning", "tokens_answer", "cost_usd", "cost_reasoning_usd", "tokens_per_correct",
            "reasoning_tokens_per_correct", "usd_per_correct"]
-EFFORT_ORDER = {"none": 0, "minimal": 1, "low": 2, "medium": 3, "high": 4}
+EFFORT_ORDER = {e: i for i, e in enumerate(REASONING_EFFORTS)}   # none, off, minimal … max
+LEVEL_COLUMNS = ["model", "reasoning", "configs", "answered", "correct", "accuracy", "spread", "calls",
+                 "reasoning_tokens_per_item", "cost_per_item", "reasoning_tokens_per_correct", "usd_per_correct"]
 
 
 def effort_costs(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence] | None = None,
@@ -122,4 +132,80 @@ def cost_accuracy_figure(costs: pd.DataFrame, per: str = "tokens"):
         fig.add_annotation(text="no call of this selection has a known " + ("price" if per == "usd" else
                                                                             "token count"),
                            showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    return fig
+
+
+def level_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence] | None = None,
+                scoring: str = "lenient", view: str = VIEW) -> pd.DataFrame:
+    """One row per (model, reasoning effort): ``configs`` asked, ``answered``, ``correct``, ``accuracy`` (%),
+    ``spread`` (standard deviation of per-configuration accuracy in points, the paper's robustness score; None with
+    fewer than two configurations), and from ``effort_costs`` the calls, reasoning tokens and dollars per item (per
+    call this tool made: the sums over calls divided by their number) and per correct answer."""
+    have = set(view_columns(con, view))
+    if "reasoning" not in have:
+        return pd.DataFrame(columns=LEVEL_COLUMNS)
+    where, params = where_clause(con, run_ids, filters, answered=True, view=view)
+    correct = scored_expr(con, "correct", scoring, view)
+    acc = con.execute(f"""
+        WITH cfg AS (
+            SELECT model, reasoning, run_id, config_id, count(*) AS n,
+                   count(*) FILTER (WHERE coalesce({correct}, FALSE)) AS k
+            FROM {view} {where} GROUP BY model, reasoning, run_id, config_id)
+        SELECT model, reasoning, count(*) AS configs, sum(n) AS answered, sum(k) AS correct,
+               100.0 * sum(k) / sum(n) AS accuracy, stddev_samp(100.0 * k / n) AS spread
+        FROM cfg GROUP BY model, reasoning""", params).df()
+    if acc.empty:
+        return pd.DataFrame(columns=LEVEL_COLUMNS)
+    costs = effort_costs(con, run_ids, filters, scoring, view)
+    out = acc.merge(costs[["model", "reasoning", "calls", "tokens_reasoning", "cost_usd",
+                           "reasoning_tokens_per_correct", "usd_per_correct"]], on=["model", "reasoning"], how="left")
+
+    def per_call(total, calls):
+        return None if total is None or pd.isna(total) or not calls or pd.isna(calls) else float(total) / calls
+
+    out["reasoning_tokens_per_item"] = [per_call(t, c) for t, c in zip(out["tokens_reasoning"], out["calls"])]
+    out["cost_per_item"] = [per_call(t, c) for t, c in zip(out["cost_usd"], out["calls"])]
+    out["spread"] = [None if pd.isna(v) else float(v) for v in out["spread"]]
+    out["calls"] = out["calls"].fillna(0).astype(int)
+    out = out.astype({"configs": int, "answered": int, "correct": int})
+    order = out["reasoning"].map(lambda e: EFFORT_ORDER.get(e, 99))
+    return out.assign(_o=order).sort_values(["model", "_o"]).drop(columns="_o")[LEVEL_COLUMNS] \
+        .reset_index(drop=True)
+
+
+def thinking_buys(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequence] | None = None,
+                  scoring: str = "lenient", view: str = VIEW) -> dict[str, pd.DataFrame]:
+    """``{"levels": level_table(…), "contrasts": reasoning.level_contrasts(…)}`` for the slice (see the module
+    docstring); the contrasts read set-operation items only (the draws are theirs)."""
+    from core.analysis import findings, reasoning
+
+    rows = findings.rows(con, run_ids, scoring, view)
+    for col, values in (filters or {}).items():
+        if col in rows.columns:
+            rows = rows[rows[col].isin(list(values))]
+    return {"levels": level_table(con, run_ids, filters, scoring, view),
+            "contrasts": reasoning.level_contrasts(rows)}
+
+
+def thinking_figure(levels: pd.DataFrame):
+    """Accuracy (y) per effort level (x, in the scale's order), one line per model, the spread across
+    configurations as error bars; hover: reasoning tokens and dollars per item."""
+    import plotly.graph_objects as go
+
+    from core.analysis.figures import PALETTE
+
+    fig = go.Figure()
+    for i, (model, rows) in enumerate(levels.groupby("model", sort=True) if not levels.empty else []):
+        fig.add_trace(go.Scatter(
+            x=rows["reasoning"], y=rows["accuracy"], mode="lines+markers", name=str(model),
+            error_y={"type": "data", "array": rows["spread"].fillna(0).tolist(), "visible": True},
+            line={"color": PALETTE[i % len(PALETTE)]},
+            customdata=rows[["reasoning_tokens_per_item", "cost_per_item", "configs"]].to_numpy(dtype=object),
+            hovertemplate=("effort %{x}<br>accuracy %{y:.1f} %<br>spread ± %{error_y.array:.1f} points across "
+                           "%{customdata[2]} configurations<br>reasoning tokens per item %{customdata[0]:,.0f}<br>"
+                           "US$ per item %{customdata[1]:.5f}<extra>%{fullData.name}</extra>")))
+    order = [e for e in EFFORT_ORDER if not levels.empty and e in set(levels["reasoning"])]
+    fig.update_layout(xaxis={"title": "reasoning effort", "categoryorder": "array", "categoryarray": order},
+                      yaxis_title="accuracy % (bars: spread across configurations, std)", yaxis_range=[0, 105],
+                      height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="model")
     return fig

@@ -19,7 +19,11 @@ Each contrast is the mean of the per-draw values with the sign-flip permutation 
 bootstrap interval (``stats.paired_contrast``); the p-values of one contrast across the models are adjusted
 together (``stats.holm``) and a verdict is declared only below ``ALPHA`` after adjustment. Models and efforts are
 never pooled: one row per (model, contrast); levels are compared two at a time (the lowest and the highest effort
-asked, or the two given).
+asked, or the two given). ``level_contrasts(rows)`` walks every level asked instead: each level against the next
+one, and the swap effect at each level (what "what thinking buys" shows, core/analysis/effort.py).
+
+A contrast over fewer than two draws is not tested: its estimate stands alone, without interval or p, marked
+``testable`` False with the caveat "too few to test".
 
 Inputs: ``reasoning_verdicts(rows)`` takes one row per answered item with ``model``, ``draw`` (an integer naming
 the independent draw: the sampler's factors, the seed and the sample index — the findings' own ``rows`` give it),
@@ -35,13 +39,19 @@ from typing import Sequence
 
 import pandas as pd
 
+from core.tasks.base import REASONING_EFFORTS
+
 ALPHA = 0.05
-EFFORTS = ("none", "minimal", "low", "medium", "high")
+EFFORTS = REASONING_EFFORTS   # none, then the scale from the least to the most thinking
 STRATA = ("operation", "phrasing", "approach", "shots", "condition", "swap_count")
 SPREAD_OVER = ("phrasing", "approach")
 CONTRASTS = ("effort", "swap_effect_low", "swap_effect_high", "interaction", "spread")
 COLUMNS = ["model", "contrast", "low", "high", "estimate", "ci_low", "ci_high", "p", "p_holm", "n_draws", "verdict",
            "caveat"]
+LEVEL_CONTRASTS = ("swap_effect", "effort", "interaction", "spread")
+LEVEL_COLUMNS = ["model", "contrast", "low", "high", "estimate", "ci_low", "ci_high", "p", "p_holm", "n_draws",
+                 "testable", "verdict", "caveat"]
+MIN_UNITS = 2   # fewer draws than this: too few to test
 SWAP = ("not_swapped", "swapped")
 
 
@@ -110,7 +120,7 @@ def reasoning_verdicts(rows: pd.DataFrame, low: str | None = None, high: str | N
     """One row per (model, contrast): the mean per-draw contrast (points), its interval, p, Holm-adjusted p over
     the models, the number of draws and a verdict (``higher`` / ``lower`` / ``no evidence``: the sign of a
     declared estimate). Empty when the rows do not hold two efforts."""
-    from core.analysis.stats import holm, paired_contrast
+    from core.analysis.stats import holm
 
     levels = effort_levels(rows)
     low = low or (levels[0] if levels else None)
@@ -120,7 +130,7 @@ def reasoning_verdicts(rows: pd.DataFrame, low: str | None = None, high: str | N
     out = []
     for model, part in rows.groupby("model", sort=True):
         for contrast, values in draw_contrasts(part, low, high).items():
-            res = paired_contrast(values.to_numpy(dtype=float))
+            res = _tested(values)
             out.append({"model": model, "contrast": contrast, "low": low, "high": high,
                         "estimate": res["estimate"], "ci_low": res["ci_low"], "ci_high": res["ci_high"],
                         "p": res["p"], "n_draws": int(res["n"]), "caveat": res.get("caveat")})
@@ -193,3 +203,86 @@ def as_finding(rows: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
              for r in table.to_dict("records")],
             "paper": [], "models": [{"model": m, "runs": []} for m in models], "beyond_paper": True,
             "verdicts": [f"{x['model']}: {x['text']}" for x in lines], "lines": lines}
+
+
+def _tested(values: pd.Series) -> dict:
+    """The engine's paired contrast of per-draw values; below ``MIN_UNITS`` draws (or where the engine says so)
+    the estimate alone, without interval or p."""
+    from core.analysis.stats import paired_contrast
+
+    d = values.to_numpy(dtype=float)
+    if d.size < MIN_UNITS:   # nothing to resample: the estimate alone
+        res = {"estimate": float(d.mean()) if d.size else math.nan, "n": int(d.size),
+               "caveat": None if d.size else "no matched draw"}
+    else:
+        res = dict(paired_contrast(d))
+    n = int(res.get("n") or 0)
+    testable = bool(res.get("testable", True)) and n >= MIN_UNITS
+    if not testable:
+        res.update(ci_low=math.nan, ci_high=math.nan, p=math.nan,
+                   caveat=res.get("caveat") if n == 0 else f"too few to test ({n} draw{'s' if n != 1 else ''})")
+    res["testable"] = testable
+    return res
+
+
+def level_contrasts(rows: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per model, every effort level asked: the deceptive swap effect at the level (``swap_effect``, low = high =
+    the level), and for each level against the next one asked (low → high) the change of accuracy (``effort``),
+    of the swap effect (``interaction``) and of the spread across phrasings × approaches (``spread``) — each the
+    mean of per-draw values, paired on the same draws, tested by the engine (sign-flip p, bootstrap interval).
+    Holm-adjusted within each kind of contrast over every model and pair; a verdict only below ``alpha`` after
+    adjustment and only where testable."""
+    from core.analysis.stats import holm
+
+    if rows.empty or "reasoning" not in rows or "draw" not in rows:
+        return pd.DataFrame(columns=LEVEL_COLUMNS)
+    out = []
+    for model, part in rows.groupby("model", sort=True):
+        levels = effort_levels(part)
+        strata = _strata(part)
+        if "condition" in part and part["condition"].isin(SWAP).any():
+            for level in levels:
+                values = _swap_effect(part[part["reasoning"] == level], strata)
+                if len(values):
+                    out.append({"model": model, "contrast": "swap_effect", "low": level, "high": level,
+                                **_tested(values)})
+        for low, high in zip(levels, levels[1:]):
+            for contrast, values in draw_contrasts(part, low, high).items():
+                if contrast in LEVEL_CONTRASTS:
+                    out.append({"model": model, "contrast": contrast, "low": low, "high": high, **_tested(values)})
+    if not out:
+        return pd.DataFrame(columns=LEVEL_COLUMNS)
+    df = pd.DataFrame(out)
+    df["n_draws"] = df["n"].astype(int)
+    df["p_holm"] = math.nan
+    for _, idx in df[df["testable"]].groupby("contrast").groups.items():
+        df.loc[idx, "p_holm"] = holm(df.loc[idx, "p"].tolist())
+    df["verdict"] = [
+        ("higher" if est > 0 else "lower") if ok and not math.isnan(p) and p < alpha and est != 0 else
+        ("too few to test" if not ok else "no evidence")
+        for est, p, ok in zip(df["estimate"], df["p_holm"], df["testable"])]
+    if "caveat" not in df:
+        df["caveat"] = None
+    order = {c: i for i, c in enumerate(LEVEL_CONTRASTS)}
+    rank = {e: i for i, e in enumerate(EFFORTS)}
+    return df.assign(_c=df["contrast"].map(order), _l=df["low"].map(lambda e: rank.get(e, 99))) \
+        .sort_values(["model", "_c", "_l"])[LEVEL_COLUMNS].reset_index(drop=True)
+
+
+def describe_levels(contrasts: pd.DataFrame) -> list[str]:
+    """One sentence per row of ``level_contrasts``: what changed from one level to the next, with its numbers."""
+    words = {"swap_effect": "swap effect (not swapped − swapped) at {low}",
+             "effort": "accuracy from {low} to {high}", "interaction": "swap effect from {low} to {high}",
+             "spread": "spread across phrasings × approaches from {low} to {high}"}
+    lines = []
+    for r in contrasts.to_dict("records"):
+        what = words[r["contrast"]].format(low=r["low"], high=r["high"])
+        est = r["estimate"]
+        if est is None or (isinstance(est, float) and math.isnan(est)):
+            lines.append(f"{r['model']}: {what}: no estimate ({r.get('caveat') or 'no matched draw'}).")
+        elif not r["testable"]:
+            lines.append(f"{r['model']}: {what}: {est:+.1f} points, too few to test ({r['n_draws']} draw).")
+        else:
+            lines.append(f"{r['model']}: {what}: {est:+.1f} points [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}], "
+                         f"{r['n_draws']} draws, Holm p = {r['p_holm']:.3g} ({r['verdict']}).")
+    return lines

@@ -15,8 +15,9 @@ Beyond sampling, three fields shape how a reply ends and looks; they are stored 
 * ``answer_format`` — ``free`` (default) or ``constrained``: the model's decoding is restricted to the answer's
   form (a llama.cpp grammar for the embedded model; guided decoding on servers that offer it).
 * ``reasoning_effort`` — how much a reasoning model thinks before it answers: ``none`` (default: nothing is sent,
-  the provider's own default behaviour), ``minimal``, ``low``, ``medium`` or ``high``. Each provider maps it its
-  own way (core/models/reasoning.py states the mapping; what was sent is stored with every call). ``to_dict``
+  the provider's own default behaviour), ``off`` (ask for no reasoning where the provider can say so),
+  ``minimal``, ``low``, ``medium``, ``high``, ``xhigh`` or ``max``. Each provider maps it its own way
+  (data/reasoning/efforts.yaml, read by core/models/reasoning.py; what was sent is stored with every call). ``to_dict``
   leaves it out while it is ``none``, so parameters without it keep the cache keys and run keys they always had;
   a stored parameter set without the key means ``none``.
 """

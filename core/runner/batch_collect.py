@@ -54,7 +54,7 @@ def reasoning_fields(ctx: RunItems, item: dict, out) -> dict:
     effort = item.get("reasoning") or json.loads(ctx.params_json).get("reasoning_effort") or "none"
     return {"reasoning": out.reasoning, "tokens_reasoning": out.tokens_reasoning,
             "cost_reasoning_usd": reasoning_cost(ctx.model, out.tokens_reasoning, batch=True),
-            "reasoning_sent": sent_for(ctx.model, SamplingParams(reasoning_effort=effort))}
+            "reasoning_sent": sent_for(ctx.model, SamplingParams(reasoning_effort=effort), ctx.base_url)}
 
 
 def _run_rows(con, run_ids) -> dict[str, dict]:

@@ -22,7 +22,15 @@ from core.errors import ImportFileError, UserError
 from core.files import check_output_path
 from core.models.batch.jsonl import MAX_LINE, dumps, parse_lines, request_line
 from core.models.pricing import estimate_cost
-from core.models.reasoning import active as reasoning_active, budget, openai_fields, reasoning_cost, sent_for
+from core.models.reasoning import (
+    active as reasoning_active,
+    budget,
+    openai_fields,
+    reasoning_cost,
+    sent_for,
+    template_switch,
+    thinks,
+)
 from core.runner.plan import call_key, failure_rows, find_run, make_plan, register_run, result_rows, run_items
 from core.store import claims
 from core.store.journal import owner_tag
@@ -45,11 +53,11 @@ def request_body(spec: str, params) -> tuple[dict, list[str]]:
     body = {k: v for k, v in (("temperature", params.temperature), ("top_p", params.top_p),
                               ("top_k", params.top_k), ("max_tokens", params.max_tokens), ("seed", params.seed))
             if v is not None}
-    if params.stop and not reasoning_active(params):   # the run's stop sequences (as the live server gets them)
+    if params.stop and not thinks(params):   # the run's stop sequences (as the live server gets them)
         body["stop"] = list(params.stop)
     if reasoning_active(params):   # as the live openai-compatible path sends it (core/models/reasoning.py)
-        body.update(openai_fields(params))
-        body["chat_template_kwargs"] = {"enable_thinking": True}
+        body.update(openai_fields(params, "openai-compatible"))
+        body["chat_template_kwargs"] = template_switch(params)
         body["max_tokens"] = params.max_tokens + budget(params.reasoning_effort)
     return body, []
 

@@ -166,6 +166,8 @@ def start_run(config: dict, model, *, params=None, base_url=None, api_key=None, 
     validate = getattr(model_obj, "validate", None)
     if callable(validate):
         validate()
+    if callable(getattr(model_obj, "use_store", None)):   # a model that keeps what its provider says of it
+        model_obj.use_store(db_path)
     spec = model_obj.spec
     plan = make_plan(config, spec, params, base_url, limit, name, source, limit_pick)
     if plan.params.answer_format in ("constrained", "members") and not getattr(model_obj, "constrained", False):

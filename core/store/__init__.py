@@ -13,6 +13,7 @@ Tables (see ``schema.py`` for the DDL and migrations)::
     embedding_cache(encoder, text_sha, text, vector FLOAT[])
     batches(batch_id, provider, provider_batch_id, run_id, model, base_url, phase, status, owner, n_requests, …)
     batch_requests(batch_id, custom_id, run_id, idx, cache_key, outcome, error, retired)   -- see batches.py
+    model_capabilities(model, endpoint, info_json, source, asked_at)   -- what providers say of a model (model_info.py)
     VIEW v_results                                                                -- what the analysis queries
 
 Concurrency across processes (the design)
@@ -47,7 +48,7 @@ Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (
 (per-process fsynced journals, their recovery, quarantine of bad lines) · ``retry`` (a transaction done again after a
 write conflict) · ``writers`` (leases of imports and
 batch collection, which restore waits for; a swapped file detected) · ``claims`` (claims on calls in flight) ·
-``runs`` (run list and records) · ``analysis_cache`` (results of slow analyses kept for the next process) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``io``
+``runs`` (run list and records) · ``analysis_cache`` (results of slow analyses kept for the next process) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``model_info`` (how a model takes thinking, asked once) · ``io``
 (import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
 Parquet / JSONL export) · ``backup`` (backup and restore) · ``backfill`` (re-scoring stored rows from their responses
 when a migration adds derived columns).

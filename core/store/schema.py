@@ -131,6 +131,8 @@ EMBEDDING_RESULT_COLUMNS = [("digest", S), ("encoder", S), ("encoder_label", S),
                             ("settings_json", S), ("n_samples", I), ("report_json", S), ("rows_json", S),
                             ("created_at", TS)]
 
+MODEL_INFO_COLUMNS = [("model", S), ("endpoint", S), ("info_json", S), ("source", S), ("asked_at", TS)]
+
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, [
         f"CREATE TABLE IF NOT EXISTS runs (\n  {_cols(RUN_COLUMNS)},\n  PRIMARY KEY (run_id))",
@@ -166,6 +168,10 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # 8: reasoning models — the reply's reasoning apart from its answer (calls), and the reasoning effort as a grid
     # factor (items.reasoning and agg_configs.reasoning: added from core/tasks/setops/factors.py below)
     (8, [f'ALTER TABLE calls ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in REASONING_CALL_COLUMNS]),
+    (9, [   # what providers say about their models, asked once (core/store/model_info.py; a new table only)
+        (f"CREATE TABLE IF NOT EXISTS model_capabilities (\n  {_cols(MODEL_INFO_COLUMNS)},\n  "
+         "PRIMARY KEY (model, endpoint))"),
+    ]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:

@@ -7,8 +7,9 @@ import json
 from typing import Any, Callable, Mapping, Sequence, TypedDict
 
 # Reasoning efforts a model may be asked for (``SamplingParams.reasoning_effort``; the ``reasoning`` grid factor):
-# ``none`` sends nothing (the provider's default behaviour)
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+# ``none`` sends nothing (the provider's default behaviour); the rest is the scale from least to most thinking, with
+# ``off`` asking for no reasoning where a provider can say so (data/reasoning/efforts.yaml maps each level)
+REASONING_EFFORTS = ("none", "off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 class Score(TypedDict, total=False):

@@ -116,3 +116,29 @@ def test_views_colour_by_effort_and_robustness_leaves_it_out(filled):
     with store.connect(db) as con:
         rob, _ = analysis.robustness(con, [ids["grid"]])
     assert "reasoning" not in set(rob["factor"]) and "operation" in set(rob["factor"])
+
+
+def test_what_thinking_buys_per_level(filled):
+    """Accuracy and the spread across configurations per level against a pandas recomputation from the rows; the
+    reasoning tokens per item the stand-in's count; the stand-in answers alike at every effort, so the paired
+    contrast is 0 over the 4 draws and nothing is declared."""
+    db, ids, _ = filled
+    with store.connect(db) as con:
+        buys = analysis.thinking_buys(con, [ids["grid"]], scoring="lenient")
+        rows = con.execute("SELECT reasoning, config_id, CAST(correct AS INTEGER) AS ok FROM v_results "
+                           "WHERE run_id = ?", [ids["grid"]]).df()
+    levels = buys["levels"].set_index("reasoning")
+    assert list(levels.index) == ["none", "high"]
+    for effort, part in rows.groupby("reasoning"):
+        per_config = part.groupby("config_id")["ok"].mean() * 100
+        assert levels.loc[effort, "configs"] == len(per_config) == 2
+        assert levels.loc[effort, "accuracy"] == pytest.approx(part["ok"].mean() * 100)
+        assert levels.loc[effort, "spread"] == pytest.approx(per_config.std(ddof=1))
+        assert levels.loc[effort, "reasoning_tokens_per_item"] == len(THOUGHT) // 4
+        assert levels.loc[effort, "cost_per_item"] is None            # a self-hosted endpoint has no price
+    c = buys["contrasts"]
+    effort = c[c["contrast"] == "effort"].iloc[0]
+    assert (effort["low"], effort["high"], effort["estimate"], effort["n_draws"]) == ("none", "high", 0.0, 4)
+    assert effort["testable"] and effort["verdict"] == "no evidence"
+    fig = analysis.thinking_figure(buys["levels"])
+    assert [list(t.x) for t in fig.data] == [["none", "high"]]

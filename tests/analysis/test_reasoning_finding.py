@@ -81,3 +81,35 @@ def test_per_draw_values_follow_their_definition():
 def test_one_effort_gives_no_verdict():
     rows = simulate("m", VANISHES, 4)
     assert reasoning_verdicts(rows[rows["reasoning"] == "low"]).empty
+
+
+def test_level_contrasts_walk_every_level_and_pair_on_draws():
+    """Three levels: each against the next, the swap effect at each level; the failure is there at low, halved at
+    medium and gone at high."""
+    from core.analysis.reasoning import level_contrasts
+
+    swapped = {"low": 0.3, "medium": 0.6, "high": 0.9}
+    rng = np.random.default_rng(5)
+    rows = pd.DataFrame([
+        {"model": "thinker", "draw": draw, "reasoning": effort, "condition": cond, "phrasing": phr,
+         "approach": "baseline", "operation": op,
+         "accuracy": 100.0 * (rng.random() < (0.9 if cond == "not_swapped" else swapped[effort]))}
+        for draw in range(DRAWS) for effort in swapped for cond in ("not_swapped", "swapped")
+        for phr in PHRASINGS for op in OPERATIONS])
+    c = level_contrasts(rows).set_index(["contrast", "low"])
+    assert sorted(c.loc["swap_effect"].index) == ["high", "low", "medium"]
+    assert [(lo, c.loc[("effort", lo), "high"]) for lo in ("low", "medium")] == [("low", "medium"),
+                                                                                ("medium", "high")]
+    assert c.loc[("swap_effect", "low"), "verdict"] == "higher"
+    assert c.loc[("interaction", "low"), "estimate"] < 0 and c.loc[("interaction", "medium"), "estimate"] < 0
+    assert (c["n_draws"] == DRAWS).all() and c["testable"].all()
+
+
+def test_one_draw_is_too_few_to_test():
+    from core.analysis.reasoning import level_contrasts
+
+    rows = simulate("thinker", VANISHES, 1)
+    c = level_contrasts(rows[rows["draw"] == 0])
+    assert len(c) and (c["n_draws"] == 1).all() and not c["testable"].any()
+    assert c["ci_low"].isna().all() and c["p"].isna().all() and c["p_holm"].isna().all()
+    assert set(c["verdict"]) == {"too few to test"}

@@ -135,3 +135,121 @@ def test_reasoning_finding_through_report_findings(runs, cli):
         ("openai-compatible/thinker", "low", "high", 3)]
     assert all(row["verdict"] == "no evidence" for row in fd["table"])
     assert all(line["model"] == "openai-compatible/thinker" for line in fd["lines"])
+
+
+# ------------------------------------------------------------------------- Anthropic: adaptive thinking and budgets
+DECEPTIVE = ("task: setops\nseed: 3\nsamples: 3\noperations: [union]\nsizes: [3]\nmembers: [deceptive]\n"
+             "conditions: [not_swapped, swapped]\nphrasings: [formal]\napproaches: [baseline]\nshots: [0]\n")
+
+
+@pytest.fixture(scope="module")
+def anthropic_runs(tmp_path_factory):
+    """The Anthropic stand-in behaving as the API does (claude-opus-4-7 refuses budgets, claude-haiku-4-5 refuses
+    adaptive thinking): a run of each at one effort, and a deceptive grid crossing efforts on opus."""
+    from core.cli import main
+    from tests.support.anthropic_standin import AnthropicStandIn
+
+    items = {**_truths(CONFIG), **_truths(DECEPTIVE + "reasoning: [low, max]\n")}
+
+    def answer(prompt, params):   # right, except swapped items at low effort: thinking removes the failure
+        it = items[prompt]
+        wrong = it.get("condition") == "swapped" and (params.get("output_config") or {}).get("effort") == "low"
+        return "<answer>{}</answer>" if wrong else solve(it)
+
+    tmp = tmp_path_factory.mktemp("anthropic")
+    (tmp / "cfg.yaml").write_text(CONFIG)
+    (tmp / "grid.yaml").write_text(DECEPTIVE + "reasoning: [low, max]\n")
+    db = tmp / "a.duckdb"
+    srv = AnthropicStandIn(answer=answer).start()
+    codes = {}
+    try:
+        import os
+
+        os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test-standin-0000"
+        for name, cfg, model, effort in (("opus", "cfg.yaml", "claude-opus-4-7", "max"),
+                                         ("haiku", "cfg.yaml", "claude-haiku-4-5", "high"),
+                                         ("grid", "grid.yaml", "claude-opus-4-7", None)):
+            before = len(srv.bodies)
+            extra = ["--reasoning-effort", effort] if effort else []
+            codes[name] = (main(["run", "--config", str(tmp / cfg), "--model", f"anthropic/{model}", "--base-url",
+                                 srv.base_url, "--db", str(db), "--no-progress", *extra]),
+                           srv.bodies[before:])
+    finally:
+        os.environ.pop("ANTHROPIC_API_KEY", None)
+        srv.stop()
+    return db, tmp, codes, srv
+
+
+def test_opus_4_7_at_max_answers_every_item_with_adaptive_thinking(anthropic_runs):
+    db, _, codes, srv = anthropic_runs
+    code, bodies = codes["opus"]
+    assert code == 0 and len(bodies) == 6 and srv.counts["refused"] == 0
+    assert all(b["thinking"] == {"type": "adaptive"} and b["output_config"] == {"effort": "max"} for b in bodies)
+    with store.connect(db) as con:
+        rows = con.execute("SELECT correct, response, reasoning_text, reasoning_sent FROM v_results WHERE run_id IN "
+                           "(SELECT run_id FROM runs WHERE model = 'anthropic/claude-opus-4-7' "
+                           "AND params_json LIKE '%\"reasoning_effort\":\"max\"%')").fetchall()
+        kept = con.execute("SELECT model, info_json FROM model_capabilities").fetchall()
+    assert len(rows) == 6 and all(correct for correct, *_ in rows)
+    assert all("<answer>{0}</answer>" in thought and "{0}" not in response for _, response, thought, _ in rows)
+    assert {json.loads(s)["output_config"]["effort"] for *_, s in rows} == {"max"}
+    assert sorted(m for m, _ in kept) == ["anthropic/claude-haiku-4-5", "anthropic/claude-opus-4-7"]
+    assert srv.counts["models"] == 2                                  # described once per model, then kept
+
+
+def test_haiku_4_5_at_high_still_sends_a_budget(anthropic_runs):
+    _, _, codes, _ = anthropic_runs
+    code, bodies = codes["haiku"]
+    assert code == 0 and len(bodies) == 6
+    assert all(b["thinking"]["type"] == "enabled" and "output_config" not in b for b in bodies)
+
+
+def test_anthropic_export_keeps_the_thinking_apart(anthropic_runs, cli):
+    db, tmp, _, _ = anthropic_runs
+    with store.connect(db) as con:
+        run_id = con.execute("SELECT run_id FROM runs WHERE model = 'anthropic/claude-opus-4-7' "
+                             "AND params_json LIKE '%\"reasoning_effort\":\"max\"%'").fetchall()[0][0]
+    path = tmp / "opus.csv"
+    r = cli("export", "--run", run_id, "--out", path, "--db", db)
+    assert r.returncode == 0, r.stderr
+    import csv
+
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert len(rows) == 6
+    assert all("{0}" in row["reasoning_text"] and "{0}" not in row["response"] for row in rows)
+
+
+def test_report_thinking_pairs_levels_on_the_same_draws(anthropic_runs, cli):
+    """The grid asks 3 deceptive draws in both conditions at low and max; the stand-in fails swapped items at low
+    only: accuracy rises, the swap effect at low is 100 points and vanishes at max (3 draws: testable, too few to be
+    declared after Holm)."""
+    db, tmp, codes, _ = anthropic_runs
+    assert codes["grid"][0] == 0
+    with store.connect(db) as con:
+        run_id = con.execute("SELECT run_id FROM runs WHERE config_json LIKE '%reasoning%'").fetchall()[0][0]
+    path = tmp / "thinking.json"
+    r = cli("report", "thinking", "--run", run_id, "--out", path, "--db", db, "--scoring", "lenient")
+    assert r.returncode == 0, r.stderr
+    assert "anthropic/claude-opus-4-7" in r.stdout and "swap effect" in r.stdout
+    levels = json.loads(path.read_text())
+    assert [(x["reasoning"], x["accuracy"], x["configs"]) for x in levels] == [("low", 50.0, 2), ("max", 100.0, 2)]
+    assert levels[0]["spread"] > levels[1]["spread"] == 0
+    contrasts = {(c["contrast"], c["low"]): c for c in json.loads((tmp / "thinking.contrasts.json").read_text())}
+    assert contrasts[("swap_effect", "low")]["estimate"] == 100 and contrasts[("swap_effect", "max")]["estimate"] == 0
+    assert contrasts[("effort", "low")]["estimate"] == 50 and contrasts[("effort", "low")]["n_draws"] == 3
+    assert contrasts[("interaction", "low")]["estimate"] == -100 and contrasts[("interaction", "low")]["testable"]
+
+
+def test_a_level_the_server_lacks_is_sent_as_the_nearest_and_said(thinking_server, tmp_path, cli):
+    """max is not an OpenAI-compatible level: the server gets xhigh, each call records it, the run says so."""
+    (tmp_path / "cfg.yaml").write_text(CONFIG)
+    db = tmp_path / "n.duckdb"
+    before = dict(thinking_server.efforts)
+    r = cli("run", "--config", tmp_path / "cfg.yaml", "--model", "openai-compatible/thinker", "--base-url",
+            thinking_server.base_url, "--db", db, "--no-progress", "--reasoning-effort", "max")
+    assert r.returncode == 0, r.stderr
+    assert thinking_server.efforts["xhigh"] - before.get("xhigh", 0) == 6 and "max" not in thinking_server.efforts
+    assert "reasoning effort max was sent as xhigh" in r.stderr and "6 call(s)" in r.stderr
+    with store.connect(db) as con:
+        rows = con.execute("SELECT reasoning, reasoning_sent FROM v_results").fetchall()
+    assert {(e, json.loads(s)["reasoning_effort"]) for e, s in rows} == {("max", "xhigh")}

@@ -51,11 +51,14 @@ def test_openai_model_refusing_the_effort_has_it_dropped_and_listed():
 
 
 def test_anthropic_thinking_budget_temperature_rule_and_blocks_apart():
+    no_description = lambda request: replay.httpx.Response(   # noqa: E731  (the Models API asked first: 404)
+        404, json={"type": "error", "error": {"type": "not_found_error", "message": "model"}}, request=request)
     model, seen = replay.replay_model("anthropic/claude-sonnet-4-5-20250929",
-                                      [replay.reply(200, "anthropic_thinking_message.json")])
+                                      [no_description, replay.reply(200, "anthropic_thinking_message.json")])
     params = SamplingParams(reasoning_effort="medium", max_tokens=300, temperature=0.25, top_p=0.25, top_k=20)
     c = replay.run(model.complete(replay.Request("p", params)))
-    sent = replay.body(seen[0])
+    assert seen[0].url.path == "/v1/models/claude-sonnet-4-5-20250929"
+    sent = replay.body(seen[1])
     assert sent["thinking"] == {"type": "enabled", "budget_tokens": BUDGETS["medium"]}
     assert sent["max_tokens"] == 300 + BUDGETS["medium"] > sent["thinking"]["budget_tokens"]
     assert not {"temperature", "top_p", "top_k"} & set(sent)                # temperature stays at the API's 1

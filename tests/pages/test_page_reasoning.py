@@ -40,6 +40,12 @@ def test_results_colour_by_effort_and_cost_view(reasoning_db, open_page, monkeyp
     table = next(d.value for d in at.dataframe if "Tokens / correct" in d.value.columns)
     assert list(table["Effort"]) == ["low", "high"]
     assert (table["Correct"] == 6).all() and table["Reasoning tokens / correct"].notna().all()
+    levels = next(d.value for d in at.dataframe if "Spread (std, points)" in d.value.columns)
+    assert list(levels["Effort"]) == ["low", "high"] and (levels["Accuracy %"] == 100).all()
+    assert (levels["Configurations"] == 2).all() and (levels["Reasoning tokens / item"] > 0).all()
+    contrasts = next(d.value for d in at.dataframe if "Holm p" in d.value.columns)
+    effort = contrasts[contrasts["Contrast"] == "effort"].iloc[0]
+    assert (effort["From"], effort["To"], effort["Estimate (points)"], effort["Draws"]) == ("low", "high", 0, 3)
 
 
 @pytest.mark.slow

@@ -57,7 +57,7 @@ class BatchStandIn:
     def __init__(self, *, steps: int = 1, error_rate: float = 0.0, expire_rate: float = 0.0, fail_times: int = 1,
                  seed: int = 0, answer: Callable[[str], str] | None = None, host: str = "127.0.0.1",
                  create_delay: float = 0.0, reject_key: bool = False, slow: dict[int, int] | None = None,
-                 thinking: Callable[[str], str] | None = None):
+                 thinking: Callable[[str], str] | None = None, refuse: Callable[[dict], str | None] | None = None):
         self.steps, self.error_rate, self.expire_rate = steps, error_rate, expire_rate
         self.create_delay = create_delay       # seconds between creating a batch and answering the create call
         self.reject_key = reject_key           # answer 401 echoing the key back, as some gateways do
@@ -67,6 +67,8 @@ class BatchStandIn:
         # a request that asks for reasoning (OpenAI reasoning_effort, Anthropic thinking) is answered as a reasoning
         # model would: OpenAI counts reasoning tokens (its text stays hidden), Anthropic adds a thinking block
         self.thinking = thinking or (lambda prompt: "Thinking it over: <answer>{0}</answer> would be wrong.")
+        # an Anthropic request whose params a model refuses (e.g. anthropic_standin.refusal): errored with that text
+        self.refuse = refuse
         self.host, self.port = host, 0
         self.files: dict[str, bytes] = {}
         self.openai: dict[str, dict] = {}
@@ -188,6 +190,16 @@ class BatchStandIn:
     async def _plain(self, request: web.Request) -> web.Response:
         with self.lock:
             self.plain_calls += 1
+        if self.refuse is not None and request.path == "/v1/messages":   # a live call of a model with rules
+            params = await request.json()
+            why = self.refuse(params)
+            if why is not None:
+                return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
+                                                                     "message": why}}, status=400)
+            return web.json_response({"id": "msg_plain", "type": "message", "role": "assistant",
+                                      "model": params.get("model"), "content": [{"type": "text", "text": "OK"}],
+                                      "stop_reason": "end_turn", "stop_sequence": None,
+                                      "usage": {"input_tokens": 5, "output_tokens": 1}})
         return web.json_response({"error": {"message": "plain calls are not expected here"}}, status=400)
 
     # -- OpenAI files ------------------------------------------------------------------------------------------
@@ -410,12 +422,16 @@ class BatchStandIn:
         for pos, r in enumerate(reqs):
             cid, p = r["custom_id"], r["params"]
             kind = self._outcome("anthropic", cid, pos, len(reqs), cancelled)
-            if kind == "succeeded":
+            why = self.refuse(p) if self.refuse is not None and kind == "succeeded" else None
+            if why is not None:
+                result = {"type": "errored", "error": {"type": "error", "error": {
+                    "type": "invalid_request_error", "message": why}}}
+            elif kind == "succeeded":
                 prompt = "".join(str(m.get("content", "")) for m in p["messages"])
                 text = self.answer(prompt)
                 content = [{"type": "text", "text": text}]
                 usage = {"input_tokens": max(1, len(prompt) // 4), "output_tokens": max(1, len(text) // 3)}
-                if p.get("thinking"):
+                if (p.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
                     thought = self.thinking(prompt)
                     content.insert(0, {"type": "thinking", "thinking": thought, "signature": "c2lnbmF0dXJl"})
                     usage["output_tokens"] += len(thought) // 4

@@ -10,7 +10,7 @@ per-prompt counts (by sha256 of the prompt): requests received and valid answers
 requests in flight. With ``reasoning`` (a text, or ``(prompt, model) -> text``) every answer comes with that
 reasoning in ``message.reasoning_content`` and its tokens in ``usage.completion_tokens_details.reasoning_tokens``, as
 vLLM's reasoning parsers return them; ``efforts`` counts the ``reasoning_effort`` of the requests received (None:
-not sent).
+not sent). With ``by_effort`` (``(prompt, model, effort) -> (answer, reasoning)``) both depend on the effort asked.
 
     python -m tests.support.loopback --port 8765 --latency 0.25 [--fail-rate 0.2]
 """
@@ -41,7 +41,7 @@ class LoopbackServer:
                  host: str = "127.0.0.1", port: int = 0, reject_key: bool = False, echo_key: str | None = None,
                  key_in_reply: bool = False, endless: bool = False, responder=None, echo_auth: bool = False,
                  kinds=FAIL_KINDS, reasoning=None, hold_until_in_flight: int | None = None,
-                 pause_after: int | None = None):
+                 pause_after: int | None = None, by_effort=None):
         self.latency, self.answer, self.fail_rate = latency, answer, fail_rate
         self.max_fail_streak, self.hang, self.retry_after_ms, self.seed = max_fail_streak, hang, retry_after_ms, seed
         self.host, self.port = host, port
@@ -53,6 +53,9 @@ class LoopbackServer:
         self.responder = responder             # (prompt, model) -> reply text, instead of the fixed answer
         self.kinds = tuple(kinds)              # the failure kinds drawn from (FAIL_KINDS, and EMPTY if asked for)
         self.reasoning = reasoning             # text or (prompt, model) -> text: returned as reasoning_content
+        # (prompt, model, reasoning_effort sent or None) -> (answer, reasoning or None): a fake whose answers and
+        # thinking depend on the effort asked (instead of ``responder`` and ``reasoning``)
+        self.by_effort = by_effort
         # no chat request is answered until this many are in flight at once (at most ``hang`` seconds): a test sees
         # several clients' requests together whatever the machine's speed
         self.hold_until_in_flight = hold_until_in_flight
@@ -181,7 +184,8 @@ class LoopbackServer:
             req = json.loads(body)
             prompt = "".join(str(m.get("content", "")) for m in req.get("messages", []))
             model = str(req.get("model", "loopback"))
-            self.efforts[req.get("reasoning_effort")] += 1
+            effort = req.get("reasoning_effort")
+            self.efforts[effort] += 1
             kwargs = req.get("chat_template_kwargs")
             self.template_kwargs[json.dumps(kwargs, sort_keys=True) if kwargs is not None else None] += 1
         except (ValueError, AttributeError):
@@ -215,13 +219,18 @@ class LoopbackServer:
             self.pause_after = None            # once: resume() opens it for good
             self._open.clear()
         self.last_answer_at = time.time()
-        answer = self.responder(prompt, model) if self.responder is not None else self.answer
+        thought = None
+        if self.by_effort is not None:
+            answer, thought = self.by_effort(prompt, model, effort)
+        else:
+            answer = self.responder(prompt, model) if self.responder is not None else self.answer
         answer += f" (key {token.upper()})" if self.key_in_reply else ""
         message = {"role": "assistant", "content": answer}
         t_in, t_out = max(1, len(prompt) // 4), max(1, len(self.answer) // 3)
         usage = {"prompt_tokens": t_in, "completion_tokens": t_out, "total_tokens": t_in + t_out}
-        if self.reasoning is not None:
+        if self.reasoning is not None and self.by_effort is None:
             thought = self.reasoning(prompt, model) if callable(self.reasoning) else self.reasoning
+        if thought is not None:
             message["reasoning_content"] = thought
             t_reason = max(1, len(thought) // 4)
             usage.update(completion_tokens=t_out + t_reason, total_tokens=t_in + t_out + t_reason,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.commands.options import add_db_option
+from core.tasks.base import REASONING_EFFORTS
 
 SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "seed", "reasoning_effort")
 
@@ -21,8 +22,9 @@ def add_batch_arguments(p) -> None:
     p.add_argument("--top-k", type=int, default=None, help="top-k sampling (default 20; in the body for vLLM)")
     p.add_argument("--max-tokens", type=int, default=None, help="reply length limit in tokens (default 512)")
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model")
-    p.add_argument("--reasoning-effort", choices=["none", "minimal", "low", "medium", "high"], default=None,
-                   help="reasoning_effort in every body (default none: not sent)")
+    p.add_argument("--reasoning-effort", choices=list(REASONING_EFFORTS), default=None,
+                   help="reasoning_effort in every body (default none: not sent; off: no reasoning; the levels the "
+                        "server lacks go as the nearest it has: data/reasoning/efforts.yaml)")
 
 
 def register(subparsers) -> None:

@@ -9,6 +9,7 @@
 
     python -m core report findings --run R [--run R2 …] --format json|md|html --out F   (report_findings.py)
     python -m core report table --run R --by FACTOR[,FACTOR…] --out F.csv|.json             (report_findings.py)
+    python -m core report thinking --run R [--out F.csv|.json]   what thinking buys per effort (report_thinking.py)
 
 A report module adds itself to REPORTS: ``name -> register(subparsers)``.
 """
@@ -145,3 +146,4 @@ def _register_table(sub) -> None:
 
 REPORTS = {"errors": _register_errors, "html": _register_html, "findings": _register_findings,
            "table": _register_table}
+REPORTS["thinking"] = lambda sub: __import__("core.cli.commands.report_thinking", fromlist=["register"]).register(sub)

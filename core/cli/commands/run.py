@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import sys
 import urllib.request
@@ -56,8 +57,11 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None, help="sampling seed sent to the model (where supported)")
     p.add_argument("--reasoning-effort", choices=list(REASONING_EFFORTS), default=None,
                    help="how much a reasoning model thinks before it answers: reasoning_effort for openai/ and "
-                        "openai-compatible/, an extended-thinking budget for anthropic/ (default none: the "
-                        "provider's default); a config's 'reasoning: [low, high]' crosses levels instead")
+                        "openai-compatible/ (with the chat-template switch), adaptive thinking at this effort or a "
+                        "thinking budget for anthropic/, as the model's own description says (default none: send "
+                        "nothing, the provider's default; off: ask for no reasoning). A level a model lacks goes as "
+                        "the nearest it has, recorded with each call (data/reasoning/efforts.yaml); a config's "
+                        "'reasoning: [low, max]' crosses levels instead")
     p.add_argument("--estimate", action="store_true", help="only print the estimate (calls, tokens, cost; with "
                    "--batch at the batch price)")
     b = p.add_argument_group("provider batches (openai/ and anthropic/: half the list price, results within 24 h)")
@@ -139,6 +143,26 @@ def _first_error(db_path, run_id: str) -> str | None:
     except UserError:
         return None
     return row[0][0] if row else None
+
+
+def effort_notes(db_path, run_id: str) -> list[str]:
+    """One line per reasoning effort of the run that some calls could not send as asked: sent as the nearest level
+    the model has, or dropped (data/reasoning/efforts.yaml) — recorded with each call, said here too."""
+    from core import store
+
+    sql = ("SELECT v.reasoning, c.dropped_params, count(*) FROM v_results v JOIN calls c USING (cache_key) "
+           "WHERE v.run_id = ? AND c.dropped_params LIKE '%reasoning_effort%' GROUP BY 1, 2 ORDER BY 1, 2")
+    try:
+        with store.connect(db_path) as con:
+            rows = con.execute(sql, [run_id]).fetchall()
+    except (UserError, *store.STORE_ERRORS):
+        return []
+    lines = []
+    for asked, dropped, n in rows:
+        sent = [d.split("=", 1)[1] for d in json.loads(dropped or "[]") if d.startswith("reasoning_effort=")]
+        what = f"sent as {sent[0]} (the nearest level the model takes)" if sent else "dropped (the model takes none)"
+        lines.append(f"note: reasoning effort {asked} was {what} on {n} call(s); recorded with each call")
+    return lines
 
 
 def _accuracy_text(db_path, progress, task: str | None = None) -> str:
@@ -359,6 +383,8 @@ def main(args: argparse.Namespace) -> int:
     print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
           f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
           f"accuracy {acc}, cost ${progress.cost_usd:.4f}, {progress.elapsed:.1f} s")
+    for line in effort_notes(args.db, progress.run_id):
+        print(line, file=sys.stderr)
     if progress.error and progress.status in ("error", "waiting"):
         raise UserError(progress.error)
     if progress.status == "waiting":

@@ -48,7 +48,8 @@ def providers() -> tuple[ProviderInfo, ...]:
         ProviderInfo("anthropic", "anthropic/claude-haiku-4-5", 8,
                      ("temperature", "top_p", "top_k", "max_tokens", "stop"), "ANTHROPIC_API_KEY", False,
                      "seed dropped; top_p dropped for Opus 4.1 and the 4.5/4.6 models (not with temperature); all "
-                     "sampling parameters dropped for models after Opus 4.6 (deprecated by the API); no constrained "
+                     "sampling parameters dropped for models after Opus 4.6 (deprecated by the API); a reasoning "
+                     "effort is adaptive thinking or a budget as the model's description says; no constrained "
                      "answers"),
         ProviderInfo("openai-compatible", "openai-compatible/smollm2", 8,
                      ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format"),

@@ -3,9 +3,10 @@
 Spec ``openai/<model>`` (api.openai.com unless a base URL is given). Sampling parameters: temperature, top_p,
 max_tokens (sent as ``max_completion_tokens``), seed, stop. ``top_k`` is not part of the OpenAI API and is dropped.
 Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature, top_p nor stop, so those are dropped for them.
-``reasoning_effort`` (other than ``none``) goes in the body as the API names it, with the reply cap raised by the
-level's allowance; the reply's reasoning tokens (``usage.completion_tokens_details.reasoning_tokens``) are stored
-apart with their cost, and a ``reasoning_content`` beside the answer (some OpenAI-style gateways return one) is
+``reasoning_effort`` (other than ``none``) goes in the body as data/reasoning/efforts.yaml names it (``off`` as
+``"none"``; ``max``, which OpenAI lacks, as the nearest level), with the reply cap raised by the level's allowance;
+a refused value whose error lists the values the model takes is re-sent once at the nearest of them; the reply's
+reasoning tokens (``usage.completion_tokens_details.reasoning_tokens``) are stored apart with their cost, and a ``reasoning_content`` beside the answer (some OpenAI-style gateways return one) is
 kept as the call's reasoning (core/models/reasoning.py).
 A stop sequence is cut from the reply by the API; a closing ``</answer>`` is put back when the reply's answer tag
 was left open (``base.restore_stop``). The API has no way to force the ``<answer>{…}</answer>`` form, so
@@ -52,6 +53,7 @@ class OpenAIModel(BaseModel):
         self.timeout = float(timeout)
         self.__key = api_key or os.environ.get(KEY_ENV) or None
         self._learned_drops: set[str] = set()
+        self._accepted: set[str] | None = None   # reasoning_effort values the model listed when it refused one
         self._clients = ClientPerLoop(self._make_client, http_client)
 
     # -- configuration ---------------------------------------------------------------------------------------
@@ -96,11 +98,13 @@ class OpenAIModel(BaseModel):
             else:
                 body["stop"] = list(p.stop)
         if R.active(p):
-            if "reasoning_effort" in self._learned_drops:
+            level = R.openai_level(p.reasoning_effort, "openai", self._accepted)
+            if "reasoning_effort" in self._learned_drops or level is None:
                 dropped.append("reasoning_effort")
             else:
-                body.update(R.openai_fields(p))
-                body["max_completion_tokens"] = p.max_tokens + R.budget(p.reasoning_effort)
+                body["reasoning_effort"] = R.openai_value(level, "openai")
+                body["max_completion_tokens"] = p.max_tokens + R.budget(level)
+                dropped.extend(R.changed(p.reasoning_effort, level))
         return body, dropped
 
     # -- the call --------------------------------------------------------------------------------------------
@@ -109,6 +113,12 @@ class OpenAIModel(BaseModel):
         try:
             return await self._send(request, body, dropped)
         except openai.BadRequestError as exc:
+            if self._learn_values(describe_status(exc), body):   # an effort value refused: the nearest, once
+                body, dropped = self._sampling(request.params)
+                try:
+                    return await self._send(request, body, dropped)
+                except openai.OpenAIError as exc2:
+                    raise self._mapped(exc2) from None
             field = self._rejected_sampling_field(exc, body)
             if field is None:
                 raise self._mapped(exc) from None
@@ -128,6 +138,15 @@ class OpenAIModel(BaseModel):
         if err is None:
             err = RetryableError(f"{self._label}: {redact(type(exc).__name__ + ': ' + str(exc), self.__key)[:300]}")
         return err
+
+    def _learn_values(self, text: str, body: dict) -> bool:
+        """Whether a 400 refused the ``reasoning_effort`` value sent and listed the values the model takes (then
+        remembered: later bodies carry the nearest of them)."""
+        values = R.accepted_values(text) if "reasoning_effort" in body else None
+        if not values or body["reasoning_effort"] in values:
+            return False
+        self._accepted = values
+        return True
 
     def _rejected_sampling_field(self, exc, body) -> str | None:
         return self._refused_in_text(describe_status(exc), body)
@@ -200,7 +219,10 @@ class OpenAIModel(BaseModel):
         return self._mapped(exc)
 
     def learn_refusal(self, text: str, body: dict) -> str | None:
-        """If an error text refuses a sampling parameter of ``body``, drop it from later requests; returns it."""
+        """If an error text refuses a sampling parameter of ``body`` (or the value of its reasoning effort), drop it
+        (or take the nearest value listed) in later requests; returns the field."""
+        if self._learn_values(text, body):
+            return "reasoning_effort"
         field = self._refused_in_text(text, body)
         if field is not None:
             self._learned_drops.add(field)

@@ -24,10 +24,11 @@ then lists ``answer_format`` in ``Completion.dropped_params``. If the server rej
 and the call re-sent once at once (remembered for this model object); drops are listed in
 ``Completion.dropped_params``.
 
-Reasoning: ``reasoning_effort`` (other than ``none``) is sent as ``reasoning_effort`` and as the chat-template switch
-``chat_template_kwargs: {"enable_thinking": true}``, with the reply cap raised by the level's allowance and no stop sequences (they would end the reply inside its
-reasoning: an ``</answer>`` the model writes while thinking); a server
-that refuses either (HTTP 400 naming it) has it dropped and the call re-sent. The reply's ``reasoning_content`` (or
+Reasoning: ``reasoning_effort`` (other than ``none``) is sent as ``reasoning_effort`` (as data/reasoning/efforts.yaml
+names it; a refused value whose error lists the values taken is re-sent once at the nearest of them) and as the
+chat-template switch ``chat_template_kwargs: {"enable_thinking": true}`` (``false`` and no effort for ``off``), with
+the reply cap raised by the level's allowance and no stop sequences while it thinks (they would end the reply inside
+its reasoning: an ``</answer>`` the model writes while thinking); a server that refuses either (HTTP 400 naming it) has it dropped and the call re-sent. The reply's ``reasoning_content`` (or
 ``reasoning``, newer vLLM) is stored apart from the answer, as is an inline ``<think>…</think>`` block, and
 ``usage.completion_tokens_details.reasoning_tokens`` is stored as the reasoning tokens (core/models/reasoning.py).
 
@@ -75,6 +76,13 @@ _UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|does not
                           r"extra (inputs|fields) are not permitted", re.I)
 # body fields a server may refuse by name (HTTP 400): dropped and the call re-sent without them
 _REFUSABLE = ("temperature", "top_p", "reasoning_effort", "chat_template_kwargs")
+
+
+class _Revalued(Exception):
+    """HTTP 400 refusing the reasoning_effort value and listing the values taken (internal: nearest, re-sent)."""
+
+    def __init__(self, values: set[str]):
+        self.values = values
 
 
 class _Rejected(Exception):
@@ -149,6 +157,7 @@ class OpenAICompatibleModel(BaseModel):
             self._headers["Authorization"] = f"Bearer {self.__key}"
         remember(self.__key)
         self._learned_drops: set[str] = set()
+        self._accepted: set[str] | None = None   # reasoning_effort values the server listed when it refused one
         self._lib = _http_lib(http_client) if http_client is not None else None
         self._clients = ClientPerLoop(self._make_client, http_client)
         self._closer = None          # async generator tying the aiohttp session to its event loop (see _tie_to_loop)
@@ -206,18 +215,23 @@ class OpenAICompatibleModel(BaseModel):
         if p.seed is not None:
             body["seed"] = p.seed
         if p.stop:
-            if R.active(p):   # a stop sequence would also end the reply inside its reasoning
+            if R.thinks(p):   # a stop sequence would also end the reply inside its reasoning
                 dropped.append("stop")
             else:
                 body["stop"] = list(p.stop)
         if R.active(p):
-            body["max_tokens"] = p.max_tokens + R.budget(p.reasoning_effort)
-            for field, value in (("reasoning_effort", p.reasoning_effort),
-                                 ("chat_template_kwargs", {"enable_thinking": True})):
-                if field in self._learned_drops:
-                    dropped.append(field)
-                else:
-                    body[field] = value
+            off = p.reasoning_effort == "off"   # said by the chat-template switch alone
+            level = None if off else R.openai_level(p.reasoning_effort, "openai-compatible", self._accepted)
+            body["max_tokens"] = p.max_tokens + R.budget(level or p.reasoning_effort)
+            if level is not None and "reasoning_effort" not in self._learned_drops:
+                body["reasoning_effort"] = R.openai_value(level, "openai-compatible")
+                dropped.extend(R.changed(p.reasoning_effort, level))
+            elif not off:
+                dropped.append("reasoning_effort")
+            if "chat_template_kwargs" in self._learned_drops:
+                dropped.append("chat_template_kwargs")
+            else:
+                body["chat_template_kwargs"] = R.template_switch(p)
         return body, dropped
 
     @staticmethod
@@ -233,16 +247,23 @@ class OpenAICompatibleModel(BaseModel):
     async def complete(self, request: Request) -> Completion:
         body, dropped = self._sampling(request.params)
         body.update(self._constraint(request))
-        for _ in range(len(_REFUSABLE)):
+        revalued = False
+        for _ in range(len(_REFUSABLE) + 1):
             try:
-                return await self._send(request, body, dropped)
+                return await self._send(request, body, dropped, revalued=revalued)
+            except _Revalued as exc:
+                self._accepted, revalued = exc.values, True
+                body, dropped = self._sampling(request.params)
+                body = {k: v for k, v in body.items() if k not in self._learned_drops}
+                body.update(self._constraint(request))
             except _Rejected as exc:
                 self._learned_drops.add(exc.field)
                 body = {k: v for k, v in body.items() if k != exc.field}
                 dropped = dropped + [exc.field]
         return await self._send(request, body, dropped, resend=True)
 
-    async def _send(self, request: Request, body: dict, dropped: list[str], resend: bool = False) -> Completion:
+    async def _send(self, request: Request, body: dict, dropped: list[str], resend: bool = False,
+                    revalued: bool = False) -> Completion:
         payload = {"model": self.name, "messages": [{"role": "user", "content": request.prompt}], **body}
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         started = time.perf_counter()
@@ -257,6 +278,10 @@ class OpenAICompatibleModel(BaseModel):
             doc = None
         if status >= 300:
             text = error_text(doc, raw[:300].decode("utf-8", "replace") or reason)
+            if status == 400 and not resend and not revalued and "reasoning_effort" in body:
+                values = R.accepted_values(text)
+                if values and body["reasoning_effort"] not in values:
+                    raise _Revalued(values)
             if status == 400 and not resend:
                 field = self._rejected_sampling_field(text, body)
                 if field is not None:

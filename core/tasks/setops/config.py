@@ -143,7 +143,7 @@ class Config:
     fixed_shots: bool = True
     hypernym_pairs: tuple | None = None  # deceptive only: fixed (hypernym_a, hypernym_b) pairs instead of random ones
     templates: dict | None = field(default=None, hash=False)
-    # reasoning efforts crossed with the grid (``none``, ``minimal``, ``low``, ``medium``, ``high``); None: not a
+    # reasoning efforts crossed with the grid (core.tasks.base.REASONING_EFFORTS: ``none``, ``off`` … ``max``); None: not a
     # factor — every item is asked with the run's own effort (``SamplingParams.reasoning_effort``)
     reasoning: tuple | None = None
 
