@@ -9,6 +9,7 @@
 
     python -m core report findings --run R [--run R2 …] --format json|md|html --out F   (report_findings.py)
     python -m core report table --run R --by FACTOR[,FACTOR…] --out F.csv|.json             (report_findings.py)
+    python -m core report compare --run A --run B [--scoring …] --format json|md --out F     (report_compare.py)
 
 A report module adds itself to REPORTS: ``name -> register(subparsers)``.
 """
@@ -143,5 +144,11 @@ def _register_table(sub) -> None:
     register_table(sub)
 
 
+def _register_compare(sub) -> None:
+    from core.cli.commands.report_compare import register_compare
+
+    register_compare(sub)
+
+
 REPORTS = {"errors": _register_errors, "html": _register_html, "findings": _register_findings,
-           "table": _register_table}
+           "table": _register_table, "compare": _register_compare}
