@@ -142,32 +142,6 @@ def _view(db, token, series_key, x, align, filters_key, scoring, ref_id, ref_nam
 
 
 ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-    empty = ("No combination of the shared factors is in every series" if view["aligned_away"]
-             else "No answered items for this selection yet")
-    points, shapes = view["points"], view["shapes"]
-    view["static"] = points is None and not view["empty"] and not interactive
-    if view["static"]:
-        view["svg"] = violin_svg.violin_svg(shapes, x, colour, reference=ref_df, reference_name=ref_name,
-                                            x_title=x_title, empty_message=empty)
-    else:   # with its points when there are few, else from the shapes
-        view["fig"] = figures.violin(points, x, colour, shapes if points is None or colour is None else None,
-                                     reference=ref_df, reference_name=ref_name, x_title=x_title,
-                                     empty_message=empty)
-    view["warnings"] = figures.violin_warnings(None, x, colour, summary=shapes)
-    return view
-
-
-@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
-def _difference(db, token, series_key, x, align, filters_key, scoring, a_name: str, b_name: str) -> dict:
-    """analysis.compare_difference (kept in the store) once per selection and store state: the page re-runs on
-    every click."""
-    ser = [analysis.Series(n, tuple(ids)) for n, ids in json.loads(series_key)]
-    with store.connect(db) as con:
-        return analysis.compare_difference(con, ser, a_name, b_name, x=x, align=align,
-                                           filters=json.loads(filters_key), scoring=scoring)
-
-
-ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
 view_key = (ui.db_path(), ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
             json.dumps(filters, default=str), scoring)
 shown = _view(*view_key, ref_id, ref_titles.get(ref_id), flabel(x), st.session_state.get("cmp_interactive", False))
@@ -229,9 +203,9 @@ if len(series) >= 2 and not shown["empty"]:
         st.stop()
     res = ui.cached_analysis("compare_pair", [ra, rb], scoring=scoring, filters=filters)
     h = res["headline"]
-    for side, s in (("A", res["a"]), ("B", res["b"])):
+    for side, s, name in (("A", res["a"], a_name), ("B", res["b"], b_name)):
         if s["contradicted"]:   # never pooled: its own series, labelled as what it is
-            st.warning(ui.md(f"{side} is a contradicted claim: " + comparison.series_line(s)))
+            st.warning(ui.md(f"{side} is a contradicted claim: " + comparison.series_line(s, name)))
     if res["differ_on"]:
         st.caption("The two runs differ in: " + ", ".join(f"{flabel(k)} ({v[0]} vs {v[1]})"
                                                           for k, v in res["differ_on"].items()))

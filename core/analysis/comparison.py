@@ -270,11 +270,11 @@ def compare_two(con, run_a: str, run_b: str, scoring: str = "strict", filters: M
     shared_prompts, differ_replies = _replies(con, run_a, run_b, filters, view)
     a, b = info[run_a], info[run_b]
     if a["model"] == b["model"] and differ_replies:
-        for me, other in ((a, b), (b, a)):
+        for me in (a, b):
             if me["claim"]:
                 me["contradicted"] = True
-                me["notes"].append(f"{differ_replies} of its {shared_prompts} replies differ from run "
-                                   f"{other['run_id']}'s replies to the same prompts (same model)")
+                me["notes"].append(f"{differ_replies} of its {shared_prompts} replies differ from the other "
+                                   "run's replies to the same prompts (same model)")
     cells, draw, differ = _columns(con, run_a, run_b, view)
     strata = [c for c in cells if c in DRAW and c not in WITHIN_DRAW]
     base_sql, params = _cells_sql(con, run_a, run_b, cells, draw, filters, scoring, view)
@@ -428,11 +428,13 @@ def headline_text(h: Mapping, a_name: str, b_name: str) -> str:
             f"n = {unit}).")
 
 
-def series_line(s: Mapping) -> str:
-    """One series: name, model, provenance; an upload is a claim, a contradicted one says so."""
+def series_line(s: Mapping, name: str | None = None) -> str:
+    """One series: name, model, provenance; an upload is a claim, a contradicted one says so. ``name`` (a page's
+    label for the run) replaces the run's name and id."""
     from core.store.provenance import badge
 
-    text = f"{s['name'] or s['run_id']} (run {s['run_id']}, model {s['model']}, {badge(s['provenance'])}"
+    head = name if name is not None else f"{s['name'] or s['run_id']} (run {s['run_id']},"
+    text = f"{head} {'(' if name is not None else ''}model {s['model']}, {badge(s['provenance'])}"
     if s.get("contradicted"):
         text += "; a contradicted claim: " + "; ".join(s["notes"])
     return text + ")"

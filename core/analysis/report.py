@@ -210,9 +210,9 @@ def _tested(con, run_a, run_b, labels, filters, scoring) -> str:
     h = res["headline"]
     esc = html.escape
     parts = [f"<h4>{esc(b_name)} (B) against {esc(a_name)} (A)</h4>"]
-    for side, s in (("A", res["a"]), ("B", res["b"])):
+    for side, s, name in (("A", res["a"], a_name), ("B", res["b"], b_name)):
         if s["contradicted"]:
-            parts.append(f'<p class="caveat">{side} is a contradicted claim: {esc(series_line(s))}.</p>')
+            parts.append(f'<p class="caveat">{side} is a contradicted claim: {esc(series_line(s, name))}.</p>')
     parts.append(f"<p><b>{esc(headline_text(h, a_name, b_name))}</b></p>")
     if h.get("estimate") is None:
         return "\n".join(parts)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from core import runner, store
-from core.analysis import comparison
+from core.analysis import comparison, stats
 from core.store.exports import export_run
 from core.store.io import import_results
 from core.tasks.setops.scoring import solve
@@ -65,7 +65,7 @@ def _right_and_wrong(db, cfg) -> tuple[str, str]:
 def _report(cli, db, a, b, tmp_path, fmt="json", *extra):
     out = tmp_path / f"cmp.{fmt}"
     done = cli("report", "compare", "--db", db, "--run", a, "--run", b, "--format", fmt, "--out", out, *extra)
-    assert done.code == 0, done.stderr
+    assert done.returncode == 0, done.stderr
     return (json.loads(out.read_text()) if fmt == "json" else out.read_text()), done
 
 
@@ -159,29 +159,32 @@ def test_the_page_shows_the_cli_numbers(null_pair, cli, open_page, tmp_path, mon
     st.cache_data.clear()
 
 
-@pytest.mark.slow
 def test_a_null_with_shared_draws_keeps_the_headline_calibrated(tmp_path):
     """20 replications of two null models on one grid (verdicts shared by a draw's four configurations): the
-    headline declares a difference in at most 3 (15 %); counted per item it would see each draw four times."""
-    reps = 20
-    grid = dict(GRID, samples=8)
-    configs = [dict(grid, seed=500 + r) for r in range(reps)]
+    headline declares a difference in at most 3 (15 %); counted per item it would see each draw four times. A
+    replication is a slice of 8 draws (``sample``) of two runs of 160 draws each: two runs, not forty."""
+    reps, per = 20, 8
+    grid = dict(GRID, samples=reps * per, seed=500)
     db = tmp_path / "null.duckdb"
-    srv = LoopbackServer(0.0005, responder=draw_responder(_items(*configs))).start()
+    srv = LoopbackServer(0.0005, responder=draw_responder(_items(grid))).start()
     try:
-        pairs = [[runner.run(cfg, f"openai-compatible/null{r}-{m}", db_path=db, base_url=srv.base_url,
-                             concurrency=16).run_id for m in "ab"] for r, cfg in enumerate(configs)]
+        a, b = (runner.run(grid, f"openai-compatible/null-{m}", db_path=db, base_url=srv.base_url,
+                           concurrency=16).run_id for m in "ab")
     finally:
         srv.stop()
-    declared = 0
+    declared = per_item = 0
     with store.connect(db) as con:
-        for a, b in pairs:
-            h = comparison.compare_two(con, a, b, by=())["headline"]
-            assert h["design"] == "paired by draw" and h["n"] == grid["samples"], h
-            if h["p"] is not None:
-                assert -100 <= h["ci_low"] <= h["estimate"] <= h["ci_high"] <= 100
+        for r in range(reps):
+            res = comparison.compare_two(con, a, b, by=(), filters={"sample": list(range(r * per, (r + 1) * per))})
+            h, ag = res["headline"], res["agreement"]
+            assert h["design"] == "paired by draw" and h["n"] == per and h["cells"] == 4 * per, h
+            assert h["testable"] and -100 <= h["ci_low"] <= h["estimate"] <= h["ci_high"] <= 100, h
             declared += h["significant"]
+            # the same items tested as if independent: the exact McNemar test over the 32 items
+            per_item += stats.mcnemar_counts(ag["both_right"], ag["only_a"], ag["only_b"],
+                                             ag["both_wrong"])["p_value"] < 0.05
     assert declared <= 0.15 * reps, declared
+    assert per_item > 0.15 * reps, per_item   # this null tells a draw-level test from an item-level one
 
 
 def test_an_edited_upload_is_its_own_series_labelled_a_contradicted_claim(null_pair, cli, tmp_path):
@@ -214,8 +217,8 @@ def test_bad_input_is_one_line(null_pair, cli, tmp_path):
                        ((f"{a},{b}", b), "exactly two runs")]:
         runs = [x for r in args for x in ("--run", r)]
         done = cli("report", "compare", "--db", db, *runs, "--out", tmp_path / "x.json")
-        assert done.code != 0 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert done.returncode != 0 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
     done = cli("report", "compare", "--db", db, "--run", a, "--run", b, "--out", tmp_path / "x.csv")
-    assert done.code != 0 and "--format" in done.stderr
+    assert done.returncode != 0 and "--format" in done.stderr
     done = cli("report", "compare", "--db", db, "--run", a, "--run", b, "--by", "nope", "--out", tmp_path / "x.md")
-    assert done.code != 0 and "--by" in done.stderr
+    assert done.returncode != 0 and "--by" in done.stderr
