@@ -70,6 +70,7 @@ from core.analysis.compare import (
     paired_summary,
     series_without_points,
 )
+from core.analysis.comparison import compare_pair
 from core.analysis.effort import cost_accuracy_figure, effort_costs
 from core.analysis.error_table import (
     ERROR_ROWS,
@@ -103,7 +104,6 @@ from core.analysis.queries import (
     run_overview_among,
     view_columns,
 )
-from core.analysis.comparison import compare_pair
 from core.analysis.reference import REFERENCE_PATH, reference_for, reference_table, reference_tables, reference_task
 from core.analysis.stats import BOOTSTRAP_MAX, difference_of_means, mcnemar_counts, wilson_interval
 from core.analysis.summaries import (

@@ -199,27 +199,48 @@ def _finish(out: dict, ok: bool) -> dict:
     return out
 
 
-def _contrast(con, base_sql: str, params: list, cells: list[str], strata: list[str], paired: bool,
-              level: tuple[str, Any] | None, confidence: float) -> dict:
-    """The contrast over the cells of ``base_sql`` (paired or between draws), within one level of a factor when
-    ``level`` = (factor, value) is given."""
-    lv_sql, lv_params = "", []
-    if level is not None:
-        col, val = level
-        lv_sql = (f" WHERE CAST({quote(col)} AS VARCHAR) = ?" if val is not None else f" WHERE {quote(col)} IS NULL")
-        lv_params = [str(val)] if val is not None else []
-    cte = f"WITH c AS (SELECT * FROM ({base_sql}){lv_sql}), a AS (SELECT * FROM c WHERE _side = 0), " \
-          "b AS (SELECT * FROM c WHERE _side = 1)"
+def _units(con, base_sql: str, params: list, cells: list[str], strata: list[str], paired: bool,
+           factors: list[str]) -> dict:
+    """The units of every contrast in one DuckDB statement (GROUPING SETS: the whole comparison, and each level of
+    each of ``factors``): {None or (factor, level): rows}. Paired: one row per shared draw (draw, mean of B − A over
+    its shared cells, mean of A, mean of B, shared cells, most items of a cell on A, on B). Between draws: one row
+    per (side, draw) over the cells both runs have (side, draw, strata…, mean, cells)."""
+    flags = ", ".join(quote(f) for f in factors)
+    grouping = f", GROUPING({flags}) AS _g" if factors else ", 0 AS _g"
+    fsel = "".join(f", {quote(f)}" for f in factors)
+    cte = f"WITH c AS ({base_sql}), a AS (SELECT * FROM c WHERE _side = 0), b AS (SELECT * FROM c WHERE _side = 1)"
     if paired:
-        rows = con.execute(
-            f"{cte}, p AS (SELECT a._draw, b.y - a.y AS d, a.y AS ya, b.y AS yb, a.items AS ia, b.items AS ib "
-            f"FROM a JOIN b ON {_on(cells, 'a', 'b')}) "
-            "SELECT _draw, avg(d), avg(ya), avg(yb), count(*), max(ia), max(ib) FROM p GROUP BY _draw ORDER BY _draw",
-            params + lv_params).fetchall()
+        keys = ["_draw"]
+        src = (f"(SELECT a.*, b.y - a.y AS d, b.y AS yb, b.items AS ib FROM a JOIN b ON {_on(cells, 'a', 'b')}) AS p")
+        aggs = "avg(d), avg(y), avg(yb), count(*), max(items), max(ib)"
+    else:
+        key = " AND ".join(f"x.{quote(c)} IS NOT DISTINCT FROM y.{quote(c)}" for c in cells) or "TRUE"
+        keys = ["_side", "_draw", *(quote("_t_" + c) for c in strata)]
+        src = (f"(SELECT * FROM c x WHERE EXISTS (SELECT 1 FROM a y WHERE {key}) "
+               f"AND EXISTS (SELECT 1 FROM b y WHERE {key})) AS m")
+        aggs = "avg(y), count(*)"
+    sets = ", ".join(f"({', '.join([*keys, *extra])})" for extra in [[], *([quote(f)] for f in factors)])
+    rows = con.execute(f"{cte} SELECT {', '.join(keys)}{fsel}{grouping}, {aggs} FROM {src} "
+                       f"GROUP BY GROUPING SETS ({sets}) ORDER BY ALL", params).fetchall()
+    out: dict = {}
+    nk, nf = len(keys), len(factors)
+    for r in rows:
+        g = r[nk + nf]
+        which = None
+        for i, f in enumerate(factors):
+            if not g & (1 << (nf - 1 - i)):   # this factor is grouped on: a per-level row
+                which = (f, r[nk + i])
+        out.setdefault(which, []).append((*r[:nk], *r[nk + nf + 1:]))
+    return out
+
+
+def _contrast(rows: list, paired: bool, confidence: float) -> dict:
+    """The contrast over the units of one grouping set (``_units``)."""
+    if paired:
         d = np.array([r[1] for r in rows], dtype=float)
         single = bool(rows) and all(r[4] == 1 and r[5] == 1 and r[6] == 1 for r in rows)
         counts = None
-        if single:
+        if single:   # every draw is one item on each side: the items are the draws
             ya = np.array([r[2] for r in rows]) > 50
             yb = np.array([r[3] for r in rows]) > 50
             counts = (int(np.sum(ya & yb)), int(np.sum(ya & ~yb)), int(np.sum(~ya & yb)), int(np.sum(~ya & ~yb)))
@@ -229,24 +250,14 @@ def _contrast(con, base_sql: str, params: list, cells: list[str], strata: list[s
             out.setdefault("mean_b", float(np.mean([r[3] for r in rows])))
         out["cells"] = int(sum(r[4] for r in rows))
         return out
-    key = " AND ".join(f"x.{quote(c)} IS NOT DISTINCT FROM y.{quote(c)}" for c in cells) or "TRUE"
-    t_cols = [quote("_t_" + c) for c in strata]
-    t_sel = "".join(f", {t}" for t in t_cols)
-    rows = con.execute(
-        f"{cte}, m AS (SELECT * FROM c x WHERE EXISTS (SELECT 1 FROM a y WHERE {key}) "
-        f"AND EXISTS (SELECT 1 FROM b y WHERE {key})) "
-        f"SELECT _side, _draw{t_sel}, avg(y), count(*) FROM m GROUP BY _side, _draw{t_sel} ORDER BY _side, _draw",
-        params + lv_params).fetchall()
     side = np.array([r[0] for r in rows], dtype=bool)
     values = np.array([r[-2] for r in rows], dtype=float)
-    strata_keys = [tuple(r[2:-2]) for r in rows]
-    codes = stats.pd_codes(strata_keys) if rows else np.zeros(0, dtype=np.int64)
+    codes = stats.pd_codes([tuple(r[2:-2]) for r in rows]) if rows else np.zeros(0, dtype=np.int64)
     both = {c for c in set(codes.tolist()) if side[codes == c].any() and (~side[codes == c]).any()}
     keep = np.array([c in both for c in codes], dtype=bool)
     out = _between(values[keep], side[keep], codes[keep], confidence)
-    if keep.any():
-        out["mean_a"] = _plain(values[keep & ~side].mean()) if (keep & ~side).any() else None
-        out["mean_b"] = _plain(values[keep & side].mean()) if (keep & side).any() else None
+    out["mean_a"] = _plain(values[keep & ~side].mean()) if (keep & ~side).any() else None
+    out["mean_b"] = _plain(values[keep & side].mean()) if (keep & side).any() else None
     out["cells"] = int(sum(r[-1] for r, k in zip(rows, keep) if k))
     out["strata"] = len(both)
     return out
@@ -278,58 +289,61 @@ def compare_two(con, run_a: str, run_b: str, scoring: str = "strict", filters: M
     cells, draw, differ = _columns(con, run_a, run_b, view)
     strata = [c for c in cells if c in DRAW and c not in WITHIN_DRAW]
     base_sql, params = _cells_sql(con, run_a, run_b, cells, draw, filters, scoring, view)
-    sides = dict(con.execute(f"SELECT _side, sum(items) FROM ({base_sql}) GROUP BY _side", params).fetchall())
-    shared_draws = con.execute(
-        f"WITH c AS ({base_sql}) SELECT count(DISTINCT a._draw) FROM c a JOIN c b ON a._side = 0 AND b._side = 1 "
-        f"AND {_on(cells, 'a', 'b')}", params).fetchone()[0] if len(sides) == 2 else 0
-    draws = dict(con.execute(f"SELECT _side, count(DISTINCT _draw) FROM ({base_sql}) GROUP BY _side",
-                             params).fetchall())
+    got = con.execute(   # items and draws of each side, and the draws both answered in a cell: one statement
+        f"WITH c AS ({base_sql}), s AS (SELECT _side, sum(items) AS items, count(DISTINCT _draw) AS draws FROM c "
+        "GROUP BY _side) SELECT (SELECT items FROM s WHERE _side = 0), (SELECT items FROM s WHERE _side = 1), "
+        "(SELECT draws FROM s WHERE _side = 0), (SELECT draws FROM s WHERE _side = 1), "
+        f"(SELECT count(DISTINCT a._draw) FROM c a JOIN c b ON a._side = 0 AND b._side = 1 AND {_on(cells, 'a', 'b')})",
+        params).fetchone()
+    sides = {0: int(got[0] or 0), 1: int(got[1] or 0)}
+    draws = {0: int(got[2] or 0), 1: int(got[3] or 0)}
+    shared_draws = int(got[4] or 0)
     paired = bool(shared_draws)
     out: dict[str, Any] = {
         "a": a, "b": b, "scoring": scoring, "filters": filters, "alpha": alpha, "confidence": confidence,
         "replies": {"shared_prompts": shared_prompts, "differ": differ_replies},
         "differ_on": differ, "matched_on": cells, "draw_columns": draw, "strata_columns": strata,
-        "items": {"a": int(sides.get(0, 0) or 0), "b": int(sides.get(1, 0) or 0)},
-        "draws": {"a": int(draws.get(0, 0)), "b": int(draws.get(1, 0)), "shared": int(shared_draws or 0)},
+        "items": {"a": sides[0], "b": sides[1]}, "draws": {"a": draws[0], "b": draws[1], "shared": shared_draws},
         "unit": "the independent draw of (A, B)", "factors": [], "description": [], "agreement": None}
-    if not sides.get(0) or not sides.get(1):
-        missing = a if not sides.get(0) else b
+    if not sides[0] or not sides[1]:
+        missing = a if not sides[0] else b
         out["headline"] = _finish({"estimate": None, "n": 0, "design": None, "test": None, "exact": False,
-                                   "n_a": int(draws.get(0, 0)), "n_b": int(draws.get(1, 0))}, False)
+                                   "n_a": draws[0], "n_b": draws[1]}, False)
         out["headline"]["reason"] = f"run {missing['run_id']} has no answered items in this selection"
         return out
-    h = _contrast(con, base_sql, params, cells, strata, paired, None, confidence)
+    factors = [c for c in by if c in cells]
+    units = _units(con, base_sql, params, cells, strata, paired, factors)
+    h = _contrast(units.get(None, []), paired, confidence)
     if not h.get("cells"):
         h["reason"] = "no configuration is in both runs: nothing to compare like with like"
         h["estimate"] = None
     if paired:
-        h["left_out"] = {"a": out["draws"]["a"] - out["draws"]["shared"], "b": out["draws"]["b"] - out["draws"]["shared"]}
+        h["left_out"] = {"a": draws[0] - shared_draws, "b": draws[1] - shared_draws}
     h["significant"] = bool(h["testable"] and h.get("p") is not None and h["p"] < alpha)
     out["headline"] = h
     if h.get("cells"):
-        out["factors"] = _factor_rows(con, base_sql, params, cells, strata, paired, by, alpha, confidence)
+        out["factors"] = _factor_rows(units, factors, paired, alpha, confidence)
         out["description"] = _description(con, base_sql, params, cells)
         out["agreement"] = _agreement(con, run_a, run_b, filters, scoring, view)
     return out
 
 
-def _factor_rows(con, base_sql, params, cells, strata, paired, by, alpha, confidence) -> list[dict]:
+def _factor_rows(units: dict, factors: list[str], paired: bool, alpha: float, confidence: float) -> list[dict]:
     rows = []
-    for f in [c for c in by if c in cells]:
-        levels = [r[0] for r in con.execute(f"SELECT DISTINCT {quote(f)} FROM ({base_sql}) ORDER BY 1",
-                                            params).fetchall()]
+    for f in factors:
+        levels = sorted((k[1] for k in units if k is not None and k[0] == f), key=lambda v: (v is None, str(v)))
         if len(levels) < 2:
             continue
         for lv in levels:
-            res = _contrast(con, base_sql, params, cells, strata, paired, (f, lv), confidence)
-            if not res.get("cells"):
-                continue
-            rows.append({"factor": f, "level": _plain(lv), **res})
+            res = _contrast(units[(f, lv)], paired, confidence)
+            if res.get("cells"):
+                rows.append({"factor": f, "level": _plain(lv), **res})
     adjusted = stats.holm([r["p"] if r["testable"] and r["p"] is not None else math.nan for r in rows])
+    family = f"Holm over the {sum(1 for x in adjusted if not math.isnan(x))} testable per-level rows"
     for r, p in zip(rows, adjusted):
         r["p_holm"] = _plain(p)
         r["significant"] = bool(r["p_holm"] is not None and r["p_holm"] < alpha)
-        r["family"] = f"Holm over the {sum(1 for x in adjusted if not math.isnan(x))} testable per-level rows"
+        r["family"] = family
     return rows
 
 

@@ -222,3 +222,27 @@ def test_bad_input_is_one_line(null_pair, cli, tmp_path):
     assert done.returncode != 0 and "--format" in done.stderr
     done = cli("report", "compare", "--db", db, "--run", a, "--run", b, "--by", "nope", "--out", tmp_path / "x.md")
     assert done.returncode != 0 and "--by" in done.stderr
+
+
+@pytest.mark.parametrize("samples", [1, 2])
+def test_runs_that_share_no_draw_are_compared_between_draws(samples, tmp_path, cli):
+    """Two models asked different draws (another seed): matched on the configuration, between draws; one draw a side
+    is too few to test."""
+    db = str(tmp_path / "s.duckdb")
+    srv = LoopbackServer(0.0005, answer=WRONG).start()
+    try:
+        right = runner.run(dict(TINY, samples=samples), "reference/solver", db_path=db).run_id
+        wrong = runner.run(dict(TINY, samples=samples, seed=4), "openai-compatible/wrong", db_path=db,
+                           base_url=srv.base_url).run_id
+    finally:
+        srv.stop()
+    res, _ = _report(cli, db, right, wrong, tmp_path)
+    h = res["headline"]
+    assert h["design"].startswith("between draws") and res["draws"]["shared"] == 0
+    assert (h["n_a"], h["n_b"], h["estimate"]) == (samples, samples, -100.0)
+    assert h["testable"] is (samples == 2)
+    if samples == 1:
+        assert h["p"] is None and h["ci_low"] is None and h["caveat"] == comparison.TOO_FEW
+    else:
+        assert h["p"] is not None and not h["significant"] and -100 <= h["ci_low"] <= h["ci_high"] <= 100
+    assert res["agreement"]["items"] == 0

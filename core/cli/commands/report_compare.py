@@ -45,8 +45,7 @@ def register_compare(sub) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from core import store
-    from core.analysis import comparison
-    from core.analysis import view_columns
+    from core.analysis import comparison, view_columns
     from core.cli.commands.report_output import filters_arg, runs_arg, write_text
     from core.files import check_output_path
 
