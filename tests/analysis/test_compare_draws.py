@@ -187,7 +187,10 @@ def test_a_null_with_shared_draws_keeps_the_headline_calibrated(tmp_path):
     assert per_item > 0.15 * reps, per_item   # this null tells a draw-level test from an item-level one
 
 
-def test_an_edited_upload_is_its_own_series_labelled_a_contradicted_claim(null_pair, cli, tmp_path):
+def test_an_edited_upload_is_its_own_series_labelled_a_contradicted_claim(null_pair, cli, tmp_path, open_page,
+                                                                         monkeypatch):
+    import streamlit as st
+
     db, (a, _b) = null_pair
     out = tmp_path / "export.csv"
     export_run(db, a, out)
@@ -209,6 +212,13 @@ def test_an_edited_upload_is_its_own_series_labelled_a_contradicted_claim(null_p
     assert h["design"] == "paired by draw" and h["n"] == GRID["samples"] and h["estimate"] > 0
     md, _ = _report(cli, db, a, up, tmp_path, "md")
     assert "a contradicted claim" in md and "never pooled" in md
+    monkeypatch.setenv("STUDIO_DB", db)
+    st.cache_data.clear()
+    at = open_page("pages/compare.py", {"runs": f"{a},{up}"})
+    assert any("B is a contradicted claim" in w.value and "3 of its 24 replies differ" in w.value
+               for w in at.warning), [w.value for w in at.warning]
+    _page_agrees(at, res)
+    st.cache_data.clear()
 
 
 def test_bad_input_is_one_line(null_pair, cli, tmp_path):
