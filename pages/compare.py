@@ -180,6 +180,8 @@ if not shown["empty"]:
                 st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper, scored by the "
                            "reference's rule). Coloured: your series over the configurations shown above, "
                            f"{scoring} scoring — a different grid, so compare with care.")
+    st.caption("Description, not a test: per-configuration accuracy of each series (configurations that reuse a "
+               "draw are repeated measures; B against A below is tested over draws).")
     summ = shown["summary"].rename(columns={
         "series": "Series", x: flabel(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})

@@ -58,9 +58,9 @@ _CONDITION_OUTCOMES = ("pos", "set_a", "set_b")
 
 
 def testable(res: Mapping, rule: bool) -> bool:
-    """Whether a contrast may show an interval and a p: the statistics' own ``testable`` when it gives one, else
-    ``rule`` (at least two draws; at least two on each side between draws)."""
-    return bool(res.get("testable", rule))
+    """Whether a contrast may show an interval and a p: ``rule`` (at least two draws; at least two on each side
+    between draws) and the statistics' own ``testable`` when they give one — never looser than the rule."""
+    return bool(rule and res.get("testable", rule))
 
 
 def _plain(v):
@@ -187,7 +187,7 @@ def _between(values: np.ndarray, is_b: np.ndarray, strata: np.ndarray, confidenc
                "test": "label permutation within strata", "exact": False, "caveat": "a run has no draw here"}
     out["design"] = "between draws, stratified on the draw-level factors"
     out["n_a"], out["n_b"] = n_a, n_b
-    return _finish(out, min(n_a, n_b) >= 2)
+    return _finish(out, testable(out, min(n_a, n_b) >= 2))
 
 
 def _finish(out: dict, ok: bool) -> dict:
