@@ -39,6 +39,7 @@ How (docs/FIDELITY.md, "Comparing two runs", says the same for a reader):
 from __future__ import annotations
 
 import math
+import uuid
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -46,7 +47,7 @@ import numpy as np
 from core.analysis import stats
 from core.analysis.findings_catalogue import DRAW, WITHIN_DRAW
 from core.analysis.queries import RUN_FACTORS, factor_columns
-from core.analysis.sql import VIEW, check_scoring, quote, relation, view_columns, where_clause
+from core.analysis.sql import VIEW, check_scoring, quote, relation, scored, view_columns, where_clause
 from core.errors import UserError
 
 BY = ("operation", "members", "condition")
@@ -94,19 +95,28 @@ def _series(con, run_ids: Sequence[str]) -> dict[str, dict]:
     return out
 
 
-def _replies(con, run_a: str, run_b: str, filters, view: str) -> tuple[int, int]:
-    """(prompts both runs answered, of which the replies differ) — matched on configuration, sample and prompt."""
-    if "response" not in view_columns(con, view):
-        return 0, 0
+def _item_pairs(con, run_a: str, run_b: str, filters, scoring: str, view: str) -> dict:
+    """The items both runs answered (same configuration, sample and prompt), counted in one statement: the four
+    agreement counts (description) and, of the pairs where both replies are stored, how many differ."""
+    rel = scored(con, view, scoring, view)
+    has_reply = "response" in view_columns(con, view)
+    reply = "response" if has_reply else "CAST(NULL AS VARCHAR) AS response"
     wa, pa = where_clause(con, [run_a], filters, view=view)
     wb, pb = where_clause(con, [run_b], filters, view=view)
     got = con.execute(
-        f"WITH a AS (SELECT config_id, sample, prompt, response FROM {view} {wa} AND response IS NOT NULL), "
-        f"b AS (SELECT config_id, sample, prompt, response FROM {view} {wb} AND response IS NOT NULL) "
-        "SELECT count(*), count(*) FILTER (WHERE a.response IS DISTINCT FROM b.response) FROM a JOIN b "
-        "ON a.config_id = b.config_id AND a.sample IS NOT DISTINCT FROM b.sample AND a.prompt = b.prompt",
-        pa + pb).fetchone()
-    return int(got[0] or 0), int(got[1] or 0)
+        f"WITH a AS (SELECT config_id, sample, prompt, correct, {reply} FROM {rel} {wa}), "
+        f"b AS (SELECT config_id, sample, prompt, correct, {reply} FROM {rel} {wb}) "
+        "SELECT count(*), count(*) FILTER (WHERE a.correct AND b.correct), "
+        "count(*) FILTER (WHERE a.correct AND NOT b.correct), count(*) FILTER (WHERE NOT a.correct AND b.correct), "
+        "count(*) FILTER (WHERE NOT a.correct AND NOT b.correct), "
+        "count(*) FILTER (WHERE a.response IS NOT NULL AND b.response IS NOT NULL), "
+        "count(*) FILTER (WHERE a.response IS NOT NULL AND b.response IS NOT NULL AND a.response <> b.response) "
+        "FROM a JOIN b ON a.config_id = b.config_id AND a.sample IS NOT DISTINCT FROM b.sample "
+        "AND a.prompt = b.prompt", pa + pb).fetchone()
+    n, both, only_a, only_b, neither, replied, differ = (int(v or 0) for v in got)
+    return {"items": n, "both_right": both, "only_a": only_a, "only_b": only_b, "both_wrong": neither,
+            "agreement": _plain((both + neither) / n) if n else None, "replied": replied, "differ": differ,
+            "note": "description: items that share a draw are not independent; the headline tests the draws"}
 
 
 # ------------------------------------------------------------------------------------------------------ the data
@@ -278,7 +288,8 @@ def compare_two(con, run_a: str, run_b: str, scoring: str = "strict", filters: M
         raise UserError("compare two different runs (A and B are the same run)")
     filters = dict(filters or {})
     info = _series(con, [run_a, run_b])
-    shared_prompts, differ_replies = _replies(con, run_a, run_b, filters, view)
+    pairs = _item_pairs(con, run_a, run_b, filters, scoring, view)
+    shared_prompts, differ_replies = pairs.pop("replied"), pairs.pop("differ")
     a, b = info[run_a], info[run_b]
     if a["model"] == b["model"] and differ_replies:
         for me in (a, b):
@@ -288,7 +299,19 @@ def compare_two(con, run_a: str, run_b: str, scoring: str = "strict", filters: M
                                    "run's replies to the same prompts (same model)")
     cells, draw, differ = _columns(con, run_a, run_b, view)
     strata = [c for c in cells if c in DRAW and c not in WITHIN_DRAW]
-    base_sql, params = _cells_sql(con, run_a, run_b, cells, draw, filters, scoring, view)
+    cells_sql, cells_params = _cells_sql(con, run_a, run_b, cells, draw, filters, scoring, view)
+    table = f"_compare_cells_{uuid.uuid4().hex}"   # this connection's own: computed once, read by every statement
+    con.execute(f"CREATE TEMP TABLE {table} AS {cells_sql}", cells_params)
+    try:
+        return _compare_cells(con, f"SELECT * FROM {table}", a, b, scoring, filters, by, alpha, confidence, cells,
+                              draw, differ, strata, pairs, shared_prompts, differ_replies)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _compare_cells(con, base_sql, a, b, scoring, filters, by, alpha, confidence, cells, draw, differ, strata, pairs,
+                   shared_prompts, differ_replies) -> dict:
+    params: list = []
     got = con.execute(   # items and draws of each side, and the draws both answered in a cell: one statement
         f"WITH c AS ({base_sql}), s AS (SELECT _side, sum(items) AS items, count(DISTINCT _draw) AS draws FROM c "
         "GROUP BY _side) SELECT (SELECT items FROM s WHERE _side = 0), (SELECT items FROM s WHERE _side = 1), "
@@ -324,7 +347,7 @@ def compare_two(con, run_a: str, run_b: str, scoring: str = "strict", filters: M
     if h.get("cells"):
         out["factors"] = _factor_rows(units, factors, paired, alpha, confidence)
         out["description"] = _description(con, base_sql, params, cells)
-        out["agreement"] = _agreement(con, run_a, run_b, filters, scoring, view)
+        out["agreement"] = pairs
     return out
 
 
@@ -360,24 +383,6 @@ def _description(con, base_sql, params, cells) -> list[dict]:
     return [{"series": "AB"[r[0]], "mean": _plain(r[1]), "std": _plain(r[2]), "min": _plain(r[3]),
              "max": _plain(r[4]), "configurations": int(r[5]), "items": int(r[6]), "note": DESCRIPTION_NOTE}
             for r in rows]
-
-
-def _agreement(con, run_a, run_b, filters, scoring, view) -> dict:
-    """Item-by-item counts of the items both runs answered (same configuration, sample and prompt): description."""
-    wa, pa = where_clause(con, [run_a], filters, view=view)
-    wb, pb = where_clause(con, [run_b], filters, view=view)
-    rel = relation(con, view, scoring)
-    got = con.execute(
-        f"WITH a AS (SELECT config_id, sample, prompt, correct FROM {rel} {wa}), "
-        f"b AS (SELECT config_id, sample, prompt, correct FROM {rel} {wb}) "
-        "SELECT count(*), count(*) FILTER (WHERE a.correct AND b.correct), "
-        "count(*) FILTER (WHERE a.correct AND NOT b.correct), count(*) FILTER (WHERE NOT a.correct AND b.correct), "
-        "count(*) FILTER (WHERE NOT a.correct AND NOT b.correct) FROM a JOIN b ON a.config_id = b.config_id "
-        "AND a.sample IS NOT DISTINCT FROM b.sample AND a.prompt = b.prompt", pa + pb).fetchone()
-    n, both, only_a, only_b, neither = (int(v or 0) for v in got)
-    return {"items": n, "both_right": both, "only_a": only_a, "only_b": only_b, "both_wrong": neither,
-            "agreement": _plain((both + neither) / n) if n else None,
-            "note": "description: items that share a draw are not independent; the headline tests the draws"}
 
 
 def compare_pair(con, run_ids: Sequence[str], scoring: str = "strict",
