@@ -39,7 +39,6 @@ How (docs/FIDELITY.md, "Comparing two runs", says the same for a reader):
 from __future__ import annotations
 
 import math
-import uuid
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -49,6 +48,7 @@ from core.analysis.findings_catalogue import DRAW, WITHIN_DRAW
 from core.analysis.queries import RUN_FACTORS, factor_columns
 from core.analysis.sql import VIEW, check_scoring, quote, relation, scored, view_columns, where_clause
 from core.errors import UserError
+from core.store.scratch import temp_table
 
 BY = ("operation", "members", "condition")
 TOO_FEW = "too few draws to test"
@@ -300,13 +300,9 @@ def compare_two(con, run_a: str, run_b: str, scoring: str = "strict", filters: M
     cells, draw, differ = _columns(con, run_a, run_b, view)
     strata = [c for c in cells if c in DRAW and c not in WITHIN_DRAW]
     cells_sql, cells_params = _cells_sql(con, run_a, run_b, cells, draw, filters, scoring, view)
-    table = f"_compare_cells_{uuid.uuid4().hex}"   # this connection's own: computed once, read by every statement
-    con.execute(f"CREATE TEMP TABLE {table} AS {cells_sql}", cells_params)
-    try:
+    with temp_table(con, cells_sql, cells_params) as table:   # computed once, read by every statement below
         return _compare_cells(con, f"SELECT * FROM {table}", a, b, scoring, filters, by, alpha, confidence, cells,
                               draw, differ, strata, pairs, shared_prompts, differ_replies)
-    finally:
-        con.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def _compare_cells(con, base_sql, a, b, scoring, filters, by, alpha, confidence, cells, draw, differ, strata, pairs,
