@@ -430,8 +430,11 @@ def headline_text(h: Mapping, a_name: str, b_name: str) -> str:
         direction = f"{b_name} is less accurate than {a_name} by {abs(est):.1f} points"
     else:
         direction = f"{b_name} and {a_name} are equally accurate"
-    unit = f"{h['n']} {h['unit']}" if h.get("design", "").startswith("paired") else \
-        f"{h['n_a']} and {h['n_b']} {h['unit']}"
+    def count(k: int) -> str:
+        return f"{k} {h['unit'][:-1] if k == 1 else h['unit']}"
+
+    unit = count(h["n"]) if h.get("design", "").startswith("paired") else \
+        f"{h['n_a']} and {count(h['n_b'])}"
     if not h.get("testable"):
         return f"{direction} ({h['design']}, {unit}): {TOO_FEW}."
     if h.get("significant"):
