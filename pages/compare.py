@@ -1,6 +1,8 @@
 """Compare: stored runs and/or uploaded result files (our export or the SetLexSem reference CSV layout), aligned on
-shared factors — side-by-side violins, difference of mean accuracy with a bootstrap CI and tests, and, when two runs
-share items, a paired McNemar test with an agreement map. Published figures can be set beside them."""
+shared factors — side-by-side violins (description), then B against A tested at the independent draw
+(core/analysis/comparison.py: paired by draw when the runs share draws, else matched between draws; per-level rows
+with Holm), per-configuration statistics and item-by-item agreement as description. Each series is one run, never
+pooled; an upload is labelled as a file's claims. Published figures can be set beside them."""
 
 from __future__ import annotations
 
@@ -139,16 +141,6 @@ def _view(db, token, series_key, x, align, filters_key, scoring, ref_id, ref_nam
     return view
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
-def _difference(db, token, series_key, x, align, filters_key, scoring, a_name: str, b_name: str) -> dict:
-    """analysis.compare_difference (kept in the store) once per selection and store state: the page re-runs on
-    every click."""
-    ser = [analysis.Series(n, tuple(ids)) for n, ids in json.loads(series_key)]
-    with store.connect(db) as con:
-        return analysis.compare_difference(con, ser, a_name, b_name, x=x, align=align,
-                                           filters=json.loads(filters_key), scoring=scoring)
-
-
 ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
 view_key = (ui.db_path(), ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
             json.dumps(filters, default=str), scoring)
@@ -188,6 +180,8 @@ if not shown["empty"]:
                 st.caption(f"Grey: {paper['source'].iloc[0]} (all hyperparameters of the paper, scored by the "
                            "reference's rule). Coloured: your series over the configurations shown above, "
                            f"{scoring} scoring — a different grid, so compare with care.")
+    st.caption("Description, not a test: per-configuration accuracy of each series (configurations that reuse a "
+               "draw are repeated measures; B against A below is tested over draws).")
     summ = shown["summary"].rename(columns={
         "series": "Series", x: flabel(x), "mean": "Mean %", "std": "Std", "min": "Min", "max": "Max",
         "N": "N configs", "items": "Items"})
@@ -195,57 +189,87 @@ if not shown["empty"]:
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("Mean %", "Std", "Min",
                                                                                           "Max")})
 
-# ---------------------------------------------------------------------------------------------------- two-way test
+# ---------------------------------------------------------------------------------------------------- B against A
 if len(series) >= 2 and not shown["empty"]:
-    st.subheader("Difference of mean accuracy")
+    from core.analysis import comparison
+
+    st.subheader("B against A")
     names = [s.name for s in series]
     d1, d2 = st.columns(2)
     a_name = d1.selectbox("A (baseline)", names, index=0, key="cmp_a")
     b_name = d2.selectbox("B", names, index=1 if len(names) > 1 else 0, key="cmp_b")
-    res = _difference(*view_key, a_name, b_name)
-    if not res["n_a"] or not res["n_b"]:
-        st.info(f"No configurations of {ui.md(a_name if not res['n_a'] else b_name)} in this selection: pick two series "
-                "that both have answered items.")
-        st.stop()
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Mean A", f"{res['mean_a']:.1f} %")
-    m2.metric("Mean B", f"{res['mean_b']:.1f} %")
-    m3.metric("B − A (points)", f"{res['difference']:+.2f}")
-    m4.metric("Mann–Whitney p", analysis.p_text(res["mannwhitney_p"]))
-    method = res.get("ci_method", "bootstrap")
-    ci = "not available" if res["ci_low"] != res["ci_low"] else \
-        f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}] points " + \
-        (f"(bootstrap, {method})" if method in ("BCa", "percentile") else f"({method})")
-    st.markdown(f"95 % confidence interval of B − A: **{ci}** · Welch t-test p "
-                f"{'= ' if res['welch_p'] != 0 else ''}{analysis.p_text(res['welch_p'])}")
-    if method == "Welch t":
-        st.caption(f"More than {analysis.BOOTSTRAP_MAX:,} configurations in a series: the interval is Welch's t "
-                   "interval — a bootstrap would take seconds at this size and agrees with it to within its own "
-                   "resampling noise. Up to that size it is a bootstrap (BCa).")
-    for note in res["notes"]:   # degenerate statistics: a caveat in words instead of a misleading number
-        st.warning(note[0].upper() + note[1:] + ".")
-    st.caption(f"Over per-configuration accuracies (N = {res['n_a']:,} and {res['n_b']:,} configurations).")
-
     ra = next(s.run_ids[0] for s in series if s.name == a_name)
     rb = next(s.run_ids[0] for s in series if s.name == b_name)
-    if ra != rb:
-        paired = ui.cached_analysis("paired_comparison", [ra, rb], filters=filters, scoring=scoring)
-        mc = paired["mcnemar"]
-        st.subheader("Item by item")
-        if not mc["n"]:
-            st.info("These two runs share no items (same configuration, sample and prompt), so no paired test.")
+    if ra == rb:
+        st.info("Pick two different series as A and B.")
+        st.stop()
+    res = ui.cached_analysis("compare_pair", [ra, rb], scoring=scoring, filters=filters)
+    h = res["headline"]
+    for side, s, name in (("A", res["a"], a_name), ("B", res["b"], b_name)):
+        if s["contradicted"]:   # never pooled: its own series, labelled as what it is
+            st.warning(ui.md(f"{side} is a contradicted claim: " + comparison.series_line(s, name)))
+    if res["differ_on"]:
+        st.caption("The two runs differ in: " + ", ".join(f"{flabel(k)} ({v[0]} vs {v[1]})"
+                                                          for k, v in res["differ_on"].items()))
+    if h.get("estimate") is None:
+        missing = [n for n, k in ((a_name, "a"), (b_name, "b")) if not res["items"][k]]
+        if missing:
+            st.info(f"No configurations of {ui.md(missing[0])} with answered items in this selection: pick two "
+                    "series that both have answered items.")
         else:
-            p1, p2, p3, p4, p5 = st.columns(5)
-            p1.metric("Shared items", f"{mc['n']:,}")
-            p2.metric("Agreement", f"{100 * mc['agreement']:.1f} %")
-            p3.metric("Only A right", f"{mc['only_a']:,}")
-            p4.metric("Only B right", f"{mc['only_b']:,}")
-            p5.metric("McNemar exact p", analysis.p_text(mc["p_value"]))
-            agree = ui.lazy_expander("Agreement map: which run got each item right (first 60 shared "
-                                      "configurations × samples)", key="cmp_agree_open")   # a chart: drawn when open
-            if agree.open:
-                with agree:
-                    st.plotly_chart(figures.agreement_heatmap(paired["map"], a_name, b_name),
-                                    width="stretch", key="cmp_agree")
-                    st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got "
-                               "the item right.")
+            st.info(ui.md(h.get("reason") or "Nothing to compare."))
+        st.stop()
+    st.markdown("**" + ui.md(comparison.headline_text(h, a_name, b_name)) + "**")
+    m1, m2, m3, m4, m5 = st.columns(5)
+    m1.metric("Mean A", "–" if h.get("mean_a") is None else f"{h['mean_a']:.1f} %")
+    m2.metric("Mean B", "–" if h.get("mean_b") is None else f"{h['mean_b']:.1f} %")
+    m3.metric("B − A (points)", f"{h['estimate']:+.2f}")
+    m4.metric("95 % interval", comparison.interval_text(h))
+    m5.metric("p", comparison.p_words(h))
+    unit = f"{h['n']:,} {h['unit']}" if h["design"].startswith("paired") else \
+        f"{h['n_a']:,} and {h['n_b']:,} {h['unit']}"
+    left = h.get("left_out") or {}
+    st.caption(f"{h['test'][0].upper()}{h['test'][1:]}, {h['design']}: n = {unit} (the independent unit: the drawn "
+               "pair of sets; configurations that reuse a draw are repeated measures, averaged within it)"
+               + (f"; matched on {', '.join(flabel(c) for c in res['matched_on'])}" if res["matched_on"] else "")
+               + (f"; draws only one run answered, left out: A {left['a']:,}, B {left['b']:,}"
+                  if any(left.values()) else "") + ".")
+    if res["factors"]:
+        st.markdown(f"**Per level** — the same test within each level; {res['factors'][0]['family']}.")
+        rows = pd.DataFrame([{
+            "Factor": flabel(r["factor"]), "Level": analysis.readable_level(r["factor"], r["level"]),
+            "B − A (points)": r["estimate"], "95 % interval": comparison.interval_text(r),
+            "p": comparison.p_words(r), "p (Holm)": comparison.p_words(r, "p_holm"),
+            "n": str(r["n"]) if r["design"].startswith("paired") else f"{r['n_a']} + {r['n_b']}",
+            "Design": r["design"]} for r in res["factors"]])
+        st.dataframe(rows, hide_index=True, width="stretch",
+                     column_config={"B − A (points)": st.column_config.NumberColumn(format="%+.2f")})
+
+    st.subheader("Description (not a test)")
+    st.caption(comparison.DESCRIPTION_NOTE[0].upper() + comparison.DESCRIPTION_NOTE[1:] + ".")
+    if res["description"]:
+        desc = pd.DataFrame(res["description"]).drop(columns="note")
+        desc["series"] = desc["series"].map({"A": a_name, "B": b_name})
+        st.dataframe(desc.rename(columns={"series": "Series", "mean": "Mean %", "std": "Std", "min": "Min",
+                                          "max": "Max", "configurations": "N configs", "items": "Items"}),
+                     hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.2f")
+                                    for c in ("Mean %", "Std", "Min", "Max")})
+    ag = res.get("agreement") or {}
+    if not ag.get("items"):
+        st.caption("These two runs share no items (same configuration, sample and prompt).")
+    else:
+        p1, p2, p3, p4 = st.columns(4)
+        p1.metric("Shared items", f"{ag['items']:,}")
+        p2.metric("Agreement", f"{100 * ag['agreement']:.1f} %")
+        p3.metric("Only A right", f"{ag['only_a']:,}")
+        p4.metric("Only B right", f"{ag['only_b']:,}")
+        agree = ui.lazy_expander("Agreement map: which run got each item right (first 60 shared "
+                                  "configurations × samples)", key="cmp_agree_open")   # a chart: drawn when open
+        if agree.open:
+            with agree:
+                paired = ui.cached_analysis("paired_comparison", [ra, rb], filters=filters, scoring=scoring)
+                st.plotly_chart(figures.agreement_heatmap(paired["map"], a_name, b_name),
+                                width="stretch", key="cmp_agree")
+                st.caption("Rows: configurations (first 60 shared), columns: samples; colour = which run got "
+                           "the item right.")

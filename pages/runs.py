@@ -64,7 +64,8 @@ if ui.made_here_only("here"):
     if runs.empty:
         st.info("No run made here yet: every stored run is an upload. Clear “Only runs made here” to see them.")
         st.stop()
-overview = ui.cached_analysis("run_overview", None)
+scoring = ui.scoring_switch()   # one switch for the table and the chosen run below
+overview = ui.cached_analysis("run_overview", None, scoring=scoring)
 accuracy = dict(zip(overview["run_id"], overview["accuracy"])) if not overview.empty else {}
 runs = runs.assign(accuracy=runs["run_id"].map(accuracy), label=runs["run_id"].map(analysis.run_labels(runs)))
 cols = [c for c in ("label", "provenance", "status", "accuracy", "task", "model", "n_items", "n_done", "n_failed",
@@ -75,7 +76,7 @@ sel = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 *
                    column_config={"cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
                                   "accuracy": st.column_config.NumberColumn(
                                       "accuracy %", format="%.1f",
-                                      help="Correct answers over answered items (failed calls left out)"),
+                                      help=f"Correct answers over answered items (failed calls left out), {scoring} scoring"),
                                   "label": "run", "run_id": None,
                                   "provenance": st.column_config.TextColumn(
                                       "provenance", help="made here: calls this tool made (in its cache); uploaded: "
@@ -101,7 +102,6 @@ row.update(runs[runs["run_id"] == run_id].iloc[0][["status", "n_done", "n_failed
 
 st.subheader(f"Run {ui.md(run_name)}", help=f"Run id: {run_id}")
 ui.provenance_badges([run_id])
-scoring = ui.scoring_switch()
 c1, c2, c3 = st.columns(3)
 c1.markdown(f"**Model** {ui.md_code(row.get('model'))}  \n**Task** {ui.md(row.get('task'))}  \n"
             f"**Status** {ui.md(row.get('status'))}")

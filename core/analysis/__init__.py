@@ -31,7 +31,9 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
     robustness(con, run_ids, factors, filters)     -> (per-factor spread + eta², per-model score)
     compare_runs(con, series, x, filters)          aligned per-config accuracies of several series
     compare_view(con, series, x, align, filters)   what Compare draws of them (violin shapes, summaries), kept in the store
-    compare_difference(con, series, a, b, x, …)    difference_of_means of two aligned series, kept in the store
+    compare_pair(con, [run_a, run_b], scoring, filters, by, alpha)   B − A at the independent draw (paired by draw
+                                                   when the runs share draws, else matched between draws), per-level
+                                                   rows with Holm, description; kept in the store (``comparison``)
     series_without_points(points, series)          series a comparison has nothing for
     difference_of_means(a, b, …)                   bootstrap CI + Welch t + Mann–Whitney U
     paired_items(con, run_a, run_b, filters)       items both runs answered, aligned by (config_id, sample, prompt)
@@ -50,7 +52,7 @@ Every function that counts right answers takes ``scoring`` = "strict" (the SetLe
                                                    (model, or run when two share a model) and its caption
 
 Modules: ``queries`` (the view, factor columns, filters, drill-down) · ``aggregated`` (the same views from the store's per-configuration counts) · ``memo`` (repeated calls answered in-process) · ``summaries`` (per-config accuracy, violins,
-intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs, paired items) · ``stats`` (every
+intervals, robustness) · ``error_table`` (the paper's error analysis) · ``compare`` (several runs aligned, paired items) · ``comparison`` (two runs tested at the draw) · ``stats`` (every
 interval, test and correction: Wilson, permutation tests, bootstrap intervals, Holm) ·
 ``reference`` (published figures) · ``views`` (defaults and labels of a view) · ``report`` (the static HTML report) ·
 ``figures`` (Plotly figures of all of the above).
@@ -60,7 +62,6 @@ from core.analysis.compare import (
     AGREEMENT_LEVELS,
     Series,
     agreement_map,
-    compare_difference,
     compare_runs,
     compare_view,
     mcnemar,
@@ -69,6 +70,7 @@ from core.analysis.compare import (
     paired_summary,
     series_without_points,
 )
+from core.analysis.comparison import compare_pair
 from core.analysis.effort import cost_accuracy_figure, effort_costs, thinking_buys, thinking_figure
 from core.analysis.error_table import (
     ERROR_ROWS,
@@ -159,7 +161,7 @@ __all__ = [
     "AGREEMENT_LEVELS", "ALL_FACTORS", "DETAIL_COLUMNS", "ERROR_ROWS", "ERROR_TABLE_HELP", "ERROR_TABLE_TASK",
     "LABELS", "QUANTIFIER_FACTORS", "REFERENCE_ERROR_COLUMNS", "REFERENCE_PATH", "RUN_FACTORS", "SCORINGS",
     "SETOPS_FACTORS", "Series", "UNPARSED", "VIEW",
-    "agreement_map", "answers_feed", "change_token", "compare_difference", "compare_runs", "compare_view", "config_accuracy", "config_interval",
+    "agreement_map", "answers_feed", "change_token", "compare_pair", "compare_runs", "compare_view", "config_accuracy", "config_interval",
     "difference_of_means", "drilldown", "error_table", "error_table_paper_layout", "factor_columns", "factor_levels",
     "factor_levels_of", "filters_from_pairs", "group_summary", "item_detail", "label", "mcnemar",
     "mcnemar_counts", "paired_comparison", "paired_items",

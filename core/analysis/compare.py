@@ -1,5 +1,5 @@
-"""Comparing runs and uploads: aligned per-config accuracies, difference of means with a bootstrap interval
-and tests, item-by-item pairing, McNemar's test and the agreement map."""
+"""Comparing runs and uploads: aligned per-config accuracies (what Compare draws: description), item-by-item
+pairing, its counts and the agreement map. The test of one run against another is core/analysis/comparison.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 from core.analysis.queries import RUN_FACTORS, factor_columns
 from core.analysis.sql import VIEW, quote, relation, where_clause
-from core.analysis.stats import difference_of_means, mcnemar_counts
+from core.analysis.stats import mcnemar_counts
 from core.analysis.summaries import config_accuracy_sql, frame_from_json
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -86,9 +86,9 @@ def _series_json(series: Sequence[Series]) -> list:
     return [[s.name, list(s.run_ids)] for s in series]
 
 
-_ALIGNED: dict = {}                 # the last two alignments of this process (compare_view and compare_difference
-_ALIGNED_LOCK = threading.Lock()    # both start from one), by memo key: 200,000 rows each at paper scale, so not
-_ALIGNED_KEEP = 2                   # in memo's 64 deep-copied entries
+_ALIGNED: dict = {}                 # the last two alignments of this process (compare_view starts from one, aligned
+_ALIGNED_LOCK = threading.Lock()    # or not), by memo key: 200,000 rows each at paper scale, so not in memo's 64
+_ALIGNED_KEEP = 2                   # deep-copied entries
 
 
 def _aligned(con, series: list, x: str, align: bool, filters: dict, scoring: str):
@@ -152,23 +152,6 @@ def _compare_view(con, series: list, x: str, align: bool, filters: dict, scoring
             "by_series": frame_json(group_summary(points, ["series"])),
             "summary": frame_json(group_summary(points, ["series", x])),
             "points": frame_json(points) if len(points) <= limit else None}
-
-
-def compare_difference(con, series: Sequence[Series], a_name: str, b_name: str, x: str = "operation",
-                       align: bool = True, filters: Mapping[str, Sequence] | None = None,
-                       scoring: str = "lenient") -> dict:
-    """difference_of_means of series ``b_name`` over ``a_name`` (their per-configuration accuracies as
-    compare_view aligns them), kept in the store like compare_view: Welch's test, the Mann–Whitney test and scipy's
-    first import are ~0.8 s at paper scale."""
-    from core.analysis import memo
-
-    def compute(con, ser, a_name, b_name, x, align, filters, scoring):
-        points, _ = _aligned(con, ser, x, align, filters, scoring)
-        acc = {n: points.loc[points["series"] == n, "accuracy"].to_numpy(dtype=float) for n in (a_name, b_name)}
-        return difference_of_means(acc[a_name], acc[b_name])
-
-    return memo.call(con, "compare_difference", compute, _series_json(series), a_name, b_name, x, bool(align),
-                     dict(filters or {}), scoring, persist=True)
 
 
 def paired_items(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | None = None,

@@ -8,8 +8,8 @@ uploaded —, model, answer format,
 parameters, items, accuracy); violins of per-configuration accuracy with their summary table, split and coloured the
 way the Results page opens them (``views.view_defaults``); for set operations the paper's error-analysis table, for
 quantifiers accuracy / precision / recall / F1 by quantifier; the robustness profile; and, with two or more runs, the
-comparison — aligned violins, the difference of mean accuracy with its interval and tests (or the caveat that
-replaces them), and the paired McNemar test when the first two runs share items.
+comparison — aligned violins and per-configuration summaries (description), and the first two runs tested B
+against A at the independent draw (core/analysis/comparison.py, the Compare page's numbers).
 
 Everything comes from the same functions the pages call; the only thing added here is HTML. Text is escaped; no
 key is ever in the store, so none can be in a report.
@@ -27,12 +27,12 @@ import pandas as pd
 
 import core.store.provenance as provenance  # a submodule import: never waits on a core.store being initialised
 from core.analysis import figures
-from core.analysis.compare import Series, compare_runs, paired_comparison, series_without_points
+from core.analysis.compare import Series, compare_runs, series_without_points
+from core.analysis.comparison import compare_pair, headline_text, interval_text, p_words, series_line
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
 from core.analysis.queries import check_scoring, factor_columns, label, run_overview
-from core.analysis.stats import BOOTSTRAP_MAX, difference_of_means
 from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_view
-from core.analysis.views import p_text, run_labels, run_rows, run_split, split_note, tasks_of, view_defaults
+from core.analysis.views import run_labels, run_rows, run_split, split_note, tasks_of, view_defaults
 from core.errors import UserError
 
 TASK_TITLES = {"setops": "Set operations (SetLexSem)", "quantifiers": "Quantifiers (GQG)"}
@@ -180,15 +180,6 @@ def _quantifier_metrics(con, run_ids, fig, labels) -> str:
               '“false” (accuracy (GQG)).</p>')
 
 
-def _ci_method(method: str | None) -> str:
-    """How a difference's interval was made, in words (compare.difference_of_means' ``ci_method``)."""
-    if method in ("BCa", "percentile"):
-        return f"bootstrap, {method}"
-    if method == "Welch t":
-        return f"Welch's t interval: more than {BOOTSTRAP_MAX:,} configurations in a series"
-    return method or "bootstrap"
-
-
 def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
     series = [Series(labels[r], (r,)) for r in run_ids]
     points, shared = compare_runs(con, series, x=x, align=True, filters=filters, scoring=scoring, factors=False)
@@ -199,36 +190,47 @@ def _comparison(con, run_ids, labels, x, filters, fig, scoring) -> str:
     if points.empty:
         parts.append('<p class="caveat">No combination of the shared factors is in every run: nothing to set side '
                      'by side.</p>')
-        return "\n".join(parts)
-    missing = series_without_points(points, series)
-    if missing:
-        parts.append(f'<p class="caveat">No answered items for {html.escape(", ".join(missing))}.</p>')
-    parts.append(fig(figures.violin(points, x, "series")))
-    parts.append(_table(group_summary(points, ["series", x]).rename(columns={"mean": "mean %",
-                                                                            "N": "configurations"})))
-    a_name, b_name = series[0].name, series[1].name
-    res = difference_of_means(points.loc[points["series"] == a_name, "accuracy"].tolist(),
-                              points.loc[points["series"] == b_name, "accuracy"].tolist())
-
-    def num(v, fmt):
-        return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
-
-    parts.append(f"<p><b>{html.escape(b_name)}</b> − <b>{html.escape(a_name)}</b>: "
-                 f"{num(res['difference'], '+.2f')} points of mean per-configuration accuracy "
-                 f"(N = {res['n_a']} and {res['n_b']} configurations); 95 % interval "
-                 f"[{num(res['ci_low'], '+.2f')}, {num(res['ci_high'], '+.2f')}] "
-                 f"({html.escape(_ci_method(res.get('ci_method')))}); Welch p = "
-                 f"{html.escape(p_text(res['welch_p']))}; Mann–Whitney p = {html.escape(p_text(res['mannwhitney_p']))}.</p>")
-    for note in res["notes"]:
-        parts.append(f'<p class="caveat">{html.escape(note[0].upper() + note[1:])}.</p>')
-    mc = paired_comparison(con, [series[0].run_ids[0], series[1].run_ids[0]], filters, scoring=scoring)["mcnemar"]
-    if not mc["n"]:
-        parts.append('<p class="note">The first two runs share no items (same configuration, sample and prompt): '
-                     'no paired test.</p>')
     else:
-        parts.append(f"<p>Item by item ({mc['n']} shared items): agreement {100 * mc['agreement']:.1f} %, only "
-                     f"{html.escape(a_name)} right {mc['only_a']}, only {html.escape(b_name)} right {mc['only_b']}, "
-                     f"exact McNemar p = {html.escape(p_text(mc['p_value']))}.</p>")
+        missing = series_without_points(points, series)
+        if missing:
+            parts.append(f'<p class="caveat">No answered items for {html.escape(", ".join(missing))}.</p>')
+        parts.append(fig(figures.violin(points, x, "series")))
+        parts.append('<p class="note">Description, not a test: per-configuration accuracy of each run.</p>')
+        parts.append(_table(group_summary(points, ["series", x]).rename(columns={"mean": "mean %",
+                                                                                "N": "configurations"})))
+    parts.append(_tested(con, run_ids[0], run_ids[1], labels, filters, scoring))
+    return "\n".join(parts)
+
+
+def _tested(con, run_a, run_b, labels, filters, scoring) -> str:
+    """The first two runs, B against A at the independent draw (core/analysis/comparison.py: the numbers of the
+    Compare page and of ``report compare``)."""
+    res = compare_pair(con, [run_a, run_b], scoring=scoring, filters=filters)
+    a_name, b_name = labels[run_a], labels[run_b]
+    h = res["headline"]
+    esc = html.escape
+    parts = [f"<h4>{esc(b_name)} (B) against {esc(a_name)} (A)</h4>"]
+    for side, s, name in (("A", res["a"], a_name), ("B", res["b"], b_name)):
+        if s["contradicted"]:
+            parts.append(f'<p class="caveat">{side} is a contradicted claim: {esc(series_line(s, name))}.</p>')
+    parts.append(f"<p><b>{esc(headline_text(h, a_name, b_name))}</b></p>")
+    if h.get("estimate") is None:
+        return "\n".join(parts)
+    rows = [{"design": h["design"], "B − A (points)": h["estimate"], "95 % interval": interval_text(h),
+             "p": p_words(h), "test": h["test"], "n": h["n"], "unit": h["unit"]}]
+    parts.append(_table(pd.DataFrame(rows), digits=2))
+    if res["factors"]:
+        parts.append(f'<p class="note">Per level: the same test within each level; '
+                     f'{esc(res["factors"][0]["family"])}.</p>')
+        parts.append(_table(pd.DataFrame([{
+            "factor": r["factor"], "level": r["level"], "B − A (points)": r["estimate"],
+            "95 % interval": interval_text(r), "p": p_words(r), "p (Holm)": p_words(r, "p_holm"),
+            "n": r["n"], "design": r["design"]} for r in res["factors"]]), digits=2))
+    ag = res.get("agreement") or {}
+    if ag.get("items"):
+        parts.append(f'<p class="note">Description, not a test: {ag["items"]} items both runs answered, agreement '
+                     f'{100 * ag["agreement"]:.1f} %, only {esc(a_name)} right {ag["only_a"]}, only '
+                     f'{esc(b_name)} right {ag["only_b"]}.</p>')
     return "\n".join(parts)
 
 

@@ -73,6 +73,24 @@ def test_compare_and_runs_follow_the_switch(corpus_db, open_page):
     assert f"**Accuracy (lenient)** {100 * n_lenient / 132:.1f} % ({n_lenient} of 132)" in text
 
 
+def _table_accuracy(at) -> float:
+    frame = next(d.value for d in at.dataframe if "accuracy" in d.value.columns and "run_id" in d.value.columns)
+    return float(frame.loc[frame["run_id"] == "corpus", "accuracy"].iloc[0])
+
+
+@pytest.mark.slow
+def test_the_runs_table_follows_the_switch(corpus_db, open_page):
+    """The runs table's accuracy column and the chosen run's line below it are scored the way the switch says."""
+    n_strict, n_lenient = _counts()
+    assert n_strict != n_lenient   # the corpus tells the two scorings apart
+    at = open_page("pages/runs.py", {"run": "corpus"})
+    assert at.radio(key="_scoring_scoring").value == "strict"
+    assert _table_accuracy(at) == pytest.approx(100 * n_strict / 132)
+    at.radio(key="_scoring_scoring").set_value("lenient").run()
+    assert not at.exception
+    assert _table_accuracy(at) == pytest.approx(100 * n_lenient / 132)
+
+
 @pytest.mark.slow
 def test_the_choice_is_carried_to_the_next_page(corpus_db, open_page):
     at = open_page("pages/results.py", {"runs": "corpus"})

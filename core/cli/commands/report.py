@@ -9,6 +9,7 @@
 
     python -m core report findings --run R [--run R2 …] --format json|md|html --out F   (report_findings.py)
     python -m core report table --run R --by FACTOR[,FACTOR…] --out F.csv|.json             (report_findings.py)
+    python -m core report compare --run A --run B [--scoring …] --format json|md --out F     (report_compare.py)
     python -m core report thinking --run R [--out F.csv|.json]   what thinking buys per effort (report_thinking.py)
 
 A report module adds itself to REPORTS: ``name -> register(subparsers)``.
@@ -144,6 +145,17 @@ def _register_table(sub) -> None:
     register_table(sub)
 
 
+def _register_thinking(sub) -> None:
+    from core.cli.commands.report_thinking import register
+
+    register(sub)
+
+
+def _register_compare(sub) -> None:
+    from core.cli.commands.report_compare import register_compare
+
+    register_compare(sub)
+
+
 REPORTS = {"errors": _register_errors, "html": _register_html, "findings": _register_findings,
-           "table": _register_table}
-REPORTS["thinking"] = lambda sub: __import__("core.cli.commands.report_thinking", fromlist=["register"]).register(sub)
+           "table": _register_table, "compare": _register_compare, "thinking": _register_thinking}

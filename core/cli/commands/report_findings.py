@@ -13,6 +13,7 @@ import json
 import os
 
 from core.cli.commands.options import add_db_option
+from core.cli.commands.report_output import write_text
 from core.errors import UserError
 
 
@@ -20,17 +21,6 @@ def _runs(args) -> list[str]:
     from core.cli.commands.report_output import runs_arg
 
     return runs_arg(args.db, args.run or ["latest"])
-
-
-def _write_text(out, text: str) -> None:
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def register_findings(sub) -> None:
@@ -86,7 +76,7 @@ def _findings(args: argparse.Namespace) -> int:
         text = json.dumps(rep, ensure_ascii=False, indent=1, default=str) + "\n"
     elif fmt == "md":
         text = findings_view.to_markdown(rep)
-    _write_text(out, text)
+    write_text(out, text)
     answered = sum(1 for f in rep["findings"] if f["applicable"])
     significant = sum(1 for f in rep["findings"] for c in f["contrasts"] if c.get("significant"))
     print(f"wrote {len(rep['findings'])} finding(s) of run {', '.join(run_ids)} to {out}: {answered} answerable, "

@@ -1,10 +1,11 @@
 """What the report sub-commands share (report.py, report_findings.py): their --run and --filter arguments, and
-writing a table as CSV or JSON (a list of row objects), atomically, one line on failure."""
+writing a table as CSV or JSON (a list of row objects) or a text, atomically, one line on failure."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 
 from core.errors import UserError
@@ -71,6 +72,18 @@ def write_table(table, out) -> None:
             rows = [{k: plain(v) for k, v in row.items()} for row in table.to_dict("records")]
             tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         tmp.replace(out)
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(out, text: str) -> None:
+    """``text`` written to ``out`` atomically (a temporary file beside it, then renamed); one line on failure."""
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
