@@ -178,6 +178,34 @@ def test_older_model_refusing_adaptive_thinking_and_effort_is_resent_with_a_budg
     assert seen["refused"] == 1 and json.loads(c.reasoning_sent)["thinking"]["type"] == "enabled"
 
 
+def test_a_known_name_without_description_meets_its_refusal_once_under_concurrency():
+    """The name's rules are a guess too: claude-opus-4-6 (adaptive by name) behind a loopback gateway without the
+    Models API that serves a budget-only model under that name, 8 calls truly in flight at once: the first goes
+    alone and is refused once, the others wait and go with a budget."""
+    from core.models import get_model
+    from core.models.base import Request
+    from tests.support.anthropic_standin import AnthropicStandIn
+
+    srv = AnthropicStandIn(answer=lambda prompt, params: '<answer>{"apple", "pear"}</answer>', describe=False,
+                           models={"claude-opus-4-6": MODELS["claude-haiku-4-5"]}).start()
+    try:
+        model = get_model("anthropic/claude-opus-4-6", base_url=srv.base_url, api_key=replay.FAKE_KEY, timeout=10)
+
+        async def many():
+            try:
+                return await asyncio.gather(*(model.complete(Request(f"p{i}", at("medium"))) for i in range(8)))
+            finally:
+                await model.aclose()
+
+        done = asyncio.run(many())
+    finally:
+        srv.stop()
+    assert [c.text for c in done] == ['<answer>{"apple", "pear"}</answer>'] * 8
+    assert all("<answer>{0}</answer>" in c.reasoning for c in done)       # the decoy stays in the reasoning
+    assert srv.counts["refused"] == 1 and srv.counts["messages"] == 9 and srv.counts["models"] == 1
+    assert [b["thinking"]["type"] for b in srv.bodies[1:]] == ["enabled"] * 8
+
+
 def test_a_refusal_is_resent_once_only():
     """A server that refuses budgets and adaptive thinking alike: one re-send, then the call fails (no loop)."""
     from core.models import ModelError
