@@ -364,3 +364,20 @@ def test_openai_compatible_off_switches_thinking_off_and_a_refused_value_goes_ne
     assert [replay.body(r).get("reasoning_effort") for r in seen[1:]] == ["xhigh", "high"]
     assert replay.body(seen[2])["chat_template_kwargs"] == {"enable_thinking": True}
     assert "reasoning_effort=high" in c.dropped_params
+
+
+def test_batch_file_bodies_send_the_nearest_level_as_the_live_server_gets_it_and_record_it():
+    """export-batch for an OpenAI-compatible server: max (which the table's reasoning_effort lacks) goes as xhigh
+    with xhigh's allowance, recorded in the dropped parameters as the live call records it; off sends the switch
+    alone; a stop sequence left out while the model thinks is recorded too."""
+    from core.runner.batch_files import request_body
+
+    body, dropped = request_body("openai-compatible/qwen3", at("max", stop=("</answer>",)))
+    assert body["reasoning_effort"] == "xhigh" and body["max_tokens"] == 300 + ALLOWANCE["xhigh"]
+    assert body["chat_template_kwargs"] == {"enable_thinking": True} and "stop" not in body
+    assert "reasoning_effort=xhigh" in dropped and "stop" in dropped
+    body, dropped = request_body("openai-compatible/qwen3", at("off", stop=("</answer>",)))
+    assert "reasoning_effort" not in body and body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert body["stop"] == ["</answer>"] and body["max_tokens"] == 300 and dropped == []
+    body, dropped = request_body("openai-compatible/qwen3", at("high"))
+    assert body["reasoning_effort"] == "high" and body["max_tokens"] == 300 + ALLOWANCE["high"] and dropped == []
