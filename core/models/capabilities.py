@@ -53,7 +53,7 @@ def claude_version(name: str) -> tuple[int, int] | None:
 @dataclass(frozen=True)
 class ThinkingMode:
     """How a model is asked to think. ``form``: ``adaptive`` (``thinking: {type: adaptive}`` + ``output_config.
-    effort`` from ``efforts``), ``budget`` (``thinking: {type: enabled, budget_tokens}``) or ``none`` (the model
+    effort`` from ``efforts``; no effort when ``efforts`` is empty), ``budget`` (``thinking: {type: enabled, budget_tokens}``) or ``none`` (the model
     does not think). ``disabled``: it accepts ``thinking: {type: disabled}``. ``source``: ``models-api``, ``name``
     (a guess) or ``refusal`` (corrected by a 400). ``settled``: no probing needed (the description said so, or a
     call has succeeded or been corrected)."""
@@ -101,8 +101,8 @@ class ThinkingMode:
             return cls("adaptive", efforts, disabled, "models-api", True)
         if types is None or yes(types, "enabled"):
             return cls("budget", (), disabled, "models-api", True)
-        if yes(types, "adaptive"):   # adaptive without an effort capability: the model's own default depth
-            return cls("adaptive", ("high",), disabled, "models-api", True)
+        if yes(types, "adaptive"):   # adaptive without an effort capability: no effort sent, the model's own depth
+            return cls("adaptive", (), disabled, "models-api", True)
         return cls("none", (), disabled, "models-api", True)
 
     def learn_from_refusal(self, text: str, sent: dict) -> "ThinkingMode | None":

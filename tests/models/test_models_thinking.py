@@ -95,6 +95,29 @@ def test_capabilities_endpoint_decides_adaptive_thinking_at_max_once_per_model()
     assert model.thinking_mode().source == "models-api"
 
 
+def test_adaptive_model_without_an_effort_capability_gets_adaptive_thinking_without_an_effort():
+    """A description with adaptive thinking but no effort capability: no output_config is sent (the stand-in refuses
+    one, as the API would), the level is recorded as dropped, and nothing is refused."""
+    from tests.support.anthropic_standin import model_info
+
+    models = {**MODELS, "claude-next": model_info("claude-next", adaptive=True, enabled=False)}
+
+    def handle(request):
+        if request.url.path.startswith("/v1/models/"):
+            return httpx.Response(200, json=models["claude-next"], request=request)
+        why = refusal({**replay.body(request), "model": "claude-next"}, models)
+        if why is not None:
+            return httpx.Response(400, json={"type": "error", "error": {"type": "invalid_request_error",
+                                                                        "message": why}}, request=request)
+        return replay.reply(200, "anthropic_thinking_message.json")(request)
+
+    model, sent = model_on("anthropic/claude-next", handle)
+    c = replay.run(model.complete(replay.Request("p", at("medium"))))
+    (body,) = messages(sent)
+    assert body["thinking"] == {"type": "adaptive"} and "output_config" not in body
+    assert "reasoning_effort" in c.dropped_params and c.text == '<answer>{"apple", "pear"}</answer>'
+
+
 def test_budget_only_model_still_gets_a_budget():
     handler, seen = server()
     model, sent = model_on("anthropic/claude-haiku-4-5", handler)
