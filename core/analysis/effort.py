@@ -182,9 +182,19 @@ def thinking_buys(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
     rows = findings.rows(con, run_ids, scoring, view)
     for col, values in (filters or {}).items():
         if col in rows.columns:
-            rows = rows[rows[col].isin(list(values))]
+            rows = rows[_matches(rows[col], list(values))]
     return {"levels": level_table(con, run_ids, filters, scoring, view),
             "contrasts": reasoning.level_contrasts(rows)}
+
+
+def _matches(series: pd.Series, values: list) -> pd.Series:
+    """Which entries of ``series`` are one of ``values`` as the SQL filter reads them: by their text (filters come
+    as text from the CLI and the URL), and a number by its value (2 and "2" and 2.0 are one level)."""
+    hit = series.astype(str).isin({str(v) for v in values})
+    numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").dropna()
+    if len(numbers):
+        hit |= pd.to_numeric(series, errors="coerce").isin(numbers.tolist())
+    return hit & series.notna()
 
 
 def thinking_figure(levels: pd.DataFrame):

@@ -11,12 +11,12 @@ Where it comes from, best first:
    process asks nothing.
 2. **the model's name**, when the description is missing (an older gateway, a proxy without ``/v1/models``, a
    description without ``capabilities``): Opus 4.6 and later and the Claude 5 models think adaptively (4.6 still
-   takes budgets, deprecated), Opus 4.5, Haiku 4.5 and older models take only budgets. A name that says nothing
-   (an alias, a family this code does not know) is guessed to take budgets, *provisionally*: the model's first
-   thinking call is sent alone (the others wait for it) — for a batch, one small live call before the batch is
-   built — and a refusal (``learn_from_refusal``) corrects the form before the call is re-sent once. So many calls
-   in flight never meet the same refusal: one learns for all. Any refusal of the thinking form later (a gateway
-   that serves another model under the name) corrects the mode the same way.
+   takes budgets, deprecated), Opus 4.5, Haiku 4.5 and older models take only budgets; a name that says nothing
+   (an alias, a family this code does not know) is guessed to take budgets. A guess from the name is always
+   *provisional* (the endpoint may serve another model under the name): the model's first thinking call is sent
+   alone (the others wait for it) — for a batch, one small live call before the batch is built — and a refusal
+   (``learn_from_refusal``) corrects the form before the call is re-sent once. So many calls in flight never meet
+   the same refusal: one learns for all. A refusal of the thinking form later corrects the mode the same way.
 
 A mode is plain data (``to_json``/``from_json``); nothing here imports the SDK or the store.
 """
@@ -53,7 +53,7 @@ def claude_version(name: str) -> tuple[int, int] | None:
 @dataclass(frozen=True)
 class ThinkingMode:
     """How a model is asked to think. ``form``: ``adaptive`` (``thinking: {type: adaptive}`` + ``output_config.
-    effort`` from ``efforts``), ``budget`` (``thinking: {type: enabled, budget_tokens}``) or ``none`` (the model
+    effort`` from ``efforts``; no effort when ``efforts`` is empty), ``budget`` (``thinking: {type: enabled, budget_tokens}``) or ``none`` (the model
     does not think). ``disabled``: it accepts ``thinking: {type: disabled}``. ``source``: ``models-api``, ``name``
     (a guess) or ``refusal`` (corrected by a 400). ``settled``: no probing needed (the description said so, or a
     call has succeeded or been corrected)."""
@@ -70,14 +70,14 @@ class ThinkingMode:
 
     @classmethod
     def from_name(cls, name: str) -> "ThinkingMode":
-        """The mode the model's name implies: settled for a ``claude-<family>-<version>`` name (the API's published
-        rules), provisional for any other name (an alias, a newer family)."""
+        """The mode the model's name implies (the API's published rules for a ``claude-<family>-<version>`` name,
+        budgets for any other name), always provisional: a guess, until a call succeeds or a refusal corrects it."""
         v = claude_version(name)
         if v is not None and v >= (4, 7):
-            return cls("adaptive", ADAPTIVE_EFFORTS, settled=True)
+            return cls("adaptive", ADAPTIVE_EFFORTS)
         if v is not None and v >= (4, 6):
-            return cls("adaptive", ("low", "medium", "high", "max"), settled=True)
-        return cls("budget", settled=v is not None)
+            return cls("adaptive", ("low", "medium", "high", "max"))
+        return cls("budget")
 
     @classmethod
     def from_model_info(cls, info) -> "ThinkingMode | None":
@@ -101,8 +101,8 @@ class ThinkingMode:
             return cls("adaptive", efforts, disabled, "models-api", True)
         if types is None or yes(types, "enabled"):
             return cls("budget", (), disabled, "models-api", True)
-        if yes(types, "adaptive"):   # adaptive without an effort capability: the model's own default depth
-            return cls("adaptive", ("high",), disabled, "models-api", True)
+        if yes(types, "adaptive"):   # adaptive without an effort capability: no effort sent, the model's own depth
+            return cls("adaptive", (), disabled, "models-api", True)
         return cls("none", (), disabled, "models-api", True)
 
     def learn_from_refusal(self, text: str, sent: dict) -> "ThinkingMode | None":

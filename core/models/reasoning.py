@@ -154,6 +154,8 @@ def anthropic_fields(level: str, mode: ThinkingMode) -> tuple[dict, int, list[st
             return {}, 0, ["reasoning_effort"]
         return {"thinking": dict(table["off"])}, 0, []
     if mode.form == "adaptive":
+        if not mode.efforts:   # a model that takes no effort: adaptive thinking at its own depth, the level dropped
+            return {"thinking": {"type": "adaptive"}}, ALLOWANCE[level], ["reasoning_effort"]
         send = table["adaptive"]["send"]
         ok = [x for x in SCALE if x in send and send[x] in set(mode.efforts)]
         used = level if level in ok else nearest(level, ok)

@@ -25,7 +25,9 @@ from core.models.pricing import estimate_cost
 from core.models.reasoning import (
     active as reasoning_active,
     budget,
-    openai_fields,
+    changed,
+    openai_level,
+    openai_value,
     reasoning_cost,
     sent_for,
     template_switch,
@@ -53,13 +55,22 @@ def request_body(spec: str, params) -> tuple[dict, list[str]]:
     body = {k: v for k, v in (("temperature", params.temperature), ("top_p", params.top_p),
                               ("top_k", params.top_k), ("max_tokens", params.max_tokens), ("seed", params.seed))
             if v is not None}
-    if params.stop and not thinks(params):   # the run's stop sequences (as the live server gets them)
-        body["stop"] = list(params.stop)
+    dropped: list[str] = []
+    if params.stop:   # the run's stop sequences (as the live server gets them; none while the model thinks)
+        if thinks(params):
+            dropped.append("stop")
+        else:
+            body["stop"] = list(params.stop)
     if reasoning_active(params):   # as the live openai-compatible path sends it (core/models/reasoning.py)
-        body.update(openai_fields(params, "openai-compatible"))
+        off = params.reasoning_effort == "off"   # said by the chat-template switch alone
+        level = None if off else openai_level(params.reasoning_effort, "openai-compatible")
+        if level is not None:
+            body["reasoning_effort"] = openai_value(level, "openai-compatible")
+        if not off:   # a level the table lacks goes as the nearest, recorded
+            dropped.extend(changed(params.reasoning_effort, level))
         body["chat_template_kwargs"] = template_switch(params)
-        body["max_tokens"] = params.max_tokens + budget(params.reasoning_effort)
-    return body, []
+        body["max_tokens"] = params.max_tokens + budget(level or params.reasoning_effort)
+    return body, dropped
 
 
 def prepare_file_run(config: dict, model: str, params, limit, name=None, source="export-batch", base_url=None):

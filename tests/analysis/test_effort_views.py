@@ -142,3 +142,17 @@ def test_what_thinking_buys_per_level(filled):
     assert effort["testable"] and effort["verdict"] == "no evidence"
     fig = analysis.thinking_figure(buys["levels"])
     assert [list(t.x) for t in fig.data] == [["none", "high"]]
+
+
+def test_what_thinking_buys_filters_its_contrasts_as_its_levels(filled):
+    """A filter as the CLI and the URL give it (text, also for a numeric column) keeps the same slice in the
+    contrasts as in the levels table: every item of the grid has size_a 2, so nothing is left out of either."""
+    db, ids, _ = filled
+    with store.connect(db) as con:
+        whole = analysis.thinking_buys(con, [ids["grid"]], scoring="lenient")
+        kept = analysis.thinking_buys(con, [ids["grid"]], filters={"size_a": ["2"]}, scoring="lenient")
+        none = analysis.thinking_buys(con, [ids["grid"]], filters={"size_a": ["3"]}, scoring="lenient")
+    assert kept["levels"].equals(whole["levels"]) and len(whole["contrasts"])
+    assert kept["contrasts"][["contrast", "low", "high", "n_draws"]].equals(
+        whole["contrasts"][["contrast", "low", "high", "n_draws"]])
+    assert none["levels"].empty and none["contrasts"].empty

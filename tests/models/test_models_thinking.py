@@ -95,6 +95,29 @@ def test_capabilities_endpoint_decides_adaptive_thinking_at_max_once_per_model()
     assert model.thinking_mode().source == "models-api"
 
 
+def test_adaptive_model_without_an_effort_capability_gets_adaptive_thinking_without_an_effort():
+    """A description with adaptive thinking but no effort capability: no output_config is sent (the stand-in refuses
+    one, as the API would), the level is recorded as dropped, and nothing is refused."""
+    from tests.support.anthropic_standin import model_info
+
+    models = {**MODELS, "claude-next": model_info("claude-next", adaptive=True, enabled=False)}
+
+    def handle(request):
+        if request.url.path.startswith("/v1/models/"):
+            return httpx.Response(200, json=models["claude-next"], request=request)
+        why = refusal({**replay.body(request), "model": "claude-next"}, models)
+        if why is not None:
+            return httpx.Response(400, json={"type": "error", "error": {"type": "invalid_request_error",
+                                                                        "message": why}}, request=request)
+        return replay.reply(200, "anthropic_thinking_message.json")(request)
+
+    model, sent = model_on("anthropic/claude-next", handle)
+    c = replay.run(model.complete(replay.Request("p", at("medium"))))
+    (body,) = messages(sent)
+    assert body["thinking"] == {"type": "adaptive"} and "output_config" not in body
+    assert "reasoning_effort" in c.dropped_params and c.text == '<answer>{"apple", "pear"}</answer>'
+
+
 def test_budget_only_model_still_gets_a_budget():
     handler, seen = server()
     model, sent = model_on("anthropic/claude-haiku-4-5", handler)
@@ -176,6 +199,34 @@ def test_older_model_refusing_adaptive_thinking_and_effort_is_resent_with_a_budg
     assert first["thinking"] == {"type": "adaptive"} and first["output_config"] == {"effort": "medium"}
     assert second["thinking"] == {"type": "enabled", "budget_tokens": BUDGETS["medium"]} and "output_config" not in second
     assert seen["refused"] == 1 and json.loads(c.reasoning_sent)["thinking"]["type"] == "enabled"
+
+
+def test_a_known_name_without_description_meets_its_refusal_once_under_concurrency():
+    """The name's rules are a guess too: claude-opus-4-6 (adaptive by name) behind a loopback gateway without the
+    Models API that serves a budget-only model under that name, 8 calls truly in flight at once: the first goes
+    alone and is refused once, the others wait and go with a budget."""
+    from core.models import get_model
+    from core.models.base import Request
+    from tests.support.anthropic_standin import AnthropicStandIn
+
+    srv = AnthropicStandIn(answer=lambda prompt, params: '<answer>{"apple", "pear"}</answer>', describe=False,
+                           models={"claude-opus-4-6": MODELS["claude-haiku-4-5"]}).start()
+    try:
+        model = get_model("anthropic/claude-opus-4-6", base_url=srv.base_url, api_key=replay.FAKE_KEY, timeout=10)
+
+        async def many():
+            try:
+                return await asyncio.gather(*(model.complete(Request(f"p{i}", at("medium"))) for i in range(8)))
+            finally:
+                await model.aclose()
+
+        done = asyncio.run(many())
+    finally:
+        srv.stop()
+    assert [c.text for c in done] == ['<answer>{"apple", "pear"}</answer>'] * 8
+    assert all("<answer>{0}</answer>" in c.reasoning for c in done)       # the decoy stays in the reasoning
+    assert srv.counts["refused"] == 1 and srv.counts["messages"] == 9 and srv.counts["models"] == 1
+    assert [b["thinking"]["type"] for b in srv.bodies[1:]] == ["enabled"] * 8
 
 
 def test_a_refusal_is_resent_once_only():
@@ -336,3 +387,20 @@ def test_openai_compatible_off_switches_thinking_off_and_a_refused_value_goes_ne
     assert [replay.body(r).get("reasoning_effort") for r in seen[1:]] == ["xhigh", "high"]
     assert replay.body(seen[2])["chat_template_kwargs"] == {"enable_thinking": True}
     assert "reasoning_effort=high" in c.dropped_params
+
+
+def test_batch_file_bodies_send_the_nearest_level_as_the_live_server_gets_it_and_record_it():
+    """export-batch for an OpenAI-compatible server: max (which the table's reasoning_effort lacks) goes as xhigh
+    with xhigh's allowance, recorded in the dropped parameters as the live call records it; off sends the switch
+    alone; a stop sequence left out while the model thinks is recorded too."""
+    from core.runner.batch_files import request_body
+
+    body, dropped = request_body("openai-compatible/qwen3", at("max", stop=("</answer>",)))
+    assert body["reasoning_effort"] == "xhigh" and body["max_tokens"] == 300 + ALLOWANCE["xhigh"]
+    assert body["chat_template_kwargs"] == {"enable_thinking": True} and "stop" not in body
+    assert "reasoning_effort=xhigh" in dropped and "stop" in dropped
+    body, dropped = request_body("openai-compatible/qwen3", at("off", stop=("</answer>",)))
+    assert "reasoning_effort" not in body and body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert body["stop"] == ["</answer>"] and body["max_tokens"] == 300 and dropped == []
+    body, dropped = request_body("openai-compatible/qwen3", at("high"))
+    assert body["reasoning_effort"] == "high" and body["max_tokens"] == 300 + ALLOWANCE["high"] and dropped == []

@@ -24,9 +24,9 @@ budgets gets ``thinking={"type": "enabled", "budget_tokens": B}``; ``off`` sends
 ``max_tokens`` is raised by the level's allowance. While thinking is on, temperature, top_p and top_k are not sent
 (the API takes no sampling change with thinking: temperature stays 1) and are listed as dropped. A 400 that refuses
 the thinking form or the effort level (a budget on an adaptive-only model, adaptive thinking on an older one)
-corrects the model's mode and the call is re-sent once; while the mode is only a guess (a name that is not
-``claude-<family>-<version>`` and no description), the first thinking call goes alone and the others wait for it, and
-a batch is preceded by one small live call, so a refusal is met once, not once per call. The
+corrects the model's mode and the call is re-sent once; while the mode is only a guess from the name (no
+description), the first thinking call goes alone and the others wait for it, and a batch is preceded by one small
+live call, so a refusal is met once, not once per call in flight. The
 reply's ``thinking`` blocks are stored apart from its text (core/models/reasoning.py states the mapping).
 
 Stop sequences go as ``stop_sequences``; the API cuts the matched one from the text and names it
@@ -219,7 +219,7 @@ class AnthropicModel(BaseModel):
 
     async def _resolve_mode(self) -> None:
         """Settle the mode from this process, the store or the Models API (once); else keep the name's guess."""
-        if self._settled():
+        if self._settled() or self._mode is not None:   # settled, or already asked: the guess stands until a call
             return
         kept = await asyncio.to_thread(self._stored_mode)
         if kept is not None:
@@ -237,7 +237,7 @@ class AnthropicModel(BaseModel):
         """The same as the first thinking call does, blocking (for batch bodies built before any call): the store,
         else the Models API, else the name; a provisional guess is tried with one small live call at ``params``'
         effort (a refusal corrects it) so that a batch is never refused request by request."""
-        if not self._settled():
+        if not self._settled() and self._mode is None:
             kept = self._stored_mode()
             if kept is not None:
                 self._set_mode(kept, keep=False)
