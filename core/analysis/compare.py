@@ -100,7 +100,7 @@ def _aligned(con, series: list, x: str, align: bool, filters: dict, scoring: str
         return compare_runs(con, [Series(n, tuple(ids)) for n, ids in series], x=x, align=align, filters=filters,
                             scoring=scoring, factors=False)
 
-    k = memo.key(con, "compare_runs", (series, x, align, filters, scoring), {})
+    k = memo.key(con, "compare_runs", (series, x, align, filters, scoring), {}, reads=[r for _, ids in series for r in ids])
     if k is None:
         return compute()
     with _ALIGNED_LOCK:
@@ -130,7 +130,7 @@ def compare_view(con, series: Sequence[Series], x: str = "operation", align: boo
 
     limit = summaries.MAX_DRAWN_POINTS if max_points is None else int(max_points)
     got = memo.call(con, "compare_view", _compare_view, _series_json(series), x, bool(align), dict(filters or {}),
-                    scoring, limit, persist=True)
+                    scoring, limit, persist=True, reads=[r for s in series for r in s.run_ids])
     out = dict(got)
     for k in ("shapes", "by_series", "summary", "points"):
         out[k] = frame_from_json(got[k]) if got[k] is not None else None
@@ -168,7 +168,7 @@ def compare_difference(con, series: Sequence[Series], a_name: str, b_name: str, 
         return difference_of_means(acc[a_name], acc[b_name])
 
     return memo.call(con, "compare_difference", compute, _series_json(series), a_name, b_name, x, bool(align),
-                     dict(filters or {}), scoring, persist=True)
+                     dict(filters or {}), scoring, persist=True, reads=[r for s in series for r in s.run_ids])
 
 
 def paired_items(con, run_a: str, run_b: str, filters: Mapping[str, Sequence] | None = None,
@@ -240,7 +240,7 @@ def paired_comparison(con, run_ids: Sequence[str], filters: Mapping[str, Sequenc
         return {"mcnemar": out["mcnemar"], "columns": list(frame.columns), "rows": frame.to_numpy().tolist()}
 
     got = memo.call(con, "paired_summary", as_json, run_a, run_b, dict(filters or {}), scoring, int(max_configs),
-                    persist=True)
+                    persist=True, reads=[run_a, run_b])
     return {"mcnemar": got["mcnemar"], "map": pd.DataFrame(got["rows"], columns=got["columns"])}
 
 
