@@ -2,7 +2,7 @@
 times per page (p50 / p95 over the sessions) and the server's peak memory.
 
     python bench/sessions.py [--sessions 8] [--rows 1000000] [--db PATH] [--rounds 2] [--app-dir DIR]
-                             [--no-live] [--timeout 300]
+                             [--no-live] [--timeout 300] [--budget 1800] [--max-gb 12]
 
 Fills a store (a temporary one unless --db names a file to reuse; tests/support/synthetic.py: two runs of
 ``--rows`` results in all) and empties what it kept of earlier analyses (the ``analysis_cache`` table: every round
@@ -16,7 +16,8 @@ that has computed nothing; later rounds: the same views again while the live run
 A load is timed from navigation to the moment the script was last seen running (the page then quiet for 1.5 s), as
 in bench/page_loads.py. Printed: per round and page, p50 / p95 / max of the load times and errors shown; the
 server's peak resident memory (VmHWM) and its CPU seconds; results the live run stored meanwhile; the machine's
-load average before and after. Every load gives up after ``--timeout`` seconds; the live run, its endpoint and the
+load average before and after. Every load gives up after ``--timeout`` seconds, all of them after ``--budget``
+seconds (each load printed as it ends); the live run, its endpoint and the
 server are stopped at the end. Prints figures; never asserts.
 Targets (issue 39): 8 sessions over 1M results on 2 cores, Findings p95 <= 15 s, server <= 4 GB.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -87,7 +89,7 @@ def prepare(db: str) -> tuple[list[str], int]:
     with store.connect(db) as con:
         con.execute("DELETE FROM analysis_cache")
         con.execute("UPDATE runs SET status = 'interrupted' WHERE status IN ('running', 'pending')")
-        big = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id LIKE 'synth%' ORDER BY run_id")]
+        big = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id LIKE 'synth%' ORDER BY run_id").fetchall()]
         n = con.execute("SELECT count(*) FROM results").fetchone()[0]
     return big, n
 
@@ -102,8 +104,9 @@ def results_of_live(db: str, big: list[str]) -> int:
 class Watch:
     """Samples a process's resident memory (and reads its peak, VmHWM) and CPU time from /proc."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, limit: int = 0):
         self.pid, self.peak_sampled, self.stop = pid, 0, threading.Event()
+        self.limit, self.killed = limit, False
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _status(self, field: str) -> int:
@@ -125,6 +128,10 @@ class Watch:
     def _run(self) -> None:
         while not self.stop.wait(0.25):
             self.peak_sampled = max(self.peak_sampled, self._status("VmRSS"))
+            if self.limit and self.peak_sampled > self.limit and not self.killed:
+                self.killed = True   # the machine is shared: a server past the limit is stopped, and said so
+                print(f"  server above {self.limit / 2**30:.1f} GB resident: stopped", flush=True)
+                os.kill(self.pid, 9)
 
     def peak(self) -> int:
         return max(self.peak_sampled, self._status("VmHWM"))
@@ -147,7 +154,7 @@ async def timed_load(page, url: str, timeout_s: float, quiet_s: float = 1.5) -> 
     return last_busy - t0, await page.locator('[data-testid="stException"]').count()
 
 
-async def sessions(base: str, big: list[str], n: int, rounds: int, timeout_s: float) -> dict:
+async def sessions(base: str, big: list[str], n: int, rounds: int, timeout_s: float, budget_s: float) -> dict:
     """{(round, page): [seconds or None (gave up)], ('errors', round, page): count}"""
     from playwright.async_api import async_playwright
 
@@ -168,9 +175,12 @@ async def sessions(base: str, big: list[str], n: int, rounds: int, timeout_s: fl
                     print(f"  gave up: {name} round {r}: {str(exc).splitlines()[0][:120]}", flush=True)
                     secs, errors = None, 0
                 out.setdefault((r, name), []).append(secs)
+                if secs is not None:
+                    print(f"  round {r} {name}: {secs:.1f}s (+{time.perf_counter() - t_start:.0f}s)", flush=True)
                 out[("errors", r, name)] = out.get(("errors", r, name), 0) + errors
         await ctx.close()
 
+    t_start = time.perf_counter()
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=[
             "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -179,7 +189,13 @@ async def sessions(base: str, big: list[str], n: int, rounds: int, timeout_s: fl
         tasks = [asyncio.create_task(one(browser, start)) for _ in range(n)]
         await asyncio.sleep(1.0)   # every context open before the first navigation
         start.set()
-        await asyncio.gather(*tasks)
+        t_start = time.perf_counter()
+        done, pending = await asyncio.wait(tasks, timeout=budget_s)
+        for task in pending:       # past the budget: what is still loading counts as given up
+            task.cancel()
+        if pending:
+            print(f"  budget of {budget_s:g} s spent: {len(pending)} session(s) stopped", flush=True)
+            await asyncio.gather(*pending, return_exceptions=True)
         await browser.close()
     return out
 
@@ -215,7 +231,12 @@ def main() -> int:
     ap.add_argument("--app-dir", default=str(ROOT), help="the checkout whose app.py the server runs")
     ap.add_argument("--no-live", action="store_true", help="no run writing meanwhile")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page load may take before giving up")
+    ap.add_argument("--budget", type=float, default=1800.0,
+                    help="seconds all sessions together may take; loads still running then count as given up")
+    ap.add_argument("--max-gb", type=float, default=12.0,
+                    help="stop the server if its resident memory passes this (the machine may be shared)")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # stopped from outside: the finally below still runs
     app_dir = Path(args.app_dir).resolve()
 
     tmp = None
@@ -259,10 +280,10 @@ def main() -> int:
                                   cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/_stcore/health")
-        watch = Watch(server.pid)
+        watch = Watch(server.pid, int(args.max_gb * 2**30))
         watch.thread.start()
         cpu0, t0, live0 = watch.cpu_s(), time.perf_counter(), results_of_live(db, big)
-        got = asyncio.run(sessions(base, big, args.sessions, args.rounds, args.timeout))
+        got = asyncio.run(sessions(base, big, args.sessions, args.rounds, args.timeout, args.budget))
         wall, cpu = time.perf_counter() - t0, watch.cpu_s() - cpu0
         peak = watch.peak()
         watch.stop.set()
@@ -279,12 +300,15 @@ def main() -> int:
     for r in range(1, args.rounds + 1):
         for name in PAGES:
             times = got.get((r, name), [])
+            times = times + [None] * (args.sessions - len(times))   # not reached within the budget
             done = [x for x in times if x is not None]
             figures = (f"{pct(done, 0.5):>7.1f}s {pct(done, 0.95):>7.1f}s {max(done):>7.1f}s" if done
                        else f"{'-':>8} {'-':>8} {'-':>8}")
             print(f"{r:<6} {name:<10} {figures}  {len(times):>5} {len(times) - len(done):>7} "
                   f"{got.get(('errors', r, name), 0):>6}")
-    print(f"\nserver: peak resident memory {peak / 2**30:.2f} GB; {cpu:.0f} CPU seconds in {wall:.0f} s of sessions")
+    print(f"\nserver: peak resident memory {peak / 2**30:.2f} GB"
+          + (f" (stopped: above --max-gb {args.max_gb:g})" if watch.killed else "")
+          + f"; {cpu:.0f} CPU seconds in {wall:.0f} s of sessions")
     if not args.no_live:
         print(f"live run: {written} results stored during the sessions ({written / wall:.1f} a second)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
