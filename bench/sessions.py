@@ -94,11 +94,16 @@ def prepare(db: str) -> tuple[list[str], int]:
     return big, n
 
 
-def results_of_live(db: str, big: list[str]) -> int:
+def results_of_live(db: str, big: list[str]) -> int | None:
+    """Results of the runs other than the big ones; None when the store stays busy (a server still computing)."""
     from core import store
 
-    with store.connect(db) as con:
-        return con.execute("SELECT count(*) FROM results WHERE run_id NOT IN (SELECT unnest(?))", [big]).fetchone()[0]
+    try:
+        with store.connect(db) as con:
+            return con.execute("SELECT count(*) FROM results WHERE run_id NOT IN (SELECT unnest(?))", [big]
+                               ).fetchone()[0]
+    except store.DatabaseBusy:
+        return None
 
 
 class Watch:
@@ -272,7 +277,7 @@ def main() -> int:
             end = time.monotonic() + 60
             while results_of_live(db, big) == live_before and time.monotonic() < end and live.poll() is None:
                 time.sleep(0.5)
-            print(f"live run writing ({results_of_live(db, big) - live_before} results so far)")
+            print(f"live run writing ({(results_of_live(db, big) or 0) - live_before} results so far)")
         port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                    "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -287,14 +292,16 @@ def main() -> int:
         wall, cpu = time.perf_counter() - t0, watch.cpu_s() - cpu0
         peak = watch.peak()
         watch.stop.set()
-        written = results_of_live(db, big) - live0
+        print(f"server peak resident memory so far: {peak / 2**30:.2f} GB", flush=True)
     finally:
         for proc in (server, live, loop):
             stop(proc)
-        if tmp:
-            import shutil
+    after = results_of_live(db, big)   # the server stopped: the store is free again
+    written = after - live0 if after is not None and live0 is not None else None
+    if tmp:
+        import shutil
 
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
     print(f"\n{'round':<6} {'page':<10} {'p50':>8} {'p95':>8} {'max':>8}  {'loads':>5} {'gave up':>7} {'errors':>6}")
     for r in range(1, args.rounds + 1):
@@ -309,7 +316,7 @@ def main() -> int:
     print(f"\nserver: peak resident memory {peak / 2**30:.2f} GB"
           + (f" (stopped: above --max-gb {args.max_gb:g})" if watch.killed else "")
           + f"; {cpu:.0f} CPU seconds in {wall:.0f} s of sessions")
-    if not args.no_live:
+    if not args.no_live and written is not None:
         print(f"live run: {written} results stored during the sessions ({written / wall:.1f} a second)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
