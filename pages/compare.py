@@ -142,7 +142,7 @@ def _view(db, token, series_key, x, align, filters_key, scoring, ref_id, ref_nam
 
 
 ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-view_key = (ui.db_path(), ui.db_token(), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
+view_key = (ui.db_path(), ui.runs_token(run_ids), json.dumps([[s.name, list(s.run_ids)] for s in series]), x, align,
             json.dumps(filters, default=str), scoring)
 shown = _view(*view_key, ref_id, ref_titles.get(ref_id), flabel(x), st.session_state.get("cmp_interactive", False))
 shared = shown["shared"]

@@ -127,7 +127,7 @@ if st.session_state.get("res_selection") != selection:
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
 def _violin_figure(db: str, token: str, run_ids: tuple, x: str, color: str | None, filters: dict, scoring: str,
                    ref_id: str, ref_name: str | None, x_title: str, panel: str | None, panel_names: tuple):
-    """The violin figure of a selection, built once per state of the store (``token``) and shared by every session:
+    """The violin figure of a selection, built once per state of its runs (``token``) and shared by every session:
     0.3–0.7 s at 200,000 configurations, on every rerun before. ``panel``: one panel per model or run."""
     points, summary = ui.cached_analysis("violin_view", list(run_ids), x=x, color=color, filters=filters,
                                           scoring=scoring, panel=panel)
@@ -223,7 +223,7 @@ if view == "violins":
                                           scoring=scoring, panel=panel)
     n_configs = int(summary["N"].sum()) if not summary.empty else 0
     ref_df = analysis.reference_table(ref_id) if ref_id != "(none)" else None
-    figure_args = (ui.db_path(), ui.db_token(), tuple(run_ids), x, color, filters, scoring, ref_id,
+    figure_args = (ui.db_path(), ui.runs_token(run_ids), tuple(run_ids), x, color, filters, scoring, ref_id,
                    ref_titles.get(ref_id), flabel(x), panel, panel_names)
     # a selection too big for markers has nothing to click: drawn as SVG unless asked for the zoomable chart (the
     # first Plotly chart of a browser tab costs ~0.9 s of compiling its script)

@@ -100,11 +100,16 @@ def open_page():
 
 @pytest.fixture()
 def page_db(tmp_path, monkeypatch):
-    """A new store for the pages (STUDIO_DB), with Streamlit's data caches cleared before and after."""
+    """A new store for the pages (STUDIO_DB), with Streamlit's data caches and the analysis memo (what the pages
+    share, core/analysis/memo.py) cleared before and after."""
     import streamlit as st
+
+    from core.analysis import memo
 
     path = str(tmp_path / "studio.duckdb")
     monkeypatch.setenv("STUDIO_DB", path)
     st.cache_data.clear()
+    memo.clear()
     yield path
     st.cache_data.clear()
+    memo.clear()

@@ -11,9 +11,12 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
 * ``from ui import …`` (the app's directory is on sys.path under ``streamlit run app.py`` and AppTest).
 * **Database**: ``db_path()`` is the store file ($STUDIO_DB or .studio/studio.duckdb). Never keep a connection open:
   use ``with store.connect(db_path()) as con:`` for one short piece of work (other processes — a CLI run — wait
-  while it is open). ``db_token()`` is a cheap change token (file sizes/mtimes) to key ``st.cache_data`` on.
-* **Cached analysis**: ``cached_analysis(name, run_ids, **kwargs)`` calls ``core.analysis.<name>(con, run_ids,
-  **kwargs)`` through ``st.cache_data`` keyed on the DB token, run ids and arguments (all must be hashable / JSON).
+  while it is open). ``runs_token(run_ids)`` is a cheap token of the state of some runs (it changes with a write to
+  them, not to other runs) to key a page's own ``st.cache_data`` on; ``db_token()`` changes with any write (for
+  what reads the whole store, like the run list).
+* **Cached analysis**: ``cached_analysis(name, run_ids, **kwargs)`` is ``core.analysis.<name>(con, run_ids,
+  **kwargs)`` computed once per state of the runs it reads for every session of the server (sessions asking at
+  once share one computation; core/analysis/memo.py ``view``); the arguments must be JSON.
 * **Models**: ``model_picker(key)`` → ``ModelChoice(spec, base_url, api_key, params)``. Keys come from the
   environment or ``.streamlit/secrets.toml``; a key typed in the UI is kept only in ``st.session_state`` (this
   browser session) and passed to the runner, never written anywhere.
@@ -40,7 +43,17 @@ Conventions — reuse these in any page (Quantifiers, Embeddings, …):
   st.info / st.caption / st.toast — they all render Markdown.
 """
 
-from ui.db import cached_analysis, db_path, db_token, df_download, run_batches, run_label, runs_df, user_errors  # noqa: F401
+from ui.db import (  # noqa: F401
+    cached_analysis,
+    db_path,
+    db_token,
+    df_download,
+    run_batches,
+    run_label,
+    runs_df,
+    runs_token,
+    user_errors,
+)
 from ui.lazy import lazy_expander  # noqa: F401
 from ui.model_picker import (  # noqa: F401
     MODEL_CHOICES,

@@ -1,17 +1,17 @@
-"""The database handle of the pages: the store's path, a cheap change token, cached analysis calls, the run list
-and run pickers, one-line errors, downloads. Never keeps a connection open."""
+"""The database handle of the pages: the store's path, change tokens (of the file; of some runs), analysis calls
+shared by every session, the run list, one-line errors, downloads. Never keeps a connection open."""
 
 from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import pandas as pd
 import streamlit as st
 
 from core import analysis, store
+from core.analysis import memo
 from core.errors import UserError
 from core.files import csv_text
 from ui.text import md
@@ -23,16 +23,9 @@ def db_path() -> str:
 
 
 def db_token(path: str | None = None) -> str:
-    """Changes whenever the DB file or its WAL changes (or journals of running processes grow)."""
-    p = Path(path or db_path())
-    parts = []
-    for f in (p, p.with_name(p.name + ".wal")):
-        try:
-            s = f.stat()
-            parts.append(f"{s.st_size}:{s.st_mtime_ns}")
-        except OSError:
-            parts.append("-")
-    return "|".join(parts)
+    """Changes whenever the DB file or its WAL changes: a key for what reads the whole store (the run list); a view
+    of some runs keys on ``runs_token`` instead."""
+    return memo.file_token(path or db_path())
 
 
 @contextmanager
@@ -44,16 +37,6 @@ def user_errors(prefix: str = "") -> Iterator[None]:
         st.error(f"{prefix}{md(exc)}")
 
 
-@st.cache_data(show_spinner=False, max_entries=256, ttl=600)
-def _cached(name: str, db: str, token: str, run_ids: tuple | None, kwargs_json: str):
-    kwargs = json.loads(kwargs_json)
-    for k, v in list(kwargs.items()):
-        if isinstance(v, list) and k in ("by", "factors"):
-            kwargs[k] = tuple(v)
-    with store.connect(db) as con:
-        return getattr(analysis, name)(con, list(run_ids) if run_ids is not None else None, **kwargs)
-
-
 def stop_on_damage(exc: store.DatabaseDamaged) -> None:
     """A damaged database file: one st.error saying which file and what to do, and the page stops there."""
     st.error(md(exc))
@@ -61,11 +44,25 @@ def stop_on_damage(exc: store.DatabaseDamaged) -> None:
 
 
 def cached_analysis(name: str, run_ids: Sequence[str] | None, **kwargs):
-    """core.analysis.<name>(con, run_ids, **kwargs), cached on (DB change token, runs, arguments)."""
-    db = db_path()
-    key = json.dumps(kwargs, sort_keys=True, default=str)
+    """core.analysis.<name>(con, run_ids, **kwargs), computed once for every session of this server per state of
+    the runs it reads (core/analysis/memo.py ``view``: a write to another run keeps it; sessions asking at the same
+    moment share one computation). The arguments reach it as JSON would give them back (``by`` and ``factors`` as
+    tuples)."""
+    kwargs = json.loads(json.dumps(kwargs, sort_keys=True, default=str))
+    for k, v in list(kwargs.items()):
+        if isinstance(v, list) and k in ("by", "factors"):
+            kwargs[k] = tuple(v)
     try:
-        return _cached(name, db, db_token(db), tuple(run_ids) if run_ids is not None else None, key)
+        return memo.view(db_path(), name, getattr(analysis, name), run_ids, **kwargs)
+    except store.DatabaseDamaged as exc:
+        stop_on_damage(exc)
+
+
+def runs_token(run_ids: Sequence[str] | None) -> str:
+    """A token of the state of these runs (every run for None) for a page's own ``st.cache_data`` key: it changes
+    with every write to them and with no other write (core/analysis/memo.py ``store_states``)."""
+    try:
+        return memo.runs_token(db_path(), run_ids)
     except store.DatabaseDamaged as exc:
         stop_on_damage(exc)
 

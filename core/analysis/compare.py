@@ -100,7 +100,7 @@ def _aligned(con, series: list, x: str, align: bool, filters: dict, scoring: str
         return compare_runs(con, [Series(n, tuple(ids)) for n, ids in series], x=x, align=align, filters=filters,
                             scoring=scoring, factors=False)
 
-    k = memo.key(con, "compare_runs", (series, x, align, filters, scoring), {})
+    k = memo.key(con, "compare_runs", (series, x, align, filters, scoring), {}, reads=[r for _, ids in series for r in ids])
     if k is None:
         return compute()
     with _ALIGNED_LOCK:
@@ -130,7 +130,7 @@ def compare_view(con, series: Sequence[Series], x: str = "operation", align: boo
 
     limit = summaries.MAX_DRAWN_POINTS if max_points is None else int(max_points)
     got = memo.call(con, "compare_view", _compare_view, _series_json(series), x, bool(align), dict(filters or {}),
-                    scoring, limit, persist=True)
+                    scoring, limit, persist=True, reads=[r for s in series for r in s.run_ids])
     out = dict(got)
     for k in ("shapes", "by_series", "summary", "points"):
         out[k] = frame_from_json(got[k]) if got[k] is not None else None
@@ -223,7 +223,7 @@ def paired_comparison(con, run_ids: Sequence[str], filters: Mapping[str, Sequenc
         return {"mcnemar": out["mcnemar"], "columns": list(frame.columns), "rows": frame.to_numpy().tolist()}
 
     got = memo.call(con, "paired_summary", as_json, run_a, run_b, dict(filters or {}), scoring, int(max_configs),
-                    persist=True)
+                    persist=True, reads=[run_a, run_b])
     return {"mcnemar": got["mcnemar"], "map": pd.DataFrame(got["rows"], columns=got["columns"])}
 
 

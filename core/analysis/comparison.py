@@ -393,7 +393,7 @@ def compare_pair(con, run_ids: Sequence[str], scoring: str = "strict",
         return compare_two(con, run_a, run_b, scoring=scoring, filters=filters, by=by, alpha=alpha)
 
     return memo.call(con, "compare_two", compute, run_a, run_b, scoring, dict(filters or {}), list(by), float(alpha),
-                     persist=True)
+                     persist=True, reads=[run_a, run_b])
 
 
 # ------------------------------------------------------------------------------------------------------ words

@@ -269,6 +269,32 @@ def versions(con, run_ids: Sequence[str] | None = None) -> tuple:
                              run_ids).fetchall())
 
 
+LIVE = ("running", "pending")   # statuses of a run still being written: its results are not kept in the store
+
+
+def states(con, run_ids: Sequence[str] | None = None) -> tuple:
+    """((run_id, version, status, row), …) of some runs (every stored run when None), by run id: what any view of
+    these runs reads changes only when this does. ``version`` grows with every write of the run's items or results
+    (inserts, merges, imports, re-scores, rebuilds; None where the run has no aggregates); ``row`` is a digest of
+    its ``runs`` row (status, counts, name, settings …), which changes without a version when only the run's
+    record does (a status change). A run asked for that the store does not hold is (run_id, None, None, None): a
+    deleted run's state differs from every state it had, and a run stored later under that id is new again."""
+    where, params = "", []
+    if run_ids is not None:
+        run_ids = sorted(set(run_ids))
+        if not run_ids:
+            return ()
+        where, params = "WHERE ru.run_id IN (SELECT unnest(?))", [run_ids]
+    agg = "(SELECT run_id, version FROM agg_runs)" if present(con) else \
+        "(SELECT NULL::VARCHAR AS run_id, NULL::BIGINT AS version)"
+    rows = con.execute(f"SELECT ru.run_id, a.version, ru.status, md5(CAST(ru AS VARCHAR)) FROM runs ru "
+                       f"LEFT JOIN {agg} a ON a.run_id = ru.run_id {where} ORDER BY ru.run_id", params).fetchall()
+    got = {r[0]: tuple(r) for r in rows}
+    if run_ids is None:
+        return tuple(got.values())
+    return tuple(got.get(r, (r, None, None, None)) for r in run_ids)
+
+
 def _snapshot(con) -> dict:
     out = {}
     for t in TABLES:

@@ -15,15 +15,6 @@ import duckdb
 log = logging.getLogger(__name__)
 
 
-def any_run_live(con) -> bool:
-    """Whether a run of the store is still being written (status running or pending); True when it cannot tell."""
-    try:
-        return bool(con.execute("SELECT count(*) FROM runs WHERE status IN ('running', 'pending')").fetchone()[0])
-    except duckdb.Error as exc:
-        log.debug("cannot tell whether a run is live (%s)", type(exc).__name__)
-        return True
-
-
 def get(con, key: str) -> str | None:
     """The JSON text kept under ``key``, or None."""
     try:
