@@ -141,6 +141,10 @@ class Config:
     approaches: tuple = ("baseline",)
     shots: tuple = (0,)
     fixed_shots: bool = True
+    # deceptive only: "reference" — every shipped hyponym group, as the reference draws them (research grids);
+    # "curated" — without the groups and members the project's blocklist names (data/lexicon/blocklist.txt; words
+    # safe to project: the live demo and its recording). docs/FIDELITY.md lists it as a deliberate difference.
+    word_pool: str = "reference"
     hypernym_pairs: tuple | None = None  # deceptive only: fixed (hypernym_a, hypernym_b) pairs instead of random ones
     templates: dict | None = field(default=None, hash=False)
     # reasoning efforts crossed with the grid (``none``, ``minimal``, ``low``, ``medium``, ``high``); None: not a
@@ -196,6 +200,8 @@ class Config:
         if not isinstance(g["fixed_shots"], bool):
             raise ConfigError(f"fixed_shots must be true or false, not {g['fixed_shots']!r}")
 
+        word_pool = _choice("word_pool", g["word_pool"], D.WORD_POOLS)
+
         pairs = g["hypernym_pairs"]
         if pairs is not None:
             if not isinstance(pairs, (list, tuple)) or not pairs:
@@ -232,7 +238,7 @@ class Config:
                    sizes_b=sizes_b, members=members, lengths=lengths, pos=pos, deciles=deciles, decile_mode=modes,
                    conditions=conditions, swap_count=swaps, overlap=overlaps, number_max=number_max,
                    frequency_source=src, phrasings=phrasings, approaches=approaches, shots=shots,
-                   fixed_shots=g["fixed_shots"], hypernym_pairs=pairs, reasoning=reasoning, templates=json.loads(json.dumps(templates)) if templates else None)
+                   fixed_shots=g["fixed_shots"], word_pool=word_pool, hypernym_pairs=pairs, reasoning=reasoning, templates=json.loads(json.dumps(templates)) if templates else None)
 
     def to_dict(self) -> dict:
         """Plain JSON/YAML-able dict; ``Config.from_dict(cfg.to_dict()) == cfg``."""
@@ -248,6 +254,8 @@ class Config:
             "frequency_source": self.frequency_source, "phrasings": list(self.phrasings),
             "approaches": list(self.approaches), "shots": list(self.shots), "fixed_shots": self.fixed_shots,
         })
+        if self.word_pool != "reference":  # left out when default: a reference config keeps its form (and run key)
+            d["word_pool"] = self.word_pool
         if self.hypernym_pairs:
             d["hypernym_pairs"] = [list(p) for p in self.hypernym_pairs]
         if self.templates:
