@@ -65,7 +65,7 @@ class Plan:
 
     @property
     def count(self) -> int:
-        return len(self.cells) * self.cfg.samples
+        return len(self.cells) * len(self.cfg.sample_ids)
 
     def warnings(self) -> list[str]:
         total = len(self.cells) + sum(s.cells for s in self.skipped)
@@ -149,7 +149,7 @@ def _build_plan(cfg: Config) -> Plan:
     def skip(reason: str, n_samplers: int = 1):
         s = skipped.setdefault(reason, [0, 0])
         s[0] += n_samplers * prompt_cells
-        s[1] += n_samplers * prompt_cells * cfg.samples
+        s[1] += n_samplers * prompt_cells * len(cfg.sample_ids)
 
     for members, length, decile, mode, hyp_pair, pos in _sampler_variants(cfg):
         if members == "deceptive":
@@ -250,7 +250,8 @@ def _build_plan(cfg: Config) -> Plan:
                                         ident = dict(factors, task=TASK, seed=cfg.seed)
                                         if pos is None:   # cells without a part-of-speech filter keep their ids
                                             del ident["pos"]
-                                        for extra in ("number_max", "frequency_source", "hypernyms", "pos"):
+                                        for extra in ("number_max", "frequency_source", "hypernyms", "pos",
+                                                      "word_pool"):
                                             if extra in base:
                                                 ident[extra] = base[extra]
                                         if k:
