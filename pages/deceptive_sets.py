@@ -33,7 +33,7 @@ if not big:
                "members between A and B, so each set looks like the other's category; the **random baseline** draws "
                "from all groups. The paper found swapped intersections hardest (Claude Haiku: 50 % vs 91 % as "
                "sampled).")
-t1, t3, t2 = st.columns([2, 2, 1])
+t1, t3, t2 = st.columns([5, 5, 3])
 big = t2.toggle("Presenter view", key="dec_presenter",
                 help="The whole browser width and large type, to read from the back of a room.")
 presenter.presenter_style(big)

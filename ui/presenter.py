@@ -136,8 +136,8 @@ SIDE_COLORS = {"A": "#2e6fd8", "B": "#e07b20"}
 
 def _chip(word: str, color: str | None, title: str, mark: str = "", dashed: bool = False) -> str:
     style = ("border:2px dashed #777;color:#222" if dashed else f"background:{color};color:white")
-    return (f'<span style="{style};border-radius:7px;padding:2px 9px;margin:2px;display:inline-block;'
-            f'font-size:1.05em" title="{html.escape(title)}">{mark}{html.escape(word)}</span>')
+    return (f'<span style="{style};border-radius:7px;padding:0 8px;margin:2px;display:inline-block;'
+            f'font-size:0.9em" title="{html.escape(title)}">{mark}{html.escape(word)}</span>')
 
 
 def _set_chips(item: dict, side: str) -> str:
@@ -197,7 +197,7 @@ def _side(item: dict | None, title: str) -> str:
     if item is None:
         return f"<b>{title}</b><br>" + _answer_html(None)
     return (f"<b>{title}</b><br>A = {_set_chips(item, 'A')}<br>B = {_set_chips(item, 'B')}"
-            f"{_moved_html(item)}<div style='margin-top:6px'>{_answer_html(item)}</div>")
+            f"<div style='margin:4px 0'>{_answer_html(item)}</div>{_moved_html(item)}")
 
 
 def _row_item(row, tag: str) -> dict | None:
@@ -491,6 +491,7 @@ def run_state(run_id: str) -> dict:
     else:
         live = running and prov["read_back"] < prov["answered"] or (running and prov["answered"] == 0)
     return {"record": record, "live": bool(live), "running": running, **prov,
+            "mode": opened.get("mode") if isinstance(opened, dict) else None,
             "reask": P.reask_of(record.get("config"))}
 
 
@@ -500,22 +501,24 @@ def _run_header(state: dict, rec: dict | None) -> None:
     seed = (record.get("config") or {}).get("seed")
     name, model = record.get("name") or record.get("run_id") or "?", record.get("model") or "?"
     chosen = state["reask"]
-    who = md(model) if chosen is not None else f"{md(model)} · seed {seed}"
+    who = md(model) if chosen is not None or f"seed {seed}" in str(name) else f"{md(model)} · seed {seed}"
     if chosen is not None:
         fails, total = (len(rec["failed_samples"]), rec["tally"]["n"]) if rec else ("?", "?")
         rate = (f"{100 * fails / total:.0f} %" if isinstance(fails, int) and total else "?")
         source = (f"{len(chosen)} pairs chosen from the recording's failures (right as sampled, wrong when swapped "
                   f"in **{fails} of {total} pairs** recorded, {rate})")
+    elif state["live"] and state["mode"] == "fresh":
+        source = f"fresh pairs drawn for this click, seed {seed}"
     else:
-        source = "fresh pairs drawn for this click" if seed is not None else md(name)
+        source = md(name)
     if state["live"]:
         back = (f" · {state['read_back']} answers read back from the store (made {_when(state['first'])} UTC)"
                 if state["read_back"] else "")
         st.error(f"**● LIVE — the model answers on this machine now** · {who} · {source}{back}")
     elif state["read_back"] or state["answered"]:
-        span = _when(state["first"]) if state["first"] is not None else "?"
-        if state["last"] is not None and _when(state["last"]) != span:
-            span += f" – {_when(state['last'])[-5:]}"
+        span = _when(state["made_first"])
+        if state["made_last"] is not None and _when(state["made_last"]) != span:
+            span += f" – {_when(state['made_last'])[-5:]}"
         st.warning(f"**STORED — not live.** {who} · {source}. Its {state['answered']} answers were read back from "
                    f"the store (answered {span} UTC); no model answers now.")
     else:

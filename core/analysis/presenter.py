@@ -290,16 +290,17 @@ def failures(pair_table: pd.DataFrame) -> pd.DataFrame:
 def answer_provenance(con, run_id: str, since=None) -> dict:
     """Where a run's answers come from: ``answered``; ``read_back`` — read from the store (stored before ``since``, a
     naive UTC datetime such as the click that opened the run, or answered from the call cache); ``now`` — answered
-    by the model since then; ``first``, ``last`` — when the read-back answers were stored (None without any)."""
+    by the model since then; ``first``, ``last`` — when the read-back answers were stored (None without any);
+    ``made_first``, ``made_last`` — when any of its answers was stored."""
     old = "coalesce(cached, false)" if since is None else '(coalesce(cached, false) OR "at" < ?)'
     params = [] if since is None else [since, since, since]
     row = con.execute(
         f'SELECT count(*), count(*) FILTER (WHERE {old}), min("at") FILTER (WHERE {old}), '
-        f'max("at") FILTER (WHERE {old}) FROM results WHERE run_id = ? AND error IS NULL',
+        f'max("at") FILTER (WHERE {old}), min("at"), max("at") FROM results WHERE run_id = ? AND error IS NULL',
         [*params, run_id]).fetchone()
     answered, read_back = int(row[0] or 0), int(row[1] or 0)
     return {"answered": answered, "read_back": read_back, "now": answered - read_back, "first": row[2],
-            "last": row[3]}
+            "last": row[3], "made_first": row[4], "made_last": row[5]}
 
 
 def excludes_zero(t: dict) -> bool:

@@ -73,6 +73,7 @@ def test_answer_provenance_tells_answers_made_now_from_answers_read_back(tmp_pat
         p = P.answer_provenance(con, "r1", opened)
         assert (p["answered"], p["read_back"], p["now"]) == (4, 3, 1)   # the cached one counts as read back
         assert p["first"] == t0 and p["last"] == t0 + timedelta(minutes=30)
+        assert p["made_first"] == t0 and p["made_last"] == t0 + timedelta(minutes=31)
         p = P.answer_provenance(con, "r1")
         assert (p["read_back"], p["now"]) == (1, 3)
         assert P.answer_provenance(con, "other")["answered"] == 0
