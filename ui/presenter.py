@@ -491,7 +491,7 @@ def run_state(run_id: str) -> dict:
     else:
         live = running and prov["read_back"] < prov["answered"] or (running and prov["answered"] == 0)
     return {"record": record, "live": bool(live), "running": running, **prov,
-            "mode": opened.get("mode") if isinstance(opened, dict) else None,
+            "mode": opened.get("mode") if isinstance(opened, dict) else None, "opened": since is not None,
             "reask": P.reask_of(record.get("config"))}
 
 
@@ -519,8 +519,12 @@ def _run_header(state: dict, rec: dict | None) -> None:
         span = _when(state["made_first"])
         if state["made_last"] is not None and _when(state["made_last"]) != span:
             span += f" – {_when(state['made_last'])[-5:]}"
-        st.warning(f"**STORED — not live.** {who} · {source}. Its {state['answered']} answers were read back from "
-                   f"the store (answered {span} UTC); no model answers now.")
+        if state["opened"] and state["now"] and not state["read_back"]:
+            st.warning(f"**FINISHED — not live now.** {who} · {source}. Its {state['answered']} answers were made on "
+                       f"this machine after the click ({span} UTC).")
+        else:
+            st.warning(f"**STORED — not live.** {who} · {source}. Its {state['answered']} answers were read back "
+                       f"from the store (answered {span} UTC); no model answers now.")
     else:
         st.warning(f"**STORED — not live.** {who} · {source}. No answer stored.")
 
