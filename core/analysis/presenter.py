@@ -421,16 +421,24 @@ def recording_grid_path():
 
 
 def reask_doc(failed_samples: Sequence[int], seed, k: int = REASK_PAIRS) -> dict:
-    """A run config asking again ``k`` of the recording's failed draws, chosen at random with ``seed``: the
-    recording's grid restricted to those draws (``only_samples``), so every item is the recorded item."""
+    """A run config asking again ``k`` of the recording's failed draws, chosen at random with ``seed`` among those
+    whose words are safe to project (``core.lexicon.blocklist.item_is_safe``): the recording's grid restricted to
+    those draws (``only_samples``), so every item is the recorded item."""
     import random
 
+    from core.config import run_spec
     from core.files import read_yaml_file
+    from core.lexicon.blocklist import item_is_safe
+    from core.tasks import setops
 
+    doc = read_yaml_file(recording_grid_path())
     failed = sorted({int(s) for s in failed_samples})
+    if failed:   # only draws safe to project (a recording drawn from the reference's pool may hold others)
+        probe = run_spec({**doc, "only_samples": failed}).config
+        unsafe = {it["sample"] for it in setops.items(probe) if not item_is_safe(it)}
+        failed = [s for s in failed if s not in unsafe]
     if not failed:
         raise ValueError("the recording has no pair that was right as sampled and wrong when swapped")
-    doc = read_yaml_file(recording_grid_path())
     doc["only_samples"] = sorted(random.Random(f"reask|{seed}").sample(failed, min(int(k), len(failed))))
     return doc
 

@@ -112,3 +112,20 @@ def _listed_members(bl: Blocklist) -> frozenset[str]:
     from core.lexicon.hyponyms import group_by_synset
 
     return frozenset(m for s in bl.groups if (g := group_by_synset(s)) is not None for m in g.members)
+
+
+def item_is_safe(item: dict, blocklist: Blocklist | None = None) -> bool:
+    """Whether an item of deceptive sets shows nothing the curated pool leaves out: no blocked member, and no
+    hypernym (of its sets or its members) that is listed or holds a blocked word in its name or definition."""
+    from core.lexicon.hyponyms import group_by_synset
+
+    bl = load_blocklist() if blocklist is None else blocklist
+    words = [*item.get("set_a", ()), *item.get("set_b", ())]
+    if unsafe_words(words, bl):
+        return False
+    hypernyms = {item.get("hypernym_a"), item.get("hypernym_b"), *(item.get("member_hypernyms") or {}).values()}
+    for syn in filter(None, hypernyms):
+        g = group_by_synset(syn)
+        if g is None or group_reason(g, bl) is not None:
+            return False
+    return True

@@ -98,6 +98,11 @@ def test_a_reask_asks_the_recorded_items_of_failed_draws():
     assert P.reask_of(other) is None                                          # another grid is no re-ask
     recorded = {(r["config_id"], r["sample"], r["condition"]): r["prompt"] for r in setops.items(full.config)}
     items = list(setops.items(spec.config))
+    from core.lexicon.blocklist import item_is_safe
+
+    assert all(item_is_safe(it) for it in items)                              # words safe to project
+    for seed in range(40):
+        assert all(item_is_safe(it) for it in setops.items(run_spec(P.reask_doc(failed, seed)).config))
     assert len(items) == 2 * P.REASK_PAIRS
     assert all(recorded[it["config_id"], it["sample"], it["condition"]] == it["prompt"] for it in items)
     with pytest.raises(ValueError, match="no pair"):
