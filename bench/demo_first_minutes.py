@@ -4,7 +4,11 @@ answers off the format, seconds per item for the whole process, output tokens pe
 (from the command's start: loading, assembling the model file on a first run, and the first reply).
 
     python bench/demo_first_minutes.py [--models local/default,local/smollm2] [--seeds 0,1,2] [--limit N]
-                                       [--answer-format free|constrained|members] [--preloaded]
+                                       [--answer-format free|constrained|members] [--preloaded] [--reask]
+
+``--reask`` runs what the page's "Re-ask recorded failures" button runs instead: 12 of the shipped recording's failed
+pairs (data/demo/recording.yaml restricted to them with ``only_samples``, chosen with the seed). Printed for both: the
+first answer and the first failure (the first wrong answer: a failure card on the page) after the run's start.
 
 Each (model, seed) runs ``python -m core run`` in a child process on a fresh temporary database (no cache), so the
 seconds per item are those of the whole process, model loading included. ``--preloaded`` loads the model in the child
@@ -34,15 +38,20 @@ PRELOAD = ("import runpy, sys; from core.models import get_model; get_model(sys.
            "sys.argv = ['core', *sys.argv[2:]]; runpy.run_module('core', run_name='__main__')")
 
 
-def one(model: str, seed: int, limit: int | None, answer_format: str, preloaded: bool = False) -> dict:
+def one(model: str, seed: int, limit: int | None, answer_format: str, preloaded: bool = False,
+        reask: bool = False) -> dict:
     import yaml
 
     from core import store
+    from core.analysis import presenter as P
     from core.analysis.presenter import condition_stats
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = yaml.safe_load(GRID.read_text())
-        cfg["seed"] = seed
+        if reask:
+            cfg = P.reask_doc(P.recording_summary(P.recording_path())["failed_samples"], seed)
+        else:
+            cfg = yaml.safe_load(GRID.read_text())
+            cfg["seed"] = seed
         path = Path(tmp) / "grid.yaml"
         path.write_text(json.dumps(cfg))
         db = Path(tmp) / "s.duckdb"
@@ -65,9 +74,15 @@ def one(model: str, seed: int, limit: int | None, answer_format: str, preloaded:
                 "JOIN calls c USING (cache_key) "
                 "WHERE r.run_id = ?", [run_id]).fetchall()[0]
             created = con.execute("SELECT created_at FROM runs").fetchall()[0][0]
+            rows = P.pair_rows(con, run_id, "strict")
+            wrong = rows.loc[~rows["correct"].astype(bool), "at"] if len(rows) else rows.get("at")
+            first_wrong = wrong.min() if wrong is not None and len(wrong) else None
     first_latency = (first - created).total_seconds() if first is not None and created is not None else None
+    failure_latency = ((first_wrong - created).total_seconds()
+                       if first_wrong is not None and created is not None else None)
     return {"model": model, "seed": seed, "items": int(n), "s_per_item": wall / max(1, n),
             "tokens_per_item": float(tokens or 0), "first_answer_s": first_latency, "wall_s": wall,
+            "first_failure_s": failure_latency,
             "model_s_per_item": (model_ms or 0) / 1000 / max(1, n),
             "strict": {r.condition: (r.correct, r.n) for r in strict.itertuples()},
             "lenient": {r.condition: (r.correct, r.n) for r in lenient.itertuples()},
@@ -81,11 +96,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="items spread over the grid (default: all 48)")
     ap.add_argument("--answer-format", default="free", choices=("free", "constrained", "members"))
     ap.add_argument("--preloaded", action="store_true", help="load the model before the run starts (as Home does)")
+    ap.add_argument("--reask", action="store_true", help="re-ask 12 of the recording's failed pairs instead")
     a = ap.parse_args()
-    print(f"load average before: {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores; grid {GRID.name}", flush=True)
+    what = "re-ask of the recording's failed pairs" if a.reask else f"grid {GRID.name}"
+    print(f"load average before: {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores; {what}", flush=True)
     for model in [m.strip() for m in a.models.split(",") if m.strip()]:
         for seed in [int(s) for s in a.seeds.split(",") if s.strip()]:
-            r = one(model, seed, a.limit, a.answer_format, a.preloaded)
+            r = one(model, seed, a.limit, a.answer_format, a.preloaded, a.reask)
             if "error" in r:
                 print(f"{model} seed {seed}: error: {r['error']}", flush=True)
                 continue
@@ -93,7 +110,9 @@ def main() -> None:
             print(f"{model:15s} seed {seed}: strict {cond} | off-format {r['off_format']}/{r['items']} | "
                   f"{r['s_per_item']:.2f} s/item (whole process, {r['wall_s']:.0f} s; in the model "
                   f"{r['model_s_per_item']:.2f}) | "
-                  f"{r['tokens_per_item']:.1f} tokens/item | first answer after {r['first_answer_s'] or 0:.1f} s"
+                  f"{r['tokens_per_item']:.1f} tokens/item | first answer after {r['first_answer_s'] or 0:.1f} s, "
+                  + (f"first failure after {r['first_failure_s']:.1f} s" if r["first_failure_s"] is not None
+                     else "no failure")
                   + (" (from the run's start, model preloaded)" if a.preloaded else ""),
                   flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}")

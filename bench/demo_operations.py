@@ -61,9 +61,11 @@ def measure(doc: dict, model: str, db: str) -> dict | None:
                 stored = json.loads(config_json or "{}")
             except ValueError:
                 continue
-            if all(stored.get(k) == v for k, v in cfg.items() if k in ("seed", "operations", "sizes", "members",
-                                                                         "conditions", "phrasings", "approaches",
-                                                                         "shots")):
+            same_pool = stored.get("word_pool", "reference") == cfg.get("word_pool", "reference")
+            if same_pool and not stored.get("only_samples") and all(
+                    stored.get(k) == v for k, v in cfg.items() if k in ("seed", "operations", "sizes", "members",
+                                                                          "conditions", "phrasings", "approaches",
+                                                                          "shots")):
                 return P.paired_tally(P.pairs(P.pair_rows(con, run_id, "strict")))
     return None
 

@@ -20,19 +20,29 @@ from ui.text import md
 
 ui.require_app_navigation()   # a page Streamlit ran without app.py reruns through it
 
-st.title("Deceptive sets")
-st.caption("A is drawn from the hyponyms of one hypernym and B from another. **Swapped** exchanges half the members "
-           "between A and B, so each set looks like the other's category; the **random baseline** draws from all "
-           "groups. The paper found swapped intersections hardest (Claude Haiku: 50 % vs 91 % not swapped).")
 run_id = st.session_state.get("dec_run_id") or ui.qp_get("run")
 if "_dec_model_next" in st.session_state:   # set by a demo started on this page, before the picker exists
     st.session_state["dec_m_model"] = st.session_state.pop("_dec_model_next")
+if st.session_state.pop("_dec_presenter_next", False):   # a demo started on this page is presented
+    st.session_state["dec_presenter"] = True
 st.session_state.setdefault("dec_presenter", bool(run_id))
-t1, t2 = st.columns([3, 1])
+big = bool(st.session_state.get("dec_presenter"))
+if not big:
+    st.title("Deceptive sets")
+    st.caption("A is drawn from the hyponyms of one hypernym and B from another. **Swapped** exchanges half the "
+               "members between A and B, so each set looks like the other's category; the **random baseline** draws "
+               "from all groups. The paper found swapped intersections hardest (Claude Haiku: 50 % vs 91 % as "
+               "sampled).")
+t1, t3, t2 = st.columns([5, 5, 3])
 big = t2.toggle("Presenter view", key="dec_presenter",
                 help="The whole browser width and large type, to read from the back of a room.")
 presenter.presenter_style(big)
-if t1.button("▶ Live demo: fresh pairs", key="dec_demo", type="primary" if not run_id else "secondary",
+if t1.button("▶ Re-ask recorded failures, live", key="dec_reask", type="primary" if not run_id else "secondary",
+             use_container_width=True,
+             help=f"Asks local/default again, now, {presenter.P.REASK_PAIRS} pairs the shipped recording saw fail "
+                  "(right as sampled, wrong when swapped), chosen at random from them — the recorded items exactly."):
+    presenter.start_reask(on_page=True)
+if t3.button("▶ Live demo: fresh pairs", key="dec_demo", use_container_width=True,
              help="Draws new pairs (a new seed) of the demo's grid and runs local/default on them, pair by pair."):
     presenter.start_demo(on_page=True)
 # the presenter's view of a run goes first (above the fold)
@@ -231,7 +241,7 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
         said = "did not follow the format" if parsed is None else "{" + ", ".join(map(str, parsed)) + "}"
         line = (f"{':green[✓ right]' if bool(r.get('correct')) else ':red[✗ wrong]'} · "
                 f"{figures.CONDITION_LABELS.get(r['condition'], r['condition'])}"
-                f" · {str(r['operation']).replace('_', ' ')} · sample {int(r['sample'])} · answered {said}")
+                f" · {str(r['operation']).replace('_', ' ')} · draw {int(r['sample'])} · answered {said}")
         with st.expander(line[:180]):      # one line each; the sets, colours and the raw reply on click
             st.markdown(f"{mark} A = {_chips(_loads(r['set_a'], []), hyp, a, b)}  \n"
                         f"B = {_chips(_loads(r['set_b'], []), hyp, a, b)}", unsafe_allow_html=True)
@@ -247,9 +257,8 @@ with st.expander("Configure a run: hypernyms, size, conditions, model", expanded
         if chosen != "local/smollm2":
             if chosen == "local/default":
                 st.caption("local/default is Qwen2.5-Coder-1.5B-Instruct, embedded (no key, no network): about 3–8 s "
-                           "per answer on 2 cores; on 48 items it shows the swapped sets' drop. Intersections of "
-                           "disjoint sets are empty — an empty answer is right there, so look at the other operations "
-                           "too.")
+                           "per answer on 2 cores. Deceptive A and B share no member, so their intersection is ∅: an "
+                           "empty answer is right, and any member named is a failure.")
             return
         found = ui.found_servers()
         with st.container(border=True):

@@ -20,7 +20,8 @@ os.environ.setdefault("STUDIO_PRELOAD_MODEL", "0")
 XDIST_GROUPS = {
     "ray": ("test_ray_engine.py", "test_ray_reliability.py", "test_ray_vllm.py", "test_ray_mapping.py",
             "test_page_ray.py"),
-    "browser": ("test_browser_flow.py", "test_browser_forged_uploads.py", "test_browser_presenter.py",
+    "browser": ("test_browser_demo_first_screen.py", "test_browser_flow.py", "test_browser_forged_uploads.py",
+                "test_browser_presenter.py",
                 "test_browser_smoke.py", "test_browser_url_state.py", "test_tabs_race.py"),
     "real_model": ("test_demo_reproduce.py", "test_embedded_default.py", "test_demo_pairs.py", "test_warm_prefix.py"),
 }

@@ -29,7 +29,7 @@ def _stats(run_id: str, scoring: str, upto=None) -> pd.DataFrame:
 
 
 def live_bars(run_id: str, scoring: str, model: str | None = None, conditions=P.CONDITIONS,
-              rec: dict | None = None) -> None:
+              rec: dict | None = None, paper: pd.DataFrame | None = None) -> None:
     """The live run's bars (its ``conditions``; the recording beside them), refreshed while it runs and at rest
     after."""
 
@@ -40,7 +40,8 @@ def live_bars(run_id: str, scoring: str, model: str | None = None, conditions=P.
         if live and int(stats["n"].sum()) == 0:
             st.info(f"⏳ The model is warming up{f' ({md(model)})' if model else ''}: loading and answering the "
                     "first item. Bars appear with the first answers.")
-        st.plotly_chart(P.bars(stats, P.paper_conditions(), title="Live: accuracy per condition",
+        st.plotly_chart(P.bars(stats, P.paper_conditions() if paper is None else paper,
+                               title="This run: accuracy per condition",
                                conditions=conditions, recorded=rec),
                         key=f"presenter_live_{run_id}", config={"displaylogo": False})
         _format_note(stats)
@@ -58,8 +59,8 @@ def _format_note(stats: pd.DataFrame) -> None:
     if n:
         off = n - int(stats["followed"].sum())
         st.caption(f"{n} answer{'s' if n != 1 else ''}; {off} did not follow the answer format. Bars: accuracy with its 95 % Wilson "
-                   "interval and N; hatched: the shipped recording (not live); grey: the paper's Claude Haiku mean "
-                   "(± std over its configurations).")
+                   "interval and N; hatched: the shipped recording (not live); grey: the paper's Claude Haiku mean of "
+                   "the same operation (± std over its configurations).")
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)
@@ -117,7 +118,7 @@ def replay_section(scoring: str) -> None:
 
 # ------------------------------------------------------------------------------------------------ presenter view
 PRESENTER_CSS = """<style>
-section.main .block-container, [data-testid="stMainBlockContainer"] {max-width: 100%; padding: 1rem 2.5rem;}
+section.main .block-container, [data-testid="stMainBlockContainer"] {max-width: 100%; padding: 3.6rem 2.5rem 1rem;}
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {font-size: 1.35rem; line-height: 1.5;}
 [data-testid="stCaptionContainer"] p {font-size: 1.1rem;}
 h1 {font-size: 2.6rem !important;} h2, h3 {font-size: 2rem !important;}
@@ -135,8 +136,8 @@ SIDE_COLORS = {"A": "#2e6fd8", "B": "#e07b20"}
 
 def _chip(word: str, color: str | None, title: str, mark: str = "", dashed: bool = False) -> str:
     style = ("border:2px dashed #777;color:#222" if dashed else f"background:{color};color:white")
-    return (f'<span style="{style};border-radius:7px;padding:2px 9px;margin:2px;display:inline-block;'
-            f'font-size:1.05em" title="{html.escape(title)}">{mark}{html.escape(word)}</span>')
+    return (f'<span style="{style};border-radius:7px;padding:0 8px;margin:2px;display:inline-block;'
+            f'font-size:0.9em" title="{html.escape(title)}">{mark}{html.escape(word)}</span>')
 
 
 def _set_chips(item: dict, side: str) -> str:
@@ -150,7 +151,7 @@ def _set_chips(item: dict, side: str) -> str:
         h = hyp.get(m)
         color = SIDE_COLORS["A"] if h == ha else SIDE_COLORS["B"] if h == hb else "#777"
         moved = h is not None and h != own
-        chips.append(_chip(str(m), color, f"a {P.hypernym_name(h)}", "⇄ " if moved else ""))
+        chips.append(_chip(str(m), color, f"under {P.hypernym_name(h)}", "⇄ " if moved else ""))
     return " ".join(chips) or "∅"
 
 
@@ -187,7 +188,7 @@ def _moved_html(item: dict) -> str:
     moved = P.swapped_members(item)
     if not moved:
         return ""
-    lines = [f"<i>{html.escape(m)}</i> — a <b>{html.escape(h)}</b> — now in the set of {html.escape(own)} ({side})"
+    lines = [f"<i>{html.escape(m)}</i> — under <b>{html.escape(h)}</b> — now in the set of {html.escape(own)} ({side})"
              for m, h, side, own in moved]
     return '<div style="font-size:0.9em;color:#444">⇄ ' + "<br>⇄ ".join(lines) + "</div>"
 
@@ -196,7 +197,7 @@ def _side(item: dict | None, title: str) -> str:
     if item is None:
         return f"<b>{title}</b><br>" + _answer_html(None)
     return (f"<b>{title}</b><br>A = {_set_chips(item, 'A')}<br>B = {_set_chips(item, 'B')}"
-            f"{_moved_html(item)}<div style='margin-top:6px'>{_answer_html(item)}</div>")
+            f"<div style='margin:4px 0'>{_answer_html(item)}</div>{_moved_html(item)}")
 
 
 def _row_item(row, tag: str) -> dict | None:
@@ -206,40 +207,92 @@ def _row_item(row, tag: str) -> dict | None:
     return {k[len(tag):]: v for k, v in row.items() if k.startswith(tag)}
 
 
-def pair_cards(pair_table: pd.DataFrame, show: int = 4) -> None:
-    """The newest ``show`` draws, each as sampled and swapped side by side with the model's answers."""
+def _pair_card(row, verdict: str = "", recorded: bool = False) -> None:
+    """One draw as sampled and swapped side by side with the model's answers; ``verdict`` in its header line."""
+    ns, sw = _row_item(row, "ns_"), _row_item(row, "sw_")
+    any_item = ns or sw
+    ha, hb = any_item.get("hypernym_a"), any_item.get("hypernym_b")
+    if not verdict and ns is not None and sw is not None:
+        verdict = P.PAIR_VERDICTS[(bool(ns.get("correct")), bool(sw.get("correct")))]
+    shown = (f" · <b style='color:#c0392b'>{html.escape(verdict)}</b>" if verdict.startswith("right as sampled")
+             else f" · {html.escape(verdict)}" if verdict else "")
+    where = " (a draw the recording saw fail)" if recorded else ""
+    with st.container(border=True):
+        st.markdown(f"<div>{draw_label(row['sample'])}{where}: A from "
+                    f"<b style='color:{SIDE_COLORS['A']}'>{html.escape(P.hypernym_name(ha))}</b>, B from "
+                    f"<b style='color:{SIDE_COLORS['B']}'>{html.escape(P.hypernym_name(hb))}</b> · "
+                    f"{html.escape(str(row['operation']).replace('_', ' '))}{shown}</div>",
+                    unsafe_allow_html=True)
+        c1, c2 = st.columns(2)
+        c1.markdown(_side(ns, "As sampled"), unsafe_allow_html=True)
+        c2.markdown(_side(sw, "Swapped"), unsafe_allow_html=True)
+
+
+def draw_label(sample) -> str:
+    """A draw's name on a card, the same number as "sample N" in the answer list (the grid's sample index)."""
+    return f"Draw {int(sample)}"
+
+
+def pair_cards(pair_table: pd.DataFrame, show: int | None = None, recorded: bool = False) -> None:
+    """Draws, newest first (all of them, or the newest ``show``), each as sampled and swapped side by side."""
     if pair_table.empty:
         st.caption("The first pair appears with the first answers.")
         return
-    for _, row in pair_table.iloc[::-1].head(show).iterrows():
-        ns, sw = _row_item(row, "ns_"), _row_item(row, "sw_")
-        any_item = ns or sw
-        ha, hb = any_item.get("hypernym_a"), any_item.get("hypernym_b")
-        verdict = ""
-        if ns is not None and sw is not None:
-            a, b = bool(ns.get("correct")), bool(sw.get("correct"))
-            verdict = (" · <b style='color:#c0392b'>right as sampled, wrong when swapped</b>" if a and not b else
-                       " · right when swapped, wrong as sampled" if b and not a else
-                       " · both right" if a else " · both wrong")
-        with st.container(border=True):
-            st.markdown(f"<div>Draw {int(row['sample']) + 1}: A from "
-                        f"<b style='color:{SIDE_COLORS['A']}'>{html.escape(P.hypernym_name(ha))}</b>, B from "
-                        f"<b style='color:{SIDE_COLORS['B']}'>{html.escape(P.hypernym_name(hb))}</b> · "
-                        f"{html.escape(str(row['operation']).replace('_', ' '))}{verdict}</div>",
-                        unsafe_allow_html=True)
-            c1, c2 = st.columns(2)
-            c1.markdown(_side(ns, "As sampled"), unsafe_allow_html=True)
-            c2.markdown(_side(sw, "Swapped"), unsafe_allow_html=True)
+    rows = pair_table.iloc[::-1]
+    for _, row in (rows if show is None else rows.head(show)).iterrows():
+        _pair_card(row, recorded=recorded)
+
+
+def failure_cards(pair_table: pd.DataFrame, recorded: bool = False) -> None:
+    """Every pair with a wrong answer, newest first — none is dropped as the run goes on — and, while the run has no
+    failure yet, the newest pair so the room sees what is being asked."""
+    fails = P.failures(pair_table)
+    if fails.empty:
+        if pair_table.empty:
+            st.caption("The first pair appears with the first answers.")
+        else:
+            st.caption("No wrong answer yet. The newest pair:")
+            _pair_card(pair_table.iloc[-1], recorded=recorded)
+        return
+    for _, row in fails.iterrows():
+        _pair_card(row, row["verdict"], recorded=recorded)
+
+
+def tally_html(t: dict, pending: int = 0) -> str:
+    """The running paired tally as four large counts, the swap failures first (full labels, never truncated), with
+    the test's line under them — or "too few pairs to test"."""
+    cells = [("Right as sampled, wrong when swapped", t.get("only_sampled", 0), "#c0392b"),
+             ("Wrong as sampled, right when swapped", t.get("only_swapped", 0), "#555"),
+             ("Both right", t.get("both_right", 0), "#1e8449"),
+             ("Both wrong", t.get("both_wrong", 0), "#555")]
+    boxes = "".join(
+        f'<div style="flex:1;border:2px solid {c};border-radius:10px;padding:6px 12px;min-width:0">'
+        f'<div style="font-size:2.2rem;font-weight:700;color:{c};line-height:1.1">{int(v)}</div>'
+        f'<div style="font-size:1rem;color:#333;line-height:1.25">{html.escape(label)}</div></div>'
+        for label, v, c in cells)
+    n = int(t.get("n") or 0)
+    if not n:
+        test = "No complete pair yet."
+    elif not P.testable(t):
+        test = f"{n} complete pair: too few pairs to test."
+    else:
+        test = (f"{n} complete pairs · swapped − as sampled: {html.escape(P.effect_words(t))}, exact McNemar "
+                f"p = {t['p_value']:.2g}")
+    if pending:
+        test += f" · {pending} pair{'s' * (pending != 1)} half answered"
+    return (f'<div style="display:flex;gap:10px;margin:4px 0">{boxes}</div>'
+            f'<div style="font-size:1.05rem;color:#333">{test}</div>')
 
 
 def tally_text(t: dict) -> str:
     """The running paired tally in words: the discordant pairs first (they decide the test)."""
     if not t.get("n"):
         return "No complete pair yet."
+    test = (f"Swapped − as sampled: {P.effect_words(t)}, exact McNemar p = {t['p_value']:.3g}." if P.testable(t)
+            else "Too few pairs to test.")
     return (f"**Right as sampled, wrong when swapped: {t['only_sampled']} draw{'s' * (t['only_sampled'] != 1)}**; "
             f"the reverse: {t['only_swapped']} · both right {t['both_right']} · both wrong {t['both_wrong']} "
-            f"({t['n']} complete pair{'s' * (t['n'] != 1)}). Swapped − as sampled: {P.effect_words(t)}, exact "
-            f"McNemar p = {t['p_value']:.3g}.")
+            f"({t['n']} complete pair{'s' * (t['n'] != 1)}). {test}")
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -253,6 +306,22 @@ def recording() -> dict | None:
     if not Path(path).is_file():
         return None
     return _recording(str(path), Path(path).stat().st_mtime)
+
+
+def evidence_line(rec: dict | None, paper: pd.DataFrame | None) -> str:
+    """The recording's evidence in one line, with its direction, and the paper's figures of the same operation."""
+    paper_txt = P.paper_words(paper)
+    if rec is None or not rec["tally"].get("n"):
+        return f"No recording shipped. {paper_txt}." if paper_txt else "No recording shipped."
+    t = rec["tally"]
+    how = P.direction_words(t)
+    return (f"**Evidence (recording, not live):** {md(rec['model'])} on {t['n']} pairs answered "
+            f"**{t['sampled']:.0f} % as sampled → {t['swapped']:.0f} % swapped** — {how}: "
+            f"{P.effect_words(t)}, McNemar p = {t['p_value']:.2g}" + (f" · {paper_txt}" if paper_txt else ""))
+
+
+WHY_EMPTY = ("**Why ∅ is the right answer:** A and B are drawn from two different categories and share no word, so "
+             "A ∩ B = ∅ — every word the model names is a failure.")
 
 
 def recording_card(rec: dict | None) -> None:
@@ -271,28 +340,31 @@ def recording_card(rec: dict | None) -> None:
                    "sidecar file says).")
 
 
-def live_tally(run_id: str, scoring: str, rec: dict | None) -> None:
-    """The live run's pairs and paired tally, refreshed while it runs."""
+def live_tally(run_id: str, scoring: str, rec: dict | None, recorded: bool = False) -> None:
+    """The live run's paired tally and its failure cards (newest first, every one kept), refreshed while it runs."""
 
     @st.fragment(run_every=1.5 if run_is_live(run_id) else None)
     def _pairs():
         with store.connect(db_path()) as con:
             table = P.pairs(P.pair_rows(con, run_id, scoring))
         t = P.paired_tally(table)
-        st.markdown(tally_text(t))
-        if t.get("n") and not P.excludes_zero(t):
-            said = f" — the recording above says {P.effect_words(rec['tally'])} over {rec['tally']['n']} pairs" \
-                if rec else ""
-            st.info(f"Too few pairs yet to tell: the live interval still includes 0{said}.")
-        elif t.get("n"):
-            st.success("The live interval excludes 0: these pairs alone show the swap effect.")
-        if t.get("answers"):
-            st.caption(f"{t['off_format']} of {t['answers']} replies did not follow the answer format (an off-format "
-                       "reply to an intersection of disjoint sets would parse as ∅ and count as right; here it counts "
-                       "as the strict scorer says).")
-        pair_cards(table)
+        pending = int((~table["complete"]).sum()) if "complete" in table else 0
+        if table.empty and run_is_live(run_id):
+            st.info("⏳ The model is answering the first pair (two answers: as sampled, then swapped).")
+        st.markdown(tally_html(t, pending), unsafe_allow_html=True)
+        if t.get("answers") and t["off_format"]:
+            st.caption(f"{t['off_format']} of {t['answers']} replies did not follow the answer format (counted as the "
+                       "strict scorer says).")
+        failure_cards(table, recorded=recorded)
 
     _pairs()
+
+
+def all_pairs(run_id: str, scoring: str) -> None:
+    """Every pair of the run, newest first (the failures are above; here the right answers too)."""
+    with store.connect(db_path()) as con:
+        table = P.pairs(P.pair_rows(con, run_id, scoring))
+    pair_cards(table)
 
 
 # ------------------------------------------------------------------------------------------------------ the demo
@@ -328,28 +400,37 @@ def demo_spec(seed: int):
     return run_spec(doc)
 
 
-def start_demo(on_page: bool = False) -> None:
-    """Start the demo on fresh pairs (a new seed, drawn here and shown) with the embedded default model and follow
-    it on the Deceptive sets page (``on_page``: called from that page, which then shows it at once).
-    STUDIO_DEMO_SEED fixes the seed instead (a rehearsal of known pairs, or a test)."""
+def _demo_seed() -> int:
+    """STUDIO_DEMO_SEED when set (a rehearsal of known pairs, or a test), else a fresh random seed."""
     import os
     import secrets
 
+    fixed = os.environ.get("STUDIO_DEMO_SEED", "").strip()
+    return int(fixed) if fixed.isdigit() else secrets.randbelow(1_000_000)
+
+
+def demo_choice(params: dict):
+    """The model the demo runs: local/default, or STUDIO_DEMO_MODEL at STUDIO_DEMO_BASE_URL (a stand-in server for
+    tests and benchmarks, e.g. ``openai-compatible/standin`` on a loopback endpoint)."""
+    import os
+
     from ui.model_picker import ModelChoice
-    from ui.progress import start_run
+
+    spec = os.environ.get("STUDIO_DEMO_MODEL", "").strip() or DEMO_MODEL
+    base = os.environ.get("STUDIO_DEMO_BASE_URL", "").strip() or None
+    return ModelChoice(spec=spec, base_url=base, params=dict(params))
+
+
+def _follow(handle, seed: int, on_page: bool, mode: str) -> None:
+    """Remember when this run was opened (answers stored before then are read back, not live) and show it."""
     from ui.url import qp_set
 
-    fixed = os.environ.get("STUDIO_DEMO_SEED", "").strip()
-    seed = int(fixed) if fixed.isdigit() else secrets.randbelow(1_000_000)
-    spec = demo_spec(seed)
-    handle = start_run(spec.config_dict(), ModelChoice(spec=DEMO_MODEL, params=dict(spec.params)),
-                       name=f"live demo · deceptive sets · seed {seed}")
-    if handle is None:
-        return
-    st.session_state.setdefault(DEMO_STARTED, {})[handle.run_id] = (seed, time.time())
+    st.session_state.setdefault(DEMO_STARTED, {})[handle.run_id] = {"seed": seed, "since": store.now_utc(),
+                                                                     "mode": mode}
     st.session_state["dec_run_id"] = handle.run_id
     if on_page:
         st.session_state["_dec_model_next"] = DEMO_MODEL   # the model picker exists already in this script run
+        st.session_state["_dec_presenter_next"] = True     # and so does the presenter toggle
         qp_set(run=handle.run_id)
         st.rerun()
     st.session_state["dec_m_model"] = DEMO_MODEL
@@ -357,38 +438,125 @@ def start_demo(on_page: bool = False) -> None:
     st.switch_page("pages/deceptive_sets.py", query_params={"run": handle.run_id})
 
 
-def _run_header(run_id: str) -> None:
-    """Whether this is live, and if not, that it is a stored run and when it was made."""
+def start_demo(on_page: bool = False) -> None:
+    """Start the demo on fresh pairs (a new seed, drawn here and shown) with the embedded default model and follow
+    it on the Deceptive sets page (``on_page``: called from that page, which then shows it at once).
+    STUDIO_DEMO_SEED fixes the seed instead (a rehearsal of known pairs, or a test): a seed already run reopens its
+    stored run, and the page says so."""
+    from ui.progress import start_run
+
+    seed = _demo_seed()
+    spec = demo_spec(seed)
+    handle = start_run(spec.config_dict(), demo_choice(spec.params), name=f"live demo · deceptive sets · seed {seed}")
+    if handle is not None:
+        _follow(handle, seed, on_page, "fresh")
+
+
+def start_reask(on_page: bool = False) -> None:
+    """Ask the model again, now, pairs the recording saw fail (right as sampled, wrong when swapped): REASK_PAIRS of
+    them chosen at random (STUDIO_DEMO_SEED fixes the choice), the recorded items exactly, never from the cache."""
+    from core.config import run_spec
+    from ui.progress import start_run
+
+    rec = recording()
+    if rec is None or not rec.get("failed_samples"):
+        st.error("The shipped recording has no failed pair to re-ask (data/demo/recording.jsonl).")
+        return
+    seed = _demo_seed()
+    spec = run_spec(P.reask_doc(rec["failed_samples"], seed))
+    n = len(spec.config.only_samples)
+    handle = start_run(spec.config_dict(), demo_choice(spec.params), fresh=True,
+                       name=f"re-ask · {n} of the recording's {len(rec['failed_samples'])} failed pairs · seed {seed}")
+    if handle is not None:
+        _follow(handle, seed, on_page, "reask")
+
+
+def _when(ts) -> str:
+    return f"{pd.Timestamp(ts):%Y-%m-%d %H:%M}" if ts is not None and not pd.isna(ts) else "?"
+
+
+def run_state(run_id: str) -> dict:
+    """What the header says about a run: ``live`` (the model answers now), ``read_back`` (answers read from the
+    store), their times, and ``reask`` (the recorded draws a re-ask asks again, or None)."""
     record = store.run_record(db_path(), run_id) or {}
-    seed = (record.get("config") or {}).get("seed")
-    made = record.get("created_at")
-    when = f"{pd.Timestamp(made):%Y-%m-%d %H:%M}" if made is not None else "?"
-    name, model = record.get("name") or run_id, record.get("model") or "?"
-    who = f"{md(name)} · {md(model)}" + ("" if f"seed {seed}" in str(name) else f" · seed {seed}")
-    if run_is_live(run_id):
-        fresh = run_id in st.session_state.get(DEMO_STARTED, {})
-        st.error(f"**● LIVE** — {who}: {'fresh pairs drawn for this click' if fresh else 'running'}, started "
-                 f"{when} UTC. The model answers on this machine now.")
+    opened = st.session_state.get(DEMO_STARTED, {}).get(run_id)
+    since = opened.get("since") if isinstance(opened, dict) else None
+    with store.connect(db_path()) as con:
+        prov = P.answer_provenance(con, run_id, since)
+    running = run_is_live(run_id)
+    # live only while the model answers now: a run whose answers all come back from the store is not, whatever it
+    # was started as (STUDIO_DEMO_SEED on a seed already run reopens a stored run)
+    if since is not None:
+        live = running and (prov["now"] > 0 or prov["read_back"] == 0)
     else:
-        st.warning(f"**Stored run, not live now** — {who}, made {when} UTC. Its answers are read back from the "
-                   "database; **▶ Live demo: fresh pairs** draws new ones.")
+        live = running and prov["read_back"] < prov["answered"] or (running and prov["answered"] == 0)
+    return {"record": record, "live": bool(live), "running": running, **prov,
+            "mode": opened.get("mode") if isinstance(opened, dict) else None, "opened": since is not None,
+            "reask": P.reask_of(record.get("config"))}
+
+
+def _run_header(state: dict, rec: dict | None) -> None:
+    """LIVE or stored (with the answers' time), and for a re-ask where its pairs come from."""
+    record = state["record"]
+    seed = (record.get("config") or {}).get("seed")
+    name, model = record.get("name") or record.get("run_id") or "?", record.get("model") or "?"
+    chosen = state["reask"]
+    who = md(model) if chosen is not None or f"seed {seed}" in str(name) else f"{md(model)} · seed {seed}"
+    if chosen is not None:
+        fails, total = (len(rec["failed_samples"]), rec["tally"]["n"]) if rec else ("?", "?")
+        rate = (f"{100 * fails / total:.0f} %" if isinstance(fails, int) and total else "?")
+        source = (f"{len(chosen)} pairs chosen from the recording's failures (right as sampled, wrong when swapped "
+                  f"in **{fails} of {total} pairs** recorded, {rate})")
+    elif state["live"] and state["mode"] == "fresh":
+        source = f"fresh pairs drawn for this click, seed {seed}"
+    else:
+        source = md(name)
+    if state["live"]:
+        back = (f" · {state['read_back']} answers read back from the store (made {_when(state['first'])} UTC)"
+                if state["read_back"] else "")
+        st.error(f"**● LIVE — the model answers on this machine now** · {who} · {source}{back}")
+    elif state["read_back"] or state["answered"]:
+        span = _when(state["made_first"])
+        if state["made_last"] is not None and _when(state["made_last"]) != span:
+            span += f" – {_when(state['made_last'])[-5:]}"
+        if state["opened"] and state["now"] and not state["read_back"]:
+            st.warning(f"**FINISHED — not live now.** {who} · {source}. Its {state['answered']} answers were made on "
+                       f"this machine after the click ({span} UTC).")
+        else:
+            st.warning(f"**STORED — not live.** {who} · {source}. Its {state['answered']} answers were read back "
+                       f"from the store (answered {span} UTC); no model answers now.")
+    else:
+        st.warning(f"**STORED — not live.** {who} · {source}. No answer stored.")
 
 
 def live_panel(run_id: str, model: str | None = None) -> None:
-    """The presenter's panel of a run: live or stored, the bars with the recording beside them, progress, the
-    running paired tally and the pairs as they arrive."""
+    """The presenter's panel of a run. First screen: LIVE or stored, the recording's evidence in one line (and the
+    paper's of the same operation), why ∅ is right, the running paired tally and every failure card, newest first.
+    Folded below: bars, the recording's card, progress, scoring and every pair."""
     from ui.pickers import scoring_switch
     from ui.progress import run_progress
 
-    _run_header(run_id)
-    record = store.run_record(db_path(), run_id) or {}
-    conds = [c for c in P.CONDITIONS if c in ((record.get("config") or {}).get("conditions") or P.CONDITIONS)]
+    state = run_state(run_id)
+    config = state["record"].get("config") or {}
+    conds = [c for c in P.CONDITIONS if c in (config.get("conditions") or P.CONDITIONS)]
+    ops = config.get("operations") or []
     rec = recording()
-    scoring = scoring_switch()
-    c1, c2 = st.columns([3, 2])
-    with c1:
-        live_bars(run_id, scoring, model=model, conditions=conds, rec=rec)
-    with c2:
-        recording_card(rec)
-        run_progress(run_id, key="dec", every=1.5, scoring=scoring)
-    live_tally(run_id, scoring, rec)
+    paper = P.paper_conditions(ops)
+    top = st.container()
+    more = st.expander("Bars per condition, the recording in full, progress and scoring", expanded=False)
+    scoring = scoring_switch(container=more)
+    with top:
+        _run_header(state, rec)
+        st.markdown(evidence_line(rec, paper))
+        if ops == ["intersection"]:
+            st.markdown(WHY_EMPTY)
+        live_tally(run_id, scoring, rec, recorded=state["reask"] is not None)
+    with more:
+        c1, c2 = st.columns([3, 2])
+        with c1:
+            live_bars(run_id, scoring, model=model, conditions=conds, rec=rec, paper=paper)
+        with c2:
+            recording_card(rec)
+        run_progress(run_id, key="dec", every=1.5, scoring=scoring, accuracy=False)
+    with st.expander("Every pair, newest first (right answers too)", expanded=False):
+        all_pairs(run_id, scoring)

@@ -114,15 +114,17 @@ def _run_name(run_id: str) -> str:
 
 
 def run_progress(run_id: str, key: str, results_link: bool = True, every: float = 1.0,
-                 scoring: str | None = None) -> None:
+                 scoring: str | None = None, accuracy: bool = True) -> None:
     """Live progress of a run (auto-refreshing fragment while it runs): works after a page switch or a reload.
     The accuracy shown is that of ``scoring`` (default: the page's scoring switch as last set in this session, else
-    strict); strict is read from the store (about a second behind the runner)."""
+    strict); strict is read from the store (about a second behind the runner). ``accuracy=False`` leaves the pooled
+    accuracy out (a page that shows its accuracy per condition, where pooling would mix them)."""
     from core import runner
     from core.analysis.figures import progress_accuracy
     from ui.pickers import current_scoring
 
     scoring = scoring or current_scoring()
+    show_accuracy = accuracy
 
     # refresh only while the run is live: a finished run's page rests (no timer, no reruns, no CPU)
     @st.fragment(run_every=every if run_is_live(run_id) else None)
@@ -153,13 +155,14 @@ def run_progress(run_id: str, key: str, results_link: bool = True, every: float 
             waiting, batches = (None, {}) if status != "waiting" else _db_batches(run_id)
         frac = min(1.0, (done + failed) / total) if total else 0.0
         st.progress(frac, text=f"Run {md(_run_name(run_id))} — {status}: {done + failed} of {total or '?'} items")
-        m1, m2, m3, m4, m5 = st.columns(5)
-        m1.metric("Done", done)
-        m2.metric("Cached", cached)
-        m3.metric("Failed", failed)
-        m4.metric("Accuracy", f"{accuracy:.1f} %" if accuracy is not None else "–",
-                  help=f"Running accuracy so far ({scoring} scoring): " + progress_accuracy(judged, correct))
-        m5.metric("Cost", f"${cost:.4f}" if cost else "$0")
+        cols = st.columns(5 if show_accuracy else 4)
+        cols[0].metric("Done", done)
+        cols[1].metric("Cached", cached)
+        cols[2].metric("Failed", failed)
+        if show_accuracy:
+            cols[3].metric("Accuracy", f"{accuracy:.1f} %" if accuracy is not None else "–",
+                           help=f"Running accuracy so far ({scoring} scoring): " + progress_accuracy(judged, correct))
+        cols[-1].metric("Cost", f"${cost:.4f}" if cost else "$0")
         if batches:
             states = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(batches.items()))
             st.caption(f"Provider batches: {states}" + (f" · {waiting:,} items waiting on them" if waiting else ""))

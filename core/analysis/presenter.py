@@ -79,10 +79,31 @@ def replayable_runs(con) -> pd.DataFrame:
         "WHERE i.condition IS NOT NULL AND x.error IS NULL GROUP BY ALL ORDER BY r.created_at DESC").df()
 
 
-def paper_conditions() -> pd.DataFrame:
+def paper_conditions(operations: Sequence[str] | None = None) -> pd.DataFrame:
+    """The paper's Claude Haiku means per condition, like with like: of the one operation a run asks (Table 9 —
+    intersections: 91.1 % not swapped, 50.1 % swapped, 86.7 % random), else over all operations (Table 8). The
+    frame's ``operation`` column says which (absent: all operations)."""
     from core.analysis.reference import reference_table
 
+    ops = list(dict.fromkeys(operations or ()))
+    if len(ops) == 1:
+        df = reference_table("setlexsem_deceptive_by_operation")
+        df = df[df["operation"] == ops[0]].reset_index(drop=True)
+        if len(df):
+            return df
     return reference_table("setlexsem_deceptive")
+
+
+def paper_words(paper: pd.DataFrame) -> str:
+    """"paper, Claude Haiku, intersections: 91 % not swapped → 50 % swapped" from ``paper_conditions``."""
+    if paper is None or paper.empty:
+        return ""
+    m = paper.set_index("condition")["mean"]
+    what = (f"{str(paper['operation'].iloc[0]).replace('_', ' ')}s" if "operation" in paper.columns
+            else "all four operations")
+    if "not_swapped" not in m or "swapped" not in m:
+        return ""
+    return f"paper, Claude Haiku, {what}: {m['not_swapped']:.0f} % as sampled → {m['swapped']:.0f} % swapped"
 
 
 def bars(stats: pd.DataFrame, paper: pd.DataFrame | None = None, title: str | None = None,
@@ -113,7 +134,9 @@ def bars(stats: pd.DataFrame, paper: pd.DataFrame | None = None, title: str | No
                              text=[f"{value[c]:.0f} %" for c in shown], textposition="outside", textfont={"size": 16}))
     if paper is not None and not paper.empty:
         p = paper.set_index("condition").reindex(list(conditions))
-        fig.add_trace(go.Bar(x=[LABELS[c] for c in conditions], y=p["mean"], name="paper: Claude Haiku (± std)",
+        op = (f", {str(paper['operation'].iloc[0]).replace('_', ' ')}s" if "operation" in paper.columns
+              else ", all operations")
+        fig.add_trace(go.Bar(x=[LABELS[c] for c in conditions], y=p["mean"], name=f"paper: Claude Haiku{op} (± std)",
                              marker_color="rgba(0,0,0,0.18)", marker_line_color="#555", marker_line_width=1.5,
                              text=[f"{m:.0f} %" if m == m else "" for m in p["mean"]], textposition="inside",
                              textfont={"size": 16},
@@ -207,13 +230,77 @@ def paired_tally(pair_table: pd.DataFrame) -> dict:
     return out
 
 
+MIN_PAIRS = 2   # an interval or a p-value is never shown from fewer complete pairs
+
+
+def testable(t: dict) -> bool:
+    """Whether a tally may show an interval and a p-value: at least MIN_PAIRS complete pairs and a finite p from the
+    statistics engine (which answers "too few to test" with NaN)."""
+    p = t.get("p_value", math.nan)
+    return int(t.get("n") or 0) >= MIN_PAIRS and p is not None and not math.isnan(p)
+
+
 def effect_words(t: dict) -> str:
-    """"−X points [lo, hi]" for a tally, or why there is none yet."""
+    """"−X points [lo, hi]" for a tally, or why there is none."""
     if not t.get("n"):
         return "no complete pair yet"
+    if not testable(t):
+        return "too few pairs to test"
     if math.isnan(t["lo"]):
         return f"{t['effect']:+.0f} points (no discordant pair yet)".replace("-", "−")
     return f"{t['effect']:+.1f} points [{t['lo']:+.1f}, {t['hi']:+.1f}]".replace("-", "−")
+
+
+def direction_words(t: dict) -> str:
+    """Which way a tally points, in words (the sign of swapped − as sampled)."""
+    if not t.get("n") or not testable(t):
+        return ""
+    e = t["effect"]
+    return ("worse when swapped" if e < 0 else "better when swapped" if e > 0 else "no difference")
+
+
+PAIR_VERDICTS = {  # (right as sampled, right swapped) -> what the pair shows
+    (True, False): "right as sampled, wrong when swapped",
+    (False, True): "wrong as sampled, right when swapped",
+    (True, True): "both right",
+    (False, False): "both wrong",
+}
+
+
+def failures(pair_table: pd.DataFrame) -> pd.DataFrame:
+    """The pairs with a wrong answer (either half, complete or not), newest first (by their latest answer), each with
+    ``verdict`` (PAIR_VERDICTS' words, or "wrong as sampled" / "wrong when swapped" while the other half is
+    pending). Every failure is kept."""
+    if pair_table.empty or "ns_correct" not in pair_table:
+        return pair_table.iloc[0:0].assign(verdict=pd.Series(dtype=str), latest=pd.Series(dtype=float))
+    ns, sw = pair_table["ns_correct"], pair_table["sw_correct"]
+    wrong = (ns.notna() & ~ns.fillna(True).astype(bool)) | (sw.notna() & ~sw.fillna(True).astype(bool))
+    out = pair_table[wrong].copy()
+
+    def verdict(r) -> str:
+        if r["complete"]:
+            return PAIR_VERDICTS[(bool(r["ns_correct"]), bool(r["sw_correct"]))]
+        return "wrong as sampled" if pd.notna(r["ns_correct"]) else "wrong when swapped"
+
+    out["verdict"] = [verdict(r) for _, r in out.iterrows()] if len(out) else []
+    out["latest"] = out[["ns_order", "sw_order"]].max(axis=1)
+    return out.sort_values("latest", ascending=False).reset_index(drop=True)
+
+
+def answer_provenance(con, run_id: str, since=None) -> dict:
+    """Where a run's answers come from: ``answered``; ``read_back`` — read from the store (stored before ``since``, a
+    naive UTC datetime such as the click that opened the run, or answered from the call cache); ``now`` — answered
+    by the model since then; ``first``, ``last`` — when the read-back answers were stored (None without any);
+    ``made_first``, ``made_last`` — when any of its answers was stored."""
+    old = "coalesce(cached, false)" if since is None else '(coalesce(cached, false) OR "at" < ?)'
+    params = [] if since is None else [since, since, since]
+    row = con.execute(
+        f'SELECT count(*), count(*) FILTER (WHERE {old}), min("at") FILTER (WHERE {old}), '
+        f'max("at") FILTER (WHERE {old}), min("at"), max("at") FROM results WHERE run_id = ? AND error IS NULL',
+        [*params, run_id]).fetchone()
+    answered, read_back = int(row[0] or 0), int(row[1] or 0)
+    return {"answered": answered, "read_back": read_back, "now": answered - read_back, "first": row[2],
+            "last": row[3], "made_first": row[4], "made_last": row[5]}
 
 
 def excludes_zero(t: dict) -> bool:
@@ -308,4 +395,61 @@ def recording_summary(path, scoring: str = "strict") -> dict:
     meta_path = Path(path).with_suffix(".json")
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     models = sorted(set(read_result_file(path)["model"].dropna())) if len(rows) else []
-    return {**meta, "model": meta.get("model") or ", ".join(models) or "?", "tally": paired_tally(pairs(rows))}
+    table = pairs(rows)
+    return {**meta, "model": meta.get("model") or ", ".join(models) or "?", "tally": paired_tally(table),
+            "failed_samples": swap_failures(table)}
+
+
+def swap_failures(pair_table: pd.DataFrame) -> list[int]:
+    """The draws (sample indices) of the complete pairs right as sampled and wrong when swapped, sorted."""
+    if pair_table.empty or "ns_correct" not in pair_table:
+        return []
+    done = pair_table[pair_table["complete"]]
+    hit = done["ns_correct"].astype(bool) & ~done["sw_correct"].astype(bool)
+    return sorted(int(s) for s in done.loc[hit, "sample"])
+
+
+# ---------------------------------------------------------------------------------- re-asking recorded failures
+REASK_PAIRS = 12   # pairs a re-ask asks again (24 items, as many as the live demo's fresh pairs)
+
+
+def recording_grid_path():
+    """The recording's grid (``data/demo/recording.yaml``): what its items were generated from."""
+    from core.files import PROJECT_ROOT
+
+    return PROJECT_ROOT / "data" / "demo" / "recording.yaml"
+
+
+def reask_doc(failed_samples: Sequence[int], seed, k: int = REASK_PAIRS) -> dict:
+    """A run config asking again ``k`` of the recording's failed draws, chosen at random with ``seed`` among those
+    whose words are safe to project (``core.lexicon.blocklist.item_is_safe``): the recording's grid restricted to
+    those draws (``only_samples``), so every item is the recorded item."""
+    import random
+
+    from core.config import run_spec
+    from core.files import read_yaml_file
+    from core.lexicon.blocklist import item_is_safe
+    from core.tasks import setops
+
+    doc = read_yaml_file(recording_grid_path())
+    failed = sorted({int(s) for s in failed_samples})
+    if failed:   # only draws safe to project (a recording drawn from the reference's pool may hold others)
+        probe = run_spec({**doc, "only_samples": failed}).config
+        unsafe = {it["sample"] for it in setops.items(probe) if not item_is_safe(it)}
+        failed = [s for s in failed if s not in unsafe]
+    if not failed:
+        raise ValueError("the recording has no pair that was right as sampled and wrong when swapped")
+    doc["only_samples"] = sorted(random.Random(f"reask|{seed}").sample(failed, min(int(k), len(failed))))
+    return doc
+
+
+def reask_of(config: dict | None) -> list[int] | None:
+    """The recorded draws a run asks again, when its config is the recording's grid restricted to some draws (a
+    re-ask); None for any other run."""
+    from core.config import read_run_spec
+
+    if not config or not config.get("only_samples"):
+        return None
+    grid = read_run_spec(recording_grid_path()).config.to_dict()
+    rest = {k: v for k, v in config.items() if k != "only_samples"}
+    return [int(s) for s in config["only_samples"]] if rest == grid else None

@@ -1,11 +1,10 @@
 """The presenter's flow in a real browser (headless Chromium): Home → "Start the live demo" → the Deceptive sets
-page following the new run live with the embedded default model: the LIVE header with its seed, then the first
-pairs side by side (a swapped member marked with its hypernym, a wrong answer diffed against the truth), the running
-paired tally, and the shipped recording beside the live bars, labelled a recording. No exception on any step.
-Screenshots go to $STUDIO_SHOTS when it is set (to look at them).
+page following the new run live with the embedded default model: the LIVE header with its seed, the recording's
+evidence in one line, then the first pairs side by side (a swapped member marked with its hypernym), the running
+paired tally, and — unfolded — the shipped recording beside the live bars, labelled a recording. No exception on any
+step. Screenshots go to $STUDIO_SHOTS when it is set (to look at them).
 
-The demo's seed is fixed (STUDIO_DEMO_SEED) to the recording's, so its first draws are the recording's first draws;
-the recording holds a wrong as-sampled answer at the first draw, which the page must show diffed."""
+The demo's seed is fixed (STUDIO_DEMO_SEED) to the recording's."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ import pytest
 
 from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
 
-PAIR_DONE = re.compile(r"right as sampled, wrong when swapped|right when swapped, wrong as sampled|both right|"
+PAIR_DONE = re.compile(r"right as sampled, wrong when swapped|wrong as sampled, right when swapped|both right|"
                        r"both wrong")
 
 
@@ -67,24 +66,24 @@ def test_the_live_demo_shows_pairs_tally_and_recording_in_chromium(app):
             wait_rendered(page)
             page.get_by_role("button", name=re.compile("Start the live demo")).click()
 
-            # the Deceptive sets page follows the new run: live, with its seed, the recording beside the bars
+            # the Deceptive sets page follows the new run: live, with its seed, the recording's evidence in one line
             page.wait_for_url(re.compile(r"deceptive_sets.*run="), timeout=120_000)
             expect(page.get_by_text(re.compile(rf"LIVE.*seed {seed}")).first).to_be_visible(timeout=120_000)
-            expect(page.get_by_text(re.compile(r"RECORDING — not live")).first).to_be_visible(timeout=60_000)
-            expect(page.get_by_text(re.compile(r"over \d+ pairs")).first).to_be_visible()
+            expect(page.get_by_text(re.compile(r"Evidence \(recording, not live\)")).first).to_be_visible(timeout=60_000)
+            expect(page.get_by_text(re.compile(r"on \d+ pairs answered")).first).to_be_visible()
 
             # the first pair: both answers in, the swapped members marked with their hypernym
             expect(page.get_by_text(PAIR_DONE).first).to_be_visible(timeout=900_000)
             # (the page refreshes its live parts every 1.5 s while the run goes on: no waiting for it to rest)
             expect(page.get_by_text(re.compile(r"now in the set of")).first).to_be_visible()
-            # the recording's first draw is answered wrongly as sampled: diffed against the truth
-            expect(page.get_by_text(re.compile("✗ wrong")).first).to_be_visible()
-            expect(page.get_by_text(re.compile("not in the truth")).first).to_be_visible()
             # the running paired tally
-            expect(page.get_by_text(re.compile(r"Right as sampled, wrong when swapped: \d+ draws?")).first
-                   ).to_be_visible()
-            expect(page.get_by_text(re.compile(r"complete pairs?\)")).first).to_be_visible()
+            expect(page.get_by_text("Right as sampled, wrong when swapped", exact=True).first).to_be_visible()
+            expect(page.get_by_text(re.compile(r"\d+ complete pairs?")).first).to_be_visible()
+            # folded below: the bars with the recording beside them, labelled a recording
+            page.get_by_text(re.compile("Bars per condition, the recording in full")).first.click()
+            expect(page.get_by_text(re.compile(r"RECORDING — not live")).first).to_be_visible(timeout=60_000)
             chart = page.locator('[data-testid="stPlotlyChart"]').first
+            expect(chart).to_be_visible(timeout=60_000)
             assert chart.get_by_text("recording, not live", exact=False).count() >= 1
             _shot(page, "presenter-first-pair")
             page.get_by_text(PAIR_DONE).first.scroll_into_view_if_needed()

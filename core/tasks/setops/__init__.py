@@ -28,6 +28,10 @@ Config keys (YAML; a list is a grid axis, a scalar a one-value axis)
     frequency_source: wordfreq | path of a "word,count" file (wordfreq)
     conditions: not_swapped | swapped | random (all)   swap_count: none (= ⌊m/2⌋) | int
     hypernym_pairs: [[hypernym_a, hypernym_b], …]       fixed hypernyms for deceptive sets (random pairs)
+    word_pool: reference | curated   deceptive sets from every hyponym group (reference) or without the blocklist's
+                              words (curated: safe to project; core.lexicon.blocklist) (reference)
+    only_samples: [j, …]      only these draws (sample indices) of every cell; each item keeps its sample index,
+                              sets and config_id — the full grid's item, asked again (none = all)
     overlap: none (independent draws) | int count | float fraction of the smaller set (none)
     number_max: upper bound of numbers without a length (10000)
     phrasings: formal | plain | functional | pythonic | iterative (formal)

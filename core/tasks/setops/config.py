@@ -141,6 +141,13 @@ class Config:
     approaches: tuple = ("baseline",)
     shots: tuple = (0,)
     fixed_shots: bool = True
+    # deceptive only: "reference" — every shipped hyponym group, as the reference draws them (research grids);
+    # "curated" — without the groups and members the project's blocklist names (data/lexicon/blocklist.txt; words
+    # safe to project: the live demo and its recording). docs/FIDELITY.md lists it as a deliberate difference.
+    word_pool: str = "reference"
+    # only these draws (sample indices 0 … samples − 1) of every cell, sorted; None: all of them. An item keeps its
+    # sample index, so its sets, config_id and sample are those of the full grid's item (a re-ask of chosen draws).
+    only_samples: tuple | None = None
     hypernym_pairs: tuple | None = None  # deceptive only: fixed (hypernym_a, hypernym_b) pairs instead of random ones
     templates: dict | None = field(default=None, hash=False)
     # reasoning efforts crossed with the grid (core.tasks.base.REASONING_EFFORTS: ``none``, ``off`` … ``max``); None: not a
@@ -196,6 +203,13 @@ class Config:
         if not isinstance(g["fixed_shots"], bool):
             raise ConfigError(f"fixed_shots must be true or false, not {g['fixed_shots']!r}")
 
+        word_pool = _choice("word_pool", g["word_pool"], D.WORD_POOLS)
+        only = g["only_samples"]
+        if only is not None:
+            if not isinstance(only, (list, tuple)) or not only:
+                raise ConfigError("only_samples must be a non-empty list of sample indices")
+            only = tuple(sorted({_int("only_samples", v, 0, samples - 1) for v in only}))
+
         pairs = g["hypernym_pairs"]
         if pairs is not None:
             if not isinstance(pairs, (list, tuple)) or not pairs:
@@ -232,7 +246,7 @@ class Config:
                    sizes_b=sizes_b, members=members, lengths=lengths, pos=pos, deciles=deciles, decile_mode=modes,
                    conditions=conditions, swap_count=swaps, overlap=overlaps, number_max=number_max,
                    frequency_source=src, phrasings=phrasings, approaches=approaches, shots=shots,
-                   fixed_shots=g["fixed_shots"], hypernym_pairs=pairs, reasoning=reasoning, templates=json.loads(json.dumps(templates)) if templates else None)
+                   fixed_shots=g["fixed_shots"], word_pool=word_pool, only_samples=only, hypernym_pairs=pairs, reasoning=reasoning, templates=json.loads(json.dumps(templates)) if templates else None)
 
     def to_dict(self) -> dict:
         """Plain JSON/YAML-able dict; ``Config.from_dict(cfg.to_dict()) == cfg``."""
@@ -248,6 +262,10 @@ class Config:
             "frequency_source": self.frequency_source, "phrasings": list(self.phrasings),
             "approaches": list(self.approaches), "shots": list(self.shots), "fixed_shots": self.fixed_shots,
         })
+        if self.word_pool != "reference":  # left out when default: a reference config keeps its form (and run key)
+            d["word_pool"] = self.word_pool
+        if self.only_samples is not None:
+            d["only_samples"] = list(self.only_samples)
         if self.hypernym_pairs:
             d["hypernym_pairs"] = [list(p) for p in self.hypernym_pairs]
         if self.templates:
@@ -258,6 +276,11 @@ class Config:
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    @property
+    def sample_ids(self) -> tuple[int, ...]:
+        """The sample indices every cell holds: ``only_samples``, else 0 … samples − 1."""
+        return self.only_samples if self.only_samples is not None else tuple(range(self.samples))
 
     def size_pairs(self) -> list[tuple[int, int]]:
         if self.sizes is not None:

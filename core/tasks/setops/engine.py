@@ -241,9 +241,10 @@ def item(cfg, i: int) -> dict:
     p = plan(cfg)
     if not is_int(i) or not 0 <= i < p.count:
         raise IndexError(f"item index {i!r} out of range (the config has {p.count} items)")
-    cell_index, sample = divmod(i, cfg.samples)
+    ids = cfg.sample_ids
+    cell_index, k = divmod(i, len(ids))
     eng = _engine(cfg)
-    return eng.item(eng.context(cell_index), i, sample)
+    return eng.item(eng.context(cell_index), i, ids[k])
 
 
 def items(cfg, start: int = 0, stop: int | None = None) -> Iterator[dict]:
@@ -251,17 +252,18 @@ def items(cfg, start: int = 0, stop: int | None = None) -> Iterator[dict]:
     cfg = load_config(cfg)
     p = plan(cfg)
     eng = _engine(cfg)
-    n = cfg.samples
+    ids = cfg.sample_ids
+    n = len(ids)
     start = max(start, 0)
     stop = p.count if stop is None else min(stop, p.count)
     i = start
     while i < stop:
-        cell_index, sample = divmod(i, n)
+        cell_index, k = divmod(i, n)
         ctx = eng.context(cell_index)
         make = eng.item
         end = min(stop, (cell_index + 1) * n)
-        for j in range(sample, sample + end - i):
-            yield make(ctx, i, j)
+        for j in range(k, k + end - i):
+            yield make(ctx, i, ids[j])
             i += 1
 
 
@@ -269,7 +271,7 @@ def spread(cfg, n: int) -> list[int]:
     """``n`` item indices spread over the grid (every level of every factor when ``n`` allows; deterministic)."""
     cfg = load_config(cfg)
     p = plan(cfg)
-    samples = cfg.samples
+    samples = len(cfg.sample_ids)
     return spread_indices([c.factors for c in p.cells], samples, n, cfg.seed,
                           lambda c, s: c * samples + s)
 

@@ -65,7 +65,7 @@ class Plan:
 
     @property
     def count(self) -> int:
-        return len(self.cells) * self.cfg.samples
+        return len(self.cells) * len(self.cfg.sample_ids)
 
     def warnings(self) -> list[str]:
         total = len(self.cells) + sum(s.cells for s in self.skipped)
@@ -82,9 +82,9 @@ def _population(cfg: Config, members: str, length, decile, mode, pos=None):
     return populations.deciles(decile, mode, length, cfg.frequency_source)
 
 
-def _vocabulary(pos: str | None = None) -> D.Vocabulary:
+def _vocabulary(pos: str | None = None, pool: str = "reference") -> D.Vocabulary:
     try:
-        return D.vocabulary(None, pos)
+        return D.vocabulary(None, pos, pool)
     except (ImportError, OSError) as exc:
         raise ConfigError(f"deceptive sets need the shipped hyponym groups (data/hyponyms/): {exc}") from None
 
@@ -149,18 +149,19 @@ def _build_plan(cfg: Config) -> Plan:
     def skip(reason: str, n_samplers: int = 1):
         s = skipped.setdefault(reason, [0, 0])
         s[0] += n_samplers * prompt_cells
-        s[1] += n_samplers * prompt_cells * cfg.samples
+        s[1] += n_samplers * prompt_cells * len(cfg.sample_ids)
 
     for members, length, decile, mode, hyp_pair, pos in _sampler_variants(cfg):
         if members == "deceptive":
-            vocab = _vocabulary(pos)
+            vocab = _vocabulary(pos, cfg.word_pool)
             pop = vocab
             if hyp_pair is not None:
-                every = _vocabulary(None).by_synset
+                every = _vocabulary(None, cfg.word_pool).by_synset
                 for syn in hyp_pair:
                     if syn not in every:
+                        pool = " of the curated word pool" if cfg.word_pool == "curated" else ""
                         raise ConfigError(f"hypernym_pairs: unknown hypernym {syn!r} (not among the shipped "
-                                          f"hyponym groups)")
+                                          f"hyponym groups{pool})")
                 other = [syn for syn in hyp_pair if syn not in vocab.by_synset]
                 if other:
                     skip(f"hypernym {other[0]} is a {every[other[0]].pos} group, not a {pos} one",
@@ -189,6 +190,8 @@ def _build_plan(cfg: Config) -> Plan:
                     base["hypernyms"] = list(hyp_pair)
                 if pos is not None:
                     base["pos"] = pos
+                if members == "deceptive" and cfg.word_pool != "reference":
+                    base["word_pool"] = cfg.word_pool
                 draw_key = json.dumps(base, sort_keys=True)
                 if members == "deceptive":
                     if ov is not None:
@@ -247,7 +250,8 @@ def _build_plan(cfg: Config) -> Plan:
                                         ident = dict(factors, task=TASK, seed=cfg.seed)
                                         if pos is None:   # cells without a part-of-speech filter keep their ids
                                             del ident["pos"]
-                                        for extra in ("number_max", "frequency_source", "hypernyms", "pos"):
+                                        for extra in ("number_max", "frequency_source", "hypernyms", "pos",
+                                                      "word_pool"):
                                             if extra in base:
                                                 ident[extra] = base[extra]
                                         if k:

@@ -170,3 +170,55 @@ def test_shipped_groups_by_part_of_speech_through_the_task():
     skipped = S.load_config({"members": "deceptive", "samples": 2, "sizes": [3], "operations": ["union"],
                              "pos": "verb", "hypernym_pairs": [noun_pair]})
     assert S.count(skipped) == 0 and "is a noun group, not a verb one" in S.warnings(skipped)[0]
+
+
+def test_word_pool_reference_is_the_default_and_leaves_research_grids_unchanged():
+    """A research grid (no word_pool) gives the same items as `word_pool: reference` and keeps its form; the curated
+    pool changes the draws only of deceptive members and is recorded in the config."""
+    from core.errors import ConfigError
+
+    d = {"members": ["deceptive", "numbers"], "samples": 5, "sizes": [4], "operations": ["intersection"]}
+    default, reference = S.load_config(d), S.load_config({**d, "word_pool": "reference"})
+    curated = S.load_config({**d, "word_pool": "curated"})
+    assert default == reference and "word_pool" not in default.to_dict()
+    assert S.load_config(curated.to_dict()) == curated and curated.to_dict()["word_pool"] == "curated"
+    items = {name: list(S.items(c)) for name, c in
+             (("default", default), ("reference", reference), ("curated", curated))}
+    assert items["default"] == items["reference"]
+
+    def by_members(rows, members):
+        return [(r["set_a"], r["set_b"]) for r in rows if r["members"] == members]
+
+    assert by_members(items["curated"], "numbers") == by_members(items["default"], "numbers")
+    assert by_members(items["curated"], "deceptive") != by_members(items["default"], "deceptive")
+    with pytest.raises(ConfigError, match="word_pool"):
+        S.load_config({**d, "word_pool": "clean"})
+
+
+def test_only_samples_gives_the_full_grids_items_of_those_draws():
+    """A re-ask of chosen draws: the same sets, prompts, config_ids and sample indices as the full grid's items."""
+    from core.errors import ConfigError
+
+    d = {"members": "deceptive", "samples": 30, "sizes": [4], "operations": ["intersection"],
+         "conditions": ["not_swapped", "swapped"], "word_pool": "curated"}
+    full = {(it["config_id"], it["sample"]): it for it in S.items(S.load_config(d))}
+    sub = S.load_config({**d, "only_samples": [29, 3, 17, 3]})
+    assert sub.only_samples == (3, 17, 29) and S.count(sub) == 6
+    got = list(S.items(sub))
+    assert [S.item(sub, i) for i in range(6)] == got
+    assert sorted(it["sample"] for it in got) == [3, 3, 17, 17, 29, 29]
+    for it in got:
+        same = full[it["config_id"], it["sample"]]
+        assert {k: v for k, v in it.items() if k != "idx"} == {k: v for k, v in same.items() if k != "idx"}
+    assert S.load_config(sub.to_dict()) == sub
+    assert "only_samples" not in S.load_config(d).to_dict()
+    for bad in ([], [30], [-1], "3"):
+        with pytest.raises(ConfigError, match="only_samples"):
+            S.load_config({**d, "only_samples": bad})
+
+
+def test_the_curated_pool_has_its_own_config_ids():
+    d = {"members": "deceptive", "samples": 2, "sizes": [4], "operations": ["intersection"]}
+    ref = {it["config_id"] for it in S.items(S.load_config(d))}
+    cur = {it["config_id"] for it in S.items(S.load_config({**d, "word_pool": "curated"}))}
+    assert ref.isdisjoint(cur)

@@ -171,9 +171,21 @@ def apply_condition(d: DeceptiveDraw, condition: str, swap_count: int | None, ho
     raise ValueError(f"unknown condition {condition!r}")
 
 
+WORD_POOLS = ("reference", "curated")
+
+
 @lru_cache(maxsize=8)
-def vocabulary(path: str | None = None, pos: str | None = None) -> Vocabulary:
-    """The shipped hyponym groups (or those of ``path``), optionally only those of one part of speech."""
+def vocabulary(path: str | None = None, pos: str | None = None, pool: str = "reference") -> Vocabulary:
+    """The shipped hyponym groups (or those of ``path``), optionally only those of one part of speech. ``pool``:
+    ``reference`` — every group, as the reference draws them; ``curated`` — without the groups and members the
+    project's blocklist names (``core.lexicon.blocklist``; words safe to project, what the live demo draws)."""
     from core.lexicon.hyponyms import load_groups
 
-    return Vocabulary(load_groups(path) if path else load_groups(), pos)
+    if pool not in WORD_POOLS:
+        raise ValueError(f"unknown word pool {pool!r} (expected one of: {', '.join(WORD_POOLS)})")
+    groups = load_groups(path) if path else load_groups()
+    if pool == "curated":
+        from core.lexicon.blocklist import curate_groups
+
+        groups = curate_groups(groups)
+    return Vocabulary(groups, pos)
