@@ -182,9 +182,16 @@ def sent_json(fields: dict | None) -> str | None:
     return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def sent_in(body: dict) -> str | None:
+    """What a request ``body`` (flat: as a provider batch request carries it) sends for the reasoning effort, as
+    stored (``reasoning_sent``): its fields that carry the effort (``EFFORT_FIELDS``); None when it has none."""
+    return sent_json({k: body[k] for k in EFFORT_FIELDS if k in body})
+
+
 def sent_for(spec: str, params, base_url: str | None = None) -> str | None:
-    """What a request of ``spec`` carries for ``params``' effort, as stored (``reasoning_sent``) — for calls made
-    through a provider batch or a batch file, whose body is not at hand when their outcomes come back. For an
+    """What a request of ``spec`` would carry for ``params``' effort, rebuilt from the table (``reasoning_sent``)
+    — for a batch file written by hand, or a provider batch request submitted before what each request carried was
+    recorded with it (core/store/batches.py); a request whose body is at hand is described by ``sent_in``. For an
     Anthropic model, the thinking form this process learnt for it (else the one its name implies)."""
     if not active(params):
         return None
