@@ -313,6 +313,33 @@ def test_openai_off_is_reasoning_effort_none():
     assert c.dropped_params.count("reasoning_effort") == 0
 
 
+def test_off_refused_is_never_sent_as_a_thinking_level():
+    """A model that cannot be asked for no reasoning (its refusal lists only thinking levels): ``off`` is not sent
+    as the nearest level (that would ask for the reasoning ``off`` asks not to do) but dropped — the call re-sent
+    once without an effort, the drop recorded; the same as an Anthropic model without ``thinking: disabled``."""
+    from core.models.capabilities import ThinkingMode
+    from core.models.reasoning import anthropic_fields
+
+    assert openai_level("off", "openai", {"low", "medium", "high"}) is None
+    assert openai_level("off", "openai", {"none", "low"}) == "off"
+    no_off = ThinkingMode("adaptive", ("low", "medium", "high"), False, "models-api", True)
+    assert anthropic_fields("off", no_off) == ({}, 0, ["reasoning_effort"])
+
+    def refuse_none(request):
+        effort = replay.body(request).get("reasoning_effort")
+        if effort == "none":
+            return httpx.Response(400, json={"error": {
+                "message": "Unsupported value: 'reasoning_effort' does not support 'none' with this model. "
+                           "Supported values are: 'low', 'medium', and 'high'.", "type": "invalid_request_error",
+                "param": "reasoning_effort", "code": "unsupported_value"}}, request=request)
+        return replay.reply(200, "openai_reasoning_completion.json")(request)
+
+    model, seen = replay.replay_model("openai/o4-mini", [refuse_none] * 2)
+    c = replay.run(model.complete(replay.Request("p", at("off"))))
+    assert [replay.body(r).get("reasoning_effort") for r in seen] == ["none", None]
+    assert "reasoning_effort" in c.dropped_params and c.reasoning_sent is None
+
+
 # ---------------------------------------------------------------------------------------------------- batches
 SMALL = {"task": "setops", "samples": 3, "sizes": [2], "members": ["numbers"], "seed": 5,
          "operations": ["union", "intersection"], "reasoning": ["low", "max"]}   # 12 items, 6 prompts
