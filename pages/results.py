@@ -152,14 +152,15 @@ def thinking_section(run_ids, filters, scoring) -> None:
     between levels (core/analysis/effort.py: thinking_buys)."""
     buys = ui.cached_analysis("thinking_buys", run_ids, filters=filters, scoring=scoring)
     levels, contrasts = buys["levels"], buys["contrasts"]
-    st.markdown("**What thinking buys** — per model and reasoning effort: accuracy with its spread across "
-                "configurations, and what each item cost in reasoning tokens and dollars.")
+    st.markdown("**What thinking buys** — per series (one model, one provenance: runs made here of a model pool "
+                "and are named; an upload is a file's claims, a series of its own) and reasoning effort: accuracy "
+                "with its spread across configurations, and what each item cost in reasoning tokens and dollars.")
     if levels.empty:
         st.info("No answered item of this selection has a reasoning effort.")
         return
     st.plotly_chart(analysis.thinking_figure(levels), width="stretch", key="res_thinking_fig")
-    st.dataframe(analysis.for_display(levels).rename(columns={
-        "model": "Model", "reasoning": "Effort", "configs": "Configurations", "answered": "Answered",
+    st.dataframe(analysis.for_display(levels.drop(columns=["model", "provenance"])).rename(columns={
+        "series": "Series", "runs": "Runs pooled", "reasoning": "Effort", "configs": "Configurations", "answered": "Answered",
         "correct": "Correct", "accuracy": "Accuracy %", "spread": "Spread (std, points)", "calls": "Calls",
         "reasoning_tokens_per_item": "Reasoning tokens / item", "cost_per_item": "$ / item",
         "reasoning_tokens_per_correct": "Reasoning tokens / correct", "usd_per_correct": "$ / correct"}),
@@ -176,8 +177,8 @@ def thinking_section(run_ids, filters, scoring) -> None:
         return
     st.markdown("**Between levels, paired on the same draws** — each level against the next one asked, and the "
                 "deceptive swap effect at each level (not swapped − swapped) with its change between levels.")
-    st.dataframe(analysis.for_display(contrasts).rename(columns={
-        "model": "Model", "contrast": "Contrast", "low": "From", "high": "To", "estimate": "Estimate (points)",
+    st.dataframe(analysis.for_display(contrasts.drop(columns=["model", "provenance"])).rename(columns={
+        "series": "Series", "runs": "Runs pooled", "contrast": "Contrast", "low": "From", "high": "To", "estimate": "Estimate (points)",
         "ci_low": "CI low", "ci_high": "CI high", "p": "p", "p_holm": "Holm p", "n_draws": "Draws",
         "testable": "Testable", "verdict": "Verdict", "caveat": "Caveat"}), hide_index=True, width="stretch",
         key="res_thinking_contrasts",
@@ -386,13 +387,13 @@ if view == "robustness":
 # ---------------------------------------------------------------------------------------------------- cost
 if view == "cost":
     costs = ui.cached_analysis("effort_costs", run_ids, filters=filters, scoring=scoring)
-    st.markdown("**Cost versus accuracy per reasoning effort** — what one correct answer cost at each effort, model by "
-                "model.")
+    st.markdown("**Cost versus accuracy per reasoning effort** — what one correct answer cost at each effort, series "
+                "by series (one model, one provenance; an upload is a file's claims, a series of its own).")
     per = st.radio("Cost as", ["tokens", "usd"], horizontal=True, key="res_cost_per",
                    format_func={"tokens": "tokens per correct answer", "usd": "US$ per correct answer"}.get)
     st.plotly_chart(analysis.cost_accuracy_figure(costs, per=per), width="stretch", key="res_cost_fig")
-    st.dataframe(analysis.for_display(costs).rename(columns={
-        "model": "Model", "reasoning": "Effort", "answered": "Answered", "correct": "Correct", "accuracy": "Accuracy %",
+    st.dataframe(analysis.for_display(costs.drop(columns=["model", "provenance"])).rename(columns={
+        "series": "Series", "runs": "Runs pooled", "reasoning": "Effort", "answered": "Answered", "correct": "Correct", "accuracy": "Accuracy %",
         "imported": "Imported answers", "calls": "Calls", "tokens_in": "Tokens in", "tokens_out": "Tokens out",
         "tokens_reasoning": "Reasoning tokens", "tokens_answer": "Answer tokens", "cost_usd": "Cost $",
         "cost_reasoning_usd": "Reasoning cost $", "tokens_per_correct": "Tokens / correct",

@@ -16,10 +16,12 @@ contrast here is *within draw* and tested at the level of draws, the independent
   asked; per draw, its mean at the higher effort minus at the lower (negative: more consistent when thinking).
 
 Each contrast is the mean of the per-draw values with the sign-flip permutation test over draws and a percentile
-bootstrap interval (``stats.paired_contrast``); the p-values of one contrast across the models are adjusted
-together (``stats.holm``) and a verdict is declared only below ``ALPHA`` after adjustment. Models and efforts are
-never pooled: one row per (model, contrast); levels are compared two at a time (the lowest and the highest effort
-asked, or the two given). ``level_contrasts(rows)`` walks every level asked instead: each level against the next
+bootstrap interval (``stats.paired_contrast``); the p-values of one contrast across the series are adjusted
+together (``stats.holm``) and a verdict is declared only below ``ALPHA`` after adjustment. Models, provenances
+and efforts are never pooled: one row per (series, contrast), a series being one model and one provenance
+(``with_series``: runs made here of one model pool and are named in ``runs``; an upload is a file's claims and a
+series of its own; rows without a ``provenance`` column keep each run apart); levels are compared two at a time
+(the lowest and the highest effort asked, or the two given). ``level_contrasts(rows)`` walks every level asked instead: each level against the next
 one, and the swap effect at each level (what "what thinking buys" shows, core/analysis/effort.py).
 
 A contrast over fewer than two draws is not tested: its estimate stands alone, without interval or p, marked
@@ -35,7 +37,7 @@ the runs have. It needs only two functions of core/analysis/stats.py: ``paired_c
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -46,11 +48,12 @@ EFFORTS = REASONING_EFFORTS   # none, then the scale from the least to the most 
 STRATA = ("operation", "phrasing", "approach", "shots", "condition", "swap_count")
 SPREAD_OVER = ("phrasing", "approach")
 CONTRASTS = ("effort", "swap_effect_low", "swap_effect_high", "interaction", "spread")
-COLUMNS = ["model", "contrast", "low", "high", "estimate", "ci_low", "ci_high", "p", "p_holm", "n_draws", "verdict",
-           "caveat"]
+COLUMNS = ["model", "provenance", "series", "runs", "contrast", "low", "high", "estimate", "ci_low", "ci_high", "p",
+           "p_holm", "n_draws", "verdict", "caveat"]
 LEVEL_CONTRASTS = ("swap_effect", "effort", "interaction", "spread")
-LEVEL_COLUMNS = ["model", "contrast", "low", "high", "estimate", "ci_low", "ci_high", "p", "p_holm", "n_draws",
-                 "testable", "verdict", "caveat"]
+LEVEL_COLUMNS = ["model", "provenance", "series", "runs", "contrast", "low", "high", "estimate", "ci_low", "ci_high",
+                 "p", "p_holm", "n_draws", "testable", "verdict", "caveat"]
+SERIES = ["model", "provenance", "series", "runs"]
 MIN_UNITS = 2   # fewer draws than this: too few to test
 SWAP = ("not_swapped", "swapped")
 
@@ -59,6 +62,52 @@ def effort_levels(rows: pd.DataFrame) -> list[str]:
     """The efforts in ``rows``, from the least to the most thinking."""
     have = {str(v) for v in rows["reasoning"].dropna().unique()} if "reasoning" in rows else set()
     return sorted(have, key=lambda e: EFFORTS.index(e) if e in EFFORTS else len(EFFORTS))
+
+
+def series_label(model, kind, run=None) -> str:
+    """The name of one series: the model and where its answers came from; an upload is a file's claims and names
+    its run (uploads are never pooled with each other); a run of unknown provenance names its run."""
+    from core.store.provenance import badge
+
+    if kind is None:
+        return f"{model} · run {run}" if run is not None else str(model)
+    return f"{model} · {badge(kind)}" + (f" ({run})" if run is not None else "")
+
+
+def with_series(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``series`` (what may be pooled: one model, one provenance — runs made here of one model
+    together, each upload alone) and ``runs`` (the runs pooled in the series, comma-separated). Without a
+    ``provenance`` column each run is a series of its own (what cannot be told apart is not pooled)."""
+    from core.store.provenance import UPLOADED
+
+    out = rows.copy()
+    has_runs = "run_id" in out
+    if "provenance" not in out:
+        out["provenance"] = None
+    kinds = [None if pd.isna(k) else k for k in out["provenance"]]
+    runs = out["run_id"].astype(str).tolist() if has_runs else [None] * len(out)
+    out["series"] = [series_label(m, k, r if k is None or k == UPLOADED else None)
+                     for m, k, r in zip(out["model"], kinds, runs)]
+    if has_runs:
+        pooled = out.groupby("series")["run_id"].agg(lambda r: ", ".join(sorted({str(x) for x in r.dropna()})))
+        out["runs"] = out["series"].map(pooled)
+    else:
+        out["runs"] = ""
+    return out
+
+
+def who(row: Mapping) -> str:
+    """How a line names its series: the series, and the runs when more than one made here were pooled."""
+    name = row.get("series") or str(row.get("model"))
+    runs = str(row.get("runs") or "")
+    return f"{name} [runs pooled: {runs}]" if ", " in runs else name
+
+
+def _series_of(part: pd.DataFrame) -> dict:
+    first = part.iloc[0]
+    kind = first["provenance"]
+    return {"model": first["model"], "provenance": None if pd.isna(kind) else kind, "series": first["series"],
+            "runs": first["runs"]}
 
 
 def _strata(rows: pd.DataFrame, drop: Sequence[str] = ()) -> list[str]:
@@ -128,10 +177,11 @@ def reasoning_verdicts(rows: pd.DataFrame, low: str | None = None, high: str | N
     if low is None or high is None or low == high:
         return pd.DataFrame(columns=COLUMNS)
     out = []
-    for model, part in rows.groupby("model", sort=True):
+    for _, part in with_series(rows).groupby("series", sort=True):
+        who = _series_of(part)
         for contrast, values in draw_contrasts(part, low, high).items():
             res = _tested(values)
-            out.append({"model": model, "contrast": contrast, "low": low, "high": high,
+            out.append({**who, "contrast": contrast, "low": low, "high": high,
                         "estimate": res["estimate"], "ci_low": res["ci_low"], "ci_high": res["ci_high"],
                         "p": res["p"], "n_draws": int(res["n"]), "caveat": res.get("caveat")})
     df = pd.DataFrame(out, columns=[c for c in COLUMNS if c not in ("p_holm", "verdict")])
@@ -144,7 +194,7 @@ def reasoning_verdicts(rows: pd.DataFrame, low: str | None = None, high: str | N
         ("higher" if est > 0 else "lower") if p is not None and not math.isnan(p) and p < alpha and est != 0
         else "no evidence" for est, p in zip(df["estimate"], df["p_holm"])]
     order = {c: i for i, c in enumerate(CONTRASTS)}
-    return df.assign(_o=df["contrast"].map(order)).sort_values(["model", "_o"]).drop(columns="_o")[COLUMNS] \
+    return df.assign(_o=df["contrast"].map(order)).sort_values(["series", "_o"]).drop(columns="_o")[COLUMNS] \
         .reset_index(drop=True)
 
 
@@ -156,12 +206,12 @@ def describe(verdicts: pd.DataFrame) -> list[str]:
         numbers = (f"{row['estimate']:+.1f} points per draw [{row['ci_low']:+.1f}, {row['ci_high']:+.1f}], "
                    f"Holm p = {row['p_holm']:.3g}, {row['n_draws']} draws")
         if row["verdict"] == "lower":
-            lines.append(f"{row['model']}: thinking at {high} shrinks the deceptive swap effect against {low} "
+            lines.append(f"{who(row)}: thinking at {high} shrinks the deceptive swap effect against {low} "
                          f"({numbers}).")
         elif row["verdict"] == "higher":
-            lines.append(f"{row['model']}: the deceptive swap effect grows from {low} to {high} ({numbers}).")
+            lines.append(f"{who(row)}: the deceptive swap effect grows from {low} to {high} ({numbers}).")
         else:
-            lines.append(f"{row['model']}: no evidence that thinking at {high} changes the deceptive swap effect "
+            lines.append(f"{who(row)}: no evidence that thinking at {high} changes the deceptive swap effect "
                          f"against {low} ({numbers}).")
     return lines
 
@@ -191,8 +241,9 @@ def as_finding(rows: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
                                                                                         "not significant")
             text = (f"{what}: {r['estimate']:+.1f} points{ci}, paired over {r['n_draws']} draws, Holm p over the "
                     f"models = {r['p_holm']:.3g} ({decided} at α = {alpha:g}).")
-        lines.append({"model": r["model"], "text": text})
-    models = sorted(table["model"].unique().tolist()) if len(table) else []
+        lines.append({"model": r["model"], "series": r["series"], "runs": r["runs"], "text": text})
+    series = table.drop_duplicates("series")[["model", "provenance", "series", "runs"]].to_dict("records") \
+        if len(table) else []
     return {"id": FINDING_ID, "title": "Reasoning effort: does thinking remove the deceptive-set failure?",
             "source": "ours, beyond the paper (it measured models that answer at once)",
             "claim": "not in the paper: the effect of test-time reasoning on accuracy, on the deceptive swap effect "
@@ -201,8 +252,9 @@ def as_finding(rows: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
             ["two reasoning efforts asked on the same draws"], "contrasts": [], "table":
             [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
              for r in table.to_dict("records")],
-            "paper": [], "models": [{"model": m, "runs": []} for m in models], "beyond_paper": True,
-            "verdicts": [f"{x['model']}: {x['text']}" for x in lines], "lines": lines}
+            "paper": [], "models": [{"model": x["model"], "series": x["series"], "provenance": x["provenance"],
+                                     "runs": [r for r in str(x["runs"] or "").split(", ") if r]} for x in series],
+            "beyond_paper": True, "verdicts": [f"{who(x)}: {x['text']}" for x in lines], "lines": lines}
 
 
 def _tested(values: pd.Series) -> dict:
@@ -237,19 +289,20 @@ def level_contrasts(rows: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     if rows.empty or "reasoning" not in rows or "draw" not in rows:
         return pd.DataFrame(columns=LEVEL_COLUMNS)
     out = []
-    for model, part in rows.groupby("model", sort=True):
+    for _, part in with_series(rows).groupby("series", sort=True):
+        who = _series_of(part)
         levels = effort_levels(part)
         strata = _strata(part)
         if "condition" in part and part["condition"].isin(SWAP).any():
             for level in levels:
                 values = _swap_effect(part[part["reasoning"] == level], strata)
                 if len(values):
-                    out.append({"model": model, "contrast": "swap_effect", "low": level, "high": level,
+                    out.append({**who, "contrast": "swap_effect", "low": level, "high": level,
                                 **_tested(values)})
         for low, high in zip(levels, levels[1:]):
             for contrast, values in draw_contrasts(part, low, high).items():
                 if contrast in LEVEL_CONTRASTS:
-                    out.append({"model": model, "contrast": contrast, "low": low, "high": high, **_tested(values)})
+                    out.append({**who, "contrast": contrast, "low": low, "high": high, **_tested(values)})
     if not out:
         return pd.DataFrame(columns=LEVEL_COLUMNS)
     df = pd.DataFrame(out)
@@ -266,7 +319,7 @@ def level_contrasts(rows: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     order = {c: i for i, c in enumerate(LEVEL_CONTRASTS)}
     rank = {e: i for i, e in enumerate(EFFORTS)}
     return df.assign(_c=df["contrast"].map(order), _l=df["low"].map(lambda e: rank.get(e, 99))) \
-        .sort_values(["model", "_c", "_l"])[LEVEL_COLUMNS].reset_index(drop=True)
+        .sort_values(["series", "_c", "_l"])[LEVEL_COLUMNS].reset_index(drop=True)
 
 
 def describe_levels(contrasts: pd.DataFrame) -> list[str]:
@@ -279,10 +332,10 @@ def describe_levels(contrasts: pd.DataFrame) -> list[str]:
         what = words[r["contrast"]].format(low=r["low"], high=r["high"])
         est = r["estimate"]
         if est is None or (isinstance(est, float) and math.isnan(est)):
-            lines.append(f"{r['model']}: {what}: no estimate ({r.get('caveat') or 'no matched draw'}).")
+            lines.append(f"{who(r)}: {what}: no estimate ({r.get('caveat') or 'no matched draw'}).")
         elif not r["testable"]:
-            lines.append(f"{r['model']}: {what}: {est:+.1f} points, too few to test ({r['n_draws']} draw).")
+            lines.append(f"{who(r)}: {what}: {est:+.1f} points, too few to test ({r['n_draws']} draw).")
         else:
-            lines.append(f"{r['model']}: {what}: {est:+.1f} points [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}], "
+            lines.append(f"{who(r)}: {what}: {est:+.1f} points [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}], "
                          f"{r['n_draws']} draws, Holm p = {r['p_holm']:.3g} ({r['verdict']}).")
     return lines

@@ -31,9 +31,10 @@ JSON (NULL when nothing was sent; ``sent_for`` for batch calls):
   ``dropped_params`` when the run set them.
 * ``local/`` (the embedded llama.cpp models) — they do not think: the effort is dropped.
 
-A level a model lacks is sent as the nearest level it has (a tie goes to the lower level) and recorded:
+A thinking level a model lacks is sent as the nearest level it has (a tie goes to the lower level) and recorded:
 ``dropped_params`` lists ``reasoning_effort=<level sent>``; a provider that cannot express the effort at all has it
-dropped (``reasoning_effort`` in ``dropped_params``). The item's ``reasoning`` factor keeps the level asked.
+dropped (``reasoning_effort`` in ``dropped_params``). ``off`` has no nearest: a model that cannot be asked for no
+reasoning has it dropped, never sent as a thinking level. The item's ``reasoning`` factor keeps the level asked.
 
 A reply's reasoning is stored apart from its answer (``calls.reasoning``): OpenAI-compatible servers return it as
 ``message.reasoning_content`` (or ``message.reasoning``), Anthropic as ``thinking`` blocks (``redacted_thinking``
@@ -110,9 +111,12 @@ def changed(asked: str, used: str | None) -> list[str]:
 def openai_level(level: str, provider: str = "openai", accepted=None) -> str | None:
     """The level of the scale sent for ``level`` through ``provider``'s ``reasoning_effort`` (``openai`` or
     ``openai-compatible``): the level itself when the table has it (and the model accepts its value, when
-    ``accepted`` — the values a refusal listed — is known), else the nearest that qualifies; None when none does."""
+    ``accepted`` — the values a refusal listed — is known), else the nearest that qualifies; None when none does.
+    ``off`` has no nearest: a model that cannot be asked for no reasoning is not asked to reason (None: dropped)."""
     send = _PROVIDERS[provider]["send"]
     ok = [x for x in SCALE if x in send and (accepted is None or send[x] in accepted)]
+    if level == "off":
+        return level if level in ok else None
     return level if level in ok else nearest(level, ok)
 
 
@@ -182,9 +186,16 @@ def sent_json(fields: dict | None) -> str | None:
     return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def sent_in(body: dict) -> str | None:
+    """What a request ``body`` (flat: as a provider batch request carries it) sends for the reasoning effort, as
+    stored (``reasoning_sent``): its fields that carry the effort (``EFFORT_FIELDS``); None when it has none."""
+    return sent_json({k: body[k] for k in EFFORT_FIELDS if k in body})
+
+
 def sent_for(spec: str, params, base_url: str | None = None) -> str | None:
-    """What a request of ``spec`` carries for ``params``' effort, as stored (``reasoning_sent``) — for calls made
-    through a provider batch or a batch file, whose body is not at hand when their outcomes come back. For an
+    """What a request of ``spec`` would carry for ``params``' effort, rebuilt from the table (``reasoning_sent``)
+    — for a batch file written by hand, or a provider batch request submitted before what each request carried was
+    recorded with it (core/store/batches.py); a request whose body is at hand is described by ``sent_in``. For an
     Anthropic model, the thinking form this process learnt for it (else the one its name implies)."""
     if not active(params):
         return None

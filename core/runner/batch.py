@@ -37,6 +37,7 @@ from core.errors import UserError
 from core.models.base import ModelError, RetryableError, redact
 from core.models.batch import batch_backend
 from core.models.batch.common import TRANSFER_TIMEOUT
+from core.models.reasoning import sent_in
 from core.runner.batch_collect import RunItems, collect, give_up, store_state
 from core.runner.plan import Plan, call_key, result_rows, run_items
 from core.store import batches as batch_store
@@ -121,14 +122,25 @@ class BatchExecutor:
         """The item's cache key: the same as a live call's (its own parameters: a reply cap may be the item's)."""
         return call_key(self.plan, item, self.draw)
 
-    def _body(self, item: dict) -> dict:
-        """The request body of ``item``'s call: the run's, or with the item's own reply cap / reasoning effort."""
+    def _request(self, item: dict) -> tuple[dict, list[str]]:
+        """The request body of ``item``'s call and the parameters dropped or changed in it: the run's, or with the
+        item's own reply cap / reasoning effort (an effort the model lacks is sent as another, or not at all, and
+        the thinking form may leave sampling parameters out: each item's own record)."""
         params = self.plan.params_for(item)
         if params is self.plan.params:
-            return self.body
+            return self.body, self.dropped
         if params not in self._capped:
-            self._capped[params] = self.backend.request_body(params)[0]
+            self._capped[params] = self.backend.request_body(params)
         return self._capped[params]
+
+    def _body(self, item: dict) -> dict:
+        return self._request(item)[0]
+
+    def _carried(self, item: dict) -> dict:
+        """What ``item``'s request carries, as its batch request records it at submission (and collection writes
+        onto its call): the parameters dropped or changed, and what was sent for the reasoning effort."""
+        body, dropped = self._request(item)
+        return {"dropped_params": store.canonical_json(list(dict.fromkeys(dropped))), "reasoning_sent": sent_in(body)}
 
     # -- main
     def _main(self) -> None:
@@ -142,7 +154,7 @@ class BatchExecutor:
                             self.by_idx.__getitem__)
         self.backend = batch_backend(self.model, self.limits)
         self.body, self.dropped = self.backend.request_body(plan.params)
-        self._capped: dict = {}   # bodies of items with their own parameters (reply cap, effort), by parameters
+        self._capped: dict = {}   # (body, dropped) of items with their own parameters (reply cap, effort)
 
         with store.connect(self.db_path) as con:
             with store.transaction(con):
@@ -315,7 +327,8 @@ class BatchExecutor:
             if self.handle.cancelled:
                 return
             batch_id = batch_store.new_batch_id()
-            requests = [{"custom_id": key, "run_id": self.run_id, "idx": it["idx"], "cache_key": key}
+            carried = {key: self._carried(due[key][0]) for key, _, _ in chunk}
+            requests = [{"custom_id": key, "run_id": self.run_id, "idx": it["idx"], "cache_key": key, **carried[key]}
                         for key, _, _ in chunk for it in due[key]]
             with _SUBMITTING_LOCK:
                 _SUBMITTING.add(batch_id)

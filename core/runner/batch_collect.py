@@ -45,16 +45,21 @@ class RunItems:
                    lambda idx: task.item(cfg, int(idx)))
 
 
-def reasoning_fields(ctx: RunItems, item: dict, out) -> dict:
+def reasoning_fields(ctx: RunItems, item: dict, out, req: dict | None = None) -> dict:
     """The reasoning columns of a batch call: its reasoning text and tokens as the outcome reports them, their cost
-    at the batch price, and what the request carried for the item's reasoning effort."""
+    at the batch price, and what the request carried for the item's reasoning effort — as recorded with the request
+    at submission (``req``); rebuilt from the table only for a request submitted before that was recorded."""
     from core.models.params import SamplingParams
     from core.models.reasoning import reasoning_cost, sent_for
 
-    effort = item.get("reasoning") or json.loads(ctx.params_json).get("reasoning_effort") or "none"
+    if req is not None and req.get("dropped_params") is not None:
+        sent = req.get("reasoning_sent")
+    else:
+        effort = item.get("reasoning") or json.loads(ctx.params_json).get("reasoning_effort") or "none"
+        sent = sent_for(ctx.model, SamplingParams(reasoning_effort=effort), ctx.base_url)
     return {"reasoning": out.reasoning, "tokens_reasoning": out.tokens_reasoning,
             "cost_reasoning_usd": reasoning_cost(ctx.model, out.tokens_reasoning, batch=True),
-            "reasoning_sent": sent_for(ctx.model, SamplingParams(reasoning_effort=effort), ctx.base_url)}
+            "reasoning_sent": sent}
 
 
 def _run_rows(con, run_ids) -> dict[str, dict]:
@@ -86,7 +91,7 @@ def _collect(db_path, batch: dict, state: BatchState, outcomes: dict[str, Outcom
         attempts = {run_id: batch_store.failed_attempts(con, run_id) for run_id in runs}
     for run_id, row in records.items():
         known[run_id] = RunItems.from_record(row)
-    dropped = batch.get("dropped_params") or "[]"
+    run_wide = batch.get("dropped_params") or "[]"   # for requests submitted before each carried its own record
     calls, results, cost = [], [], 0.0
     called: set[str] = set()
     at = store.now_utc()
@@ -105,8 +110,9 @@ def _collect(db_path, batch: dict, state: BatchState, outcomes: dict[str, Outcom
                 "cache_key": req["cache_key"], "model": ctx.model, "base_url": ctx.base_url,
                 "params_json": ctx.params_json, "prompt_sha": store.sha256(item["prompt"]), "draw": ctx.draw,
                 "response": out.text, "latency_ms": None, "tokens_in": out.tokens_in, "tokens_out": out.tokens_out,
-                "cost_usd": price, "finish_reason": out.finish_reason, "dropped_params": dropped, "error": None,
-                "attempts": n, "at": at, **reasoning_fields(ctx, item, out)})
+                "cost_usd": price, "finish_reason": out.finish_reason,
+                "dropped_params": req["dropped_params"] if req.get("dropped_params") is not None else run_wide,
+                "error": None, "attempts": n, "at": at, **reasoning_fields(ctx, item, out, req)})
         results += result_rows(ctx.task, req["run_id"], [item], req["cache_key"], out.text, n, False)
     default = ("failed", f"the batch failed: {state.error or state.status}") if state.status == "failed" else MISSING
     counts = _final_counts(outcomes, requests, default[0])

@@ -2,7 +2,8 @@
 back — written the moment it is known, so a killed process loses nothing (see core/runner/batch.py).
 
     batches(batch_id, provider, provider_batch_id, run_id, model, base_url, phase, status, owner, n_requests, …)
-    batch_requests(batch_id, custom_id, run_id, idx, cache_key, outcome, error, retired)
+    batch_requests(batch_id, custom_id, run_id, idx, cache_key, outcome, error, retired, dropped_params,
+                   reasoning_sent)
 
 ``phase`` is ours: ``submitting`` (row written, provider not yet answered), ``open`` (the provider holds it),
 ``collected`` (its results are in ``calls``/``results``), ``lost`` (the provider never created it). ``status`` is the
@@ -141,8 +142,10 @@ def open_for(con, run_id: str, keys: Iterable[str] = ()) -> list[dict]:
 
 
 def requests_of(con, batch_id: str) -> list[dict]:
-    return _dicts(con.execute("SELECT custom_id, run_id, idx, cache_key FROM batch_requests WHERE batch_id = ? "
-                              "ORDER BY run_id, idx", [batch_id]))
+    """A batch's requests: custom id, run, item, cache key, and what each carried as recorded at submission
+    (``dropped_params``: a JSON list, None for a request submitted before that was recorded; ``reasoning_sent``)."""
+    return _dicts(con.execute("SELECT custom_id, run_id, idx, cache_key, dropped_params, reasoning_sent "
+                              "FROM batch_requests WHERE batch_id = ? ORDER BY run_id, idx", [batch_id]))
 
 
 def failed_attempts(con, run_id: str) -> dict[str, tuple[int, str | None]]:

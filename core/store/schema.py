@@ -116,10 +116,16 @@ BATCH_COLUMNS = [
     ("collected_at", TS),
 ]
 # One row per item of a batch: custom_id (the cache key) → (run, item, cache key), and the item's outcome.
-BATCH_REQUEST_COLUMNS = [
+_BATCH_REQUEST_COLUMNS_V3 = [
     ("batch_id", S), ("custom_id", S), ("run_id", S), ("idx", I), ("cache_key", S), ("outcome", S), ("error", S),
     ("retired", B),
 ]
+# version 10: what each request carried, recorded when it is submitted (an item's own parameters — a reasoning
+# effort of the grid, a reply cap — may be sent otherwise than the run's): the parameters dropped or changed
+# (JSON list, as ``calls.dropped_params``; NULL on a request submitted before version 10) and what was sent for
+# the reasoning effort (``calls.reasoning_sent``)
+BATCH_REQUEST_SENT_COLUMNS = [("dropped_params", S), ("reasoning_sent", S)]
+BATCH_REQUEST_COLUMNS = _BATCH_REQUEST_COLUMNS_V3 + BATCH_REQUEST_SENT_COLUMNS
 # Claims (schema version 4): a run that is about to send a call claims its cache key first, so an identical run in
 # another process waits for that answer (from the cache) instead of paying for it again. A claim is kept until the
 # answer is merged into DuckDB; it lapses when its owner process is gone or after ``lease_s`` seconds.
@@ -149,7 +155,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
          STRICT_RESULT_COLUMNS]),
     (3, [   # provider batches (new tables only: safe on any earlier file)
         f"CREATE TABLE IF NOT EXISTS batches (\n  {_cols(BATCH_COLUMNS)},\n  PRIMARY KEY (batch_id))",
-        (f"CREATE TABLE IF NOT EXISTS batch_requests (\n  {_cols(BATCH_REQUEST_COLUMNS)},\n  "
+        (f"CREATE TABLE IF NOT EXISTS batch_requests (\n  {_cols(_BATCH_REQUEST_COLUMNS_V3)},\n  "
          "PRIMARY KEY (batch_id, run_id, idx))"),
     ]),
     (4, [   # claims of calls in flight (a new table only: safe on any earlier file)
@@ -171,7 +177,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (9, [   # what providers say about their models, asked once (core/store/model_info.py; a new table only)
         (f"CREATE TABLE IF NOT EXISTS model_capabilities (\n  {_cols(MODEL_INFO_COLUMNS)},\n  "
          "PRIMARY KEY (model, endpoint))"),
-    ]),
+    ]),    # 10: what each batch request carried, recorded at submission (BATCH_REQUEST_SENT_COLUMNS)
+    (10, [f'ALTER TABLE batch_requests ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in
+          BATCH_REQUEST_SENT_COLUMNS]),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:

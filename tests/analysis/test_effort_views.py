@@ -79,10 +79,14 @@ def test_imported_answers_count_in_accuracy_not_in_cost(filled, cli):
         reasoning_back = con.execute("SELECT count(*) FROM v_results WHERE run_id = ? AND reasoning_text LIKE "
                                      "'%<answer>{0}%'", [imported]).fetchall()[0][0]
     assert reasoning_back == 8    # the export carried the reasoning apart, and the import kept it apart
-    o, b = own.iloc[0], both.iloc[0]
-    assert (b["answered"], b["correct"], b["imported"]) == (16, 12, 8)
-    assert (b["calls"], b["tokens_out"], b["tokens_per_correct"]) == (o["calls"], o["tokens_out"],
-                                                                      o["tokens_per_correct"])
+    o = own.iloc[0]
+    mine, theirs = (both[both["provenance"] == kind].iloc[0] for kind in ("made here", "uploaded"))
+    assert len(both) == 2 and theirs["runs"] == imported and "a file's claims" in theirs["series"]
+    assert (theirs["answered"], theirs["correct"], theirs["imported"], theirs["calls"]) == (8, 6, 8, 0)
+    assert pd.isna(theirs["tokens_out"])                  # what the file claims is not counted as measured
+    assert (mine["answered"], mine["correct"], mine["imported"]) == (8, 6, 0)
+    assert (mine["calls"], mine["tokens_out"], mine["tokens_per_correct"]) == (o["calls"], o["tokens_out"],
+                                                                               o["tokens_per_correct"])
 
 
 def test_compare_runs_asked_at_two_efforts_split_by_effort(filled):
@@ -156,3 +160,54 @@ def test_what_thinking_buys_filters_its_contrasts_as_its_levels(filled):
     assert kept["contrasts"][["contrast", "low", "high", "n_draws"]].equals(
         whole["contrasts"][["contrast", "low", "high", "n_draws"]])
     assert none["levels"].empty and none["contrasts"].empty
+
+
+def _upload_all_wrong(cli, db, run_id, path):
+    """The run exported, every reply replaced by a wrong answer, imported back: a file whose claims disagree with
+    the tool's own answers to the same prompts."""
+    import json
+
+    from core.store.io import import_results
+
+    assert cli("export", "--run", run_id, "--out", path, "--db", db).returncode == 0
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row.update(response="<answer>{99999}</answer>")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return import_results(db, path, name="wrong copy")[0]
+
+
+def test_what_thinking_buys_never_pools_an_upload_with_the_runs_made_here(filled, cli):
+    """An upload of the grid whose replies are all wrong, read with the grid: the tool's own series keeps its own
+    accuracy, spread and contrasts (pooled, the upload would halve its accuracy), the upload is a series of its
+    own labelled as a file's claims."""
+    db, ids, tmp = filled
+    upload = _upload_all_wrong(cli, db, ids["grid"], tmp / "wrong.jsonl")
+    with store.connect(db) as con:
+        alone = analysis.thinking_buys(con, [ids["grid"]], scoring="lenient")
+        both = analysis.thinking_buys(con, [ids["grid"], upload], scoring="lenient")
+    levels = both["levels"]
+    mine = levels[levels["provenance"] == "made here"].reset_index(drop=True)
+    theirs = levels[levels["provenance"] == "uploaded"].reset_index(drop=True)
+    assert mine.equals(alone["levels"])
+    assert list(theirs["reasoning"]) == ["none", "high"] and (theirs["accuracy"] == 0).all()
+    assert (theirs["runs"] == upload).all() and theirs["series"].str.contains("a file's claims").all()
+    c = both["contrasts"]
+    assert set(c["series"]) == set(levels["series"])
+    own = c[c["provenance"] == "made here"].drop(columns=["p", "p_holm", "verdict"]).reset_index(drop=True)
+    assert own.equals(alone["contrasts"].drop(columns=["p", "p_holm", "verdict"]))
+    assert c[(c["provenance"] == "uploaded") & (c["contrast"] == "effort")]["n_draws"].tolist() == [4]
+
+
+def test_what_thinking_buys_names_the_runs_made_here_it_pools(filled):
+    """Two runs made here of one model, one per effort: one series, the contrasts paired across them, both runs
+    named in the rows and in the printed lines."""
+    from core.analysis.reasoning import describe_levels
+
+    db, ids, _ = filled
+    with store.connect(db) as con:
+        buys = analysis.thinking_buys(con, [ids["low"], ids["high"]], scoring="lenient")
+    named = ", ".join(sorted([ids["low"], ids["high"]]))
+    assert buys["levels"]["series"].nunique() == 1 and list(buys["levels"]["reasoning"]) == ["low", "high"]
+    assert set(buys["contrasts"]["runs"]) == {named}
+    assert all(f"runs pooled: {named}" in line for line in describe_levels(buys["contrasts"]))

@@ -313,6 +313,33 @@ def test_openai_off_is_reasoning_effort_none():
     assert c.dropped_params.count("reasoning_effort") == 0
 
 
+def test_off_refused_is_never_sent_as_a_thinking_level():
+    """A model that cannot be asked for no reasoning (its refusal lists only thinking levels): ``off`` is not sent
+    as the nearest level (that would ask for the reasoning ``off`` asks not to do) but dropped — the call re-sent
+    once without an effort, the drop recorded; the same as an Anthropic model without ``thinking: disabled``."""
+    from core.models.capabilities import ThinkingMode
+    from core.models.reasoning import anthropic_fields
+
+    assert openai_level("off", "openai", {"low", "medium", "high"}) is None
+    assert openai_level("off", "openai", {"none", "low"}) == "off"
+    no_off = ThinkingMode("adaptive", ("low", "medium", "high"), False, "models-api", True)
+    assert anthropic_fields("off", no_off) == ({}, 0, ["reasoning_effort"])
+
+    def refuse_none(request):
+        effort = replay.body(request).get("reasoning_effort")
+        if effort == "none":
+            return httpx.Response(400, json={"error": {
+                "message": "Unsupported value: 'reasoning_effort' does not support 'none' with this model. "
+                           "Supported values are: 'low', 'medium', and 'high'.", "type": "invalid_request_error",
+                "param": "reasoning_effort", "code": "unsupported_value"}}, request=request)
+        return replay.reply(200, "openai_reasoning_completion.json")(request)
+
+    model, seen = replay.replay_model("openai/o4-mini", [refuse_none] * 2)
+    c = replay.run(model.complete(replay.Request("p", at("off"))))
+    assert [replay.body(r).get("reasoning_effort") for r in seen] == ["none", None]
+    assert "reasoning_effort" in c.dropped_params and c.reasoning_sent is None
+
+
 # ---------------------------------------------------------------------------------------------------- batches
 SMALL = {"task": "setops", "samples": 3, "sizes": [2], "members": ["numbers"], "seed": 5,
          "operations": ["union", "intersection"], "reasoning": ["low", "max"]}   # 12 items, 6 prompts
@@ -404,3 +431,68 @@ def test_batch_file_bodies_send_the_nearest_level_as_the_live_server_gets_it_and
     assert body["stop"] == ["</answer>"] and body["max_tokens"] == 300 and dropped == []
     body, dropped = request_body("openai-compatible/qwen3", at("high"))
     assert body["reasoning_effort"] == "high" and body["max_tokens"] == 300 + ALLOWANCE["high"] and dropped == []
+
+
+def test_anthropic_batch_records_each_items_own_substitution_and_drops(tmp_path, monkeypatch):
+    """claude-opus-4-6 lacks xhigh: in a batch of a grid crossing low and xhigh, the xhigh items go at high. Each
+    call records what its own request carried, as submitted: the level sent instead and the temperature left out
+    while thinking (the run's own parameters sent the temperature); the run's closing note says so."""
+    from core import runner, store
+    from core.cli.commands.run import effort_notes
+    from core.config import run_spec
+    from tests.support.batch_standin import BatchStandIn
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-standin-0000")
+    grid = {**SMALL, "reasoning": ["low", "xhigh"]}
+    spec = run_spec(grid)
+    answers = {it["prompt"]: spec.task_module.solve(it) for it in spec.task_module.items(spec.config)}
+    srv = BatchStandIn(answer=answers.__getitem__, refuse=refusal).start()
+    db = tmp_path / "b.duckdb"
+    try:
+        p = runner.run(grid, "anthropic/claude-opus-4-6", base_url=srv.anthropic_url, db_path=db, batch=True,
+                       poll_interval=0.01, params={"temperature": 0.5})
+    finally:
+        srv.stop()
+    assert (p.status, p.done) == ("done", 12)
+    assert sorted(b["output_config"]["effort"] for b in srv.bodies) == ["high"] * 6 + ["low"] * 6
+    assert not any("temperature" in b for b in srv.bodies)
+    with store.connect(db) as con:
+        rows = con.execute("SELECT v.reasoning, c.dropped_params, c.reasoning_sent FROM v_results v "
+                           "JOIN calls c USING (cache_key)").fetchall()
+        recorded = con.execute("SELECT count(*) FROM batch_requests WHERE dropped_params IS NOT NULL").fetchall()
+    assert len(rows) == 12 and recorded[0][0] == 12
+    for asked, dropped, sent in rows:
+        dropped = json.loads(dropped)
+        assert "temperature" in dropped
+        assert ("reasoning_effort=high" in dropped) == (asked == "xhigh")
+        assert json.loads(sent) == {"thinking": {"type": "adaptive"},
+                                    "output_config": {"effort": "high" if asked == "xhigh" else "low"}}
+    notes = effort_notes(db, p.run_id)
+    assert len(notes) == 1 and "xhigh was sent as high" in notes[0] and "on 6 call(s)" in notes[0]
+
+
+def test_openai_batch_records_each_items_own_substitution(tmp_path, monkeypatch):
+    """OpenAI's reasoning_effort has no max: in a batch of a grid crossing low and max, the max items go as xhigh,
+    and each call records it (the run's own parameters carry no effort: nothing to substitute run-wide)."""
+    from core import runner, store
+    from core.config import run_spec
+    from tests.support.batch_standin import BatchStandIn
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-standin-openai-0000")
+    spec = run_spec(SMALL)
+    answers = {it["prompt"]: spec.task_module.solve(it) for it in spec.task_module.items(spec.config)}
+    srv = BatchStandIn(answer=answers.__getitem__).start()
+    db = tmp_path / "o.duckdb"
+    try:
+        p = runner.run(SMALL, "openai/o4-mini", base_url=srv.openai_url, db_path=db, batch=True, poll_interval=0.01)
+    finally:
+        srv.stop()
+    assert (p.status, p.done) == ("done", 12)
+    assert sorted(b["reasoning_effort"] for b in srv.bodies) == ["low"] * 6 + ["xhigh"] * 6
+    with store.connect(db) as con:
+        rows = con.execute("SELECT v.reasoning, c.dropped_params, c.reasoning_sent FROM v_results v "
+                           "JOIN calls c USING (cache_key)").fetchall()
+    assert len(rows) == 12
+    for asked, dropped, sent in rows:
+        assert ("reasoning_effort=xhigh" in json.loads(dropped)) == (asked == "max")
+        assert json.loads(sent) == {"reasoning_effort": "xhigh" if asked == "max" else "low"}

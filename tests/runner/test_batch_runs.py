@@ -202,3 +202,31 @@ def test_api_keys_never_reach_the_store_or_the_messages(tmp_path, monkeypatch, p
     for path in (tmp_path / "data").rglob("*"):
         if path.is_file():
             assert key[-12:].encode() not in path.read_bytes(), path
+
+
+def test_a_batch_submitted_before_requests_kept_their_record_collects_with_its_batchs(tmp_path):
+    """A store of schema 9 with a batch in flight: the migration adds each request's record (empty for the
+    requests already submitted) and collection writes the batch's own record onto their calls, as before."""
+    srv = BatchStandIn().start()
+    db = tmp_path / "v9.duckdb"
+    try:
+        srv.hold()
+        p = batch_run(srv, "anthropic", SMALL, db, wait=False)
+        assert p.status == "waiting"
+        with store.connect(db) as con:   # back to what schema 9 had: no per-request record
+            con.execute("ALTER TABLE batch_requests DROP COLUMN dropped_params")
+            con.execute("ALTER TABLE batch_requests DROP COLUMN reasoning_sent")
+            con.execute("UPDATE batches SET dropped_params = '[\"top_p\"]'")
+            con.execute("DELETE FROM schema_version WHERE version = 10")
+        with store.connect(db) as con:
+            cols = {r[0] for r in con.execute("DESCRIBE batch_requests").fetchall()}
+            empty = con.execute("SELECT count(*) FROM batch_requests WHERE dropped_params IS NULL").fetchall()[0][0]
+        assert {"dropped_params", "reasoning_sent"} <= cols and empty == 40
+        srv.release()
+        p = batch_run(srv, "anthropic", SMALL, db)
+    finally:
+        srv.stop()
+    assert p.status == "done" and p.done == 40
+    with store.connect(db) as con:
+        dropped = con.execute("SELECT DISTINCT dropped_params FROM calls").fetchall()
+    assert dropped == [('["top_p"]',)]

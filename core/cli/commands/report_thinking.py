@@ -42,13 +42,14 @@ def _num(v, fmt: str) -> str:
 
 
 def text_tables(result: dict) -> list[str]:
-    """The printed form of ``thinking_buys``: a levels table per model, then one line per contrast."""
-    from core.analysis.reasoning import describe_levels
+    """The printed form of ``thinking_buys``: a levels table per series (a model and a provenance; the runs made
+    here it pools named), then one line per contrast."""
+    from core.analysis.reasoning import describe_levels, who
 
     levels, contrasts = result["levels"], result["contrasts"]
     lines = []
-    for model, rows in levels.groupby("model", sort=False):
-        lines += [f"{model}", f"  {'effort':<8} {'configs':>7} {'answered':>8} {'accuracy %':>10} "
+    for _, rows in levels.groupby("series", sort=False):
+        lines += [who(rows.iloc[0]), f"  {'effort':<8} {'configs':>7} {'answered':>8} {'accuracy %':>10} "
                               f"{'spread (std)':>12} {'reasoning tok/item':>18} {'US$/item':>10}"]
         for r in rows.to_dict("records"):
             lines.append(f"  {r['reasoning'] or 'none':<8} {r['configs']:>7} {r['answered']:>8} "

@@ -5,7 +5,8 @@ max_tokens (sent as ``max_completion_tokens``), seed, stop. ``top_k`` is not par
 Reasoning models (o1/o3/o4*, gpt-5*) accept neither temperature, top_p nor stop, so those are dropped for them.
 ``reasoning_effort`` (other than ``none``) goes in the body as data/reasoning/efforts.yaml names it (``off`` as
 ``"none"``; ``max``, which OpenAI lacks, as the nearest level), with the reply cap raised by the level's allowance;
-a refused value whose error lists the values the model takes is re-sent once at the nearest of them; the reply's
+a refused value whose error lists the values the model takes is re-sent once at the nearest of them (a refused
+``off`` is re-sent without an effort, recorded as dropped: never as a thinking level); the reply's
 reasoning tokens (``usage.completion_tokens_details.reasoning_tokens``) are stored apart with their cost, and a ``reasoning_content`` beside the answer (some OpenAI-style gateways return one) is
 kept as the call's reasoning (core/models/reasoning.py).
 A stop sequence is cut from the reply by the API; a closing ``</answer>`` is put back when the reply's answer tag
