@@ -233,8 +233,10 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
             for rank in (1, 2, 3):
                 if rank <= len(top):
                     label, share = top[rank - 1]
-                    # no share (no such answer in the group): the label alone, never "(nan%)"
-                    base.at[i, f"top{rank}_{kind}"] = label if is_missing(share) else f"{label} ({share:.2f}%)"
+                    # no share (no such answer in the group: nothing correct, or nothing wrong): the cell stays
+                    # empty — a label there would name a confusion no answer made
+                    if not is_missing(share):
+                        base.at[i, f"top{rank}_{kind}"] = f"{label} ({share:.2f}%)"
     return base[[*by, *(k for k, _ in ERROR_ROWS)]]
 
 

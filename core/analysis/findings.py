@@ -1,8 +1,10 @@
 """The SetLexSem paper's findings (core/analysis/findings_catalogue.py) as tested verdicts, from any stored runs.
 
-``report(con, run_ids)`` computes every finding, **one verdict per model** (never pooled across models; runs of the
-same model are pooled and named). How a contrast of levels a and b of a factor is computed (docs/FIDELITY.md, "How
-verdicts are computed", gives the reasons):
+``report(con, run_ids)`` computes every finding, **one verdict per series**: a model's runs made here (pooled and
+named), or one uploaded run alone — a file's claims, labelled so, never pooled with the runs made here nor with
+another upload whose replies to the same prompts may disagree (``series_sql``; the report's ``series`` lists them).
+Series are never pooled with each other. How a contrast of levels a and b of a factor is computed (docs/FIDELITY.md,
+"How verdicts are computed", gives the reasons):
 
 1. **Unit = the independent draw.** The grid reuses each drawn (A, B) across operations, phrasings, approaches,
    shots and deceptive conditions (``findings_catalogue.DRAW`` names the columns that identify a draw). Item verdicts
@@ -15,12 +17,16 @@ verdicts are computed", gives the reasons):
    percentile bootstrap interval. A factor that varies between draws (size, token type, length, decile, overlap):
    per draw, the mean over its matched configurations; the stratified difference of means, stratified on the
    other draw-level factors, label permutation within strata, stratified bootstrap.
-4. **Families.** Holm within one finding and model (its pre-specified contrasts), named in the output;
+4. **Too few to test** (``stats.too_few``): below ``stats.MIN_UNITS`` draws, or with too few label arrangements to
+   ever reach p ≤ 0.05, a contrast has its estimate and "too few draws to test" — no interval, no p, not in a Holm
+   family. Declared only when the adjusted p is below α *and* the interval lies on the estimate's side of zero.
+5. **Families.** Holm within one finding and model (its pre-specified contrasts), named in the output;
    ``family="report"`` makes every primary contrast of the report one family. A finding that splits another's pooled
    contrast (``secondary_to``) is secondary: its own family, never the pooled one's.
-5. **Spread** (the paper's figure of merit): standard deviation of per-configuration accuracy (over the matched
+6. **Spread** (the paper's figure of merit): standard deviation of per-configuration accuracy (over the matched
    configurations of each level) and the Brown–Forsythe test, reported beside the verdict, not part of the family
-   (configurations share draws, so its p is optimistic).
+   (configurations share draws, so its p is optimistic); no test from fewer than ``stats.MIN_SPREAD`` configurations
+   a side.
 """
 
 from __future__ import annotations
@@ -75,25 +81,40 @@ def _derive(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
     return df
 
 
+def series_sql(have) -> str:
+    """The SQL of a row's series: its model for runs made here; for an uploaded run, the model, the run and the
+    word "claims" — an upload is a file's claims, never pooled with the runs made here nor with another upload
+    (whose replies to the same prompts may disagree)."""
+    if "provenance" not in have:
+        return "model"
+    return (f"CASE WHEN provenance = 'uploaded' THEN model || '{UPLOAD_MARK}' || run_id || ')' ELSE model END")
+
+
+UPLOAD_MARK = " (claims of upload "
+
+
 def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
-    """One row per answered set-operation item of the runs: model, run, design factors, the draw's columns, the
-    verdict as 0 / 100 (``accuracy``) and ``draw`` (an integer naming the draw). One query per report; each finding
-    keeps its slice (``keep``)."""
+    """One row per answered set-operation item of the runs: ``model`` (the series: a model's runs made here, or one
+    uploaded run as its own series, ``series_sql``), ``model_name``, run, configuration, the design factors, the
+    verdict as 0 / 100 (``accuracy``) and ``draw`` (an integer naming the draw, numbered in DuckDB from the draw's
+    columns, which stay there). One query per report; each finding keeps its slice (``keep``)."""
     have = set(view_columns(con, view))
     design = _design(con, view)
-    cols = list(dict.fromkeys(["model", "run_id", "config_id", *design, *(c for c in DRAW if c in have)]))
+    cols = list(dict.fromkeys(["run_id", "config_id", *design]))
     deceptive = "CASE WHEN members = 'deceptive' THEN NULL ELSE {} END"
-    sel = []
-    for c in cols:
-        q = quote(c)
+
+    def col(c: str) -> str:
         # for deceptive items ``pos`` and the sets are outcomes of the condition, not of the draw
-        sel.append(f"{deceptive.format(q)} AS {q}" if c in ("pos", "set_a", "set_b") and "members" in have else q)
+        return deceptive.format(quote(c)) if c in ("pos", "set_a", "set_b") and "members" in have else quote(c)
+
+    draw_cols = [c for c in DRAW if c in have]
+    draw = (f"dense_rank() OVER (ORDER BY {', '.join(col(c) + ' NULLS FIRST' for c in draw_cols)}) - 1"
+            if draw_cols else "0")
+    sel = [f"{col(c)} AS {quote(c)}" for c in cols]
     where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
-    df = con.execute(f"SELECT {', '.join(sel)}, 100.0 * CAST(correct AS INTEGER) AS accuracy "
-                     f"FROM {relation(con, view, scoring)} {where}", params).df()
-    draw_cols = [c for c in DRAW if c in df.columns]
-    df["draw"] = df.groupby(draw_cols, dropna=False, sort=True).ngroup() if draw_cols and len(df) else 0
-    return df
+    return con.execute(f"SELECT {series_sql(have)} AS model, model AS model_name, {', '.join(sel)}, "
+                       f"100.0 * CAST(correct AS INTEGER) AS accuracy, {draw} AS draw "
+                       f"FROM {relation(con, view, scoring)} {where}", params).df()
 
 
 def keep(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
@@ -157,9 +178,15 @@ def _codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
 
 
 def _unmatched_reason(part: pd.DataFrame, strata: list[str], is_a: pd.Series, a, b) -> str:
-    differ = [c for c in strata if not set(part.loc[is_a, c].astype(str)) & set(part.loc[~is_a, c].astype(str))]
+    """Why no stratum holds both levels: the factors whose values on the two sides never meet (compared through
+    each side's distinct values, as text)."""
+    def distinct(side: pd.DataFrame, c: str) -> set:
+        return {str(v) for v in pd.unique(side[c])}
+
+    side_a, side_b = part[is_a.to_numpy()], part[~is_a.to_numpy()]
+    differ = [c for c in strata if not distinct(side_a, c) & distinct(side_b, c)]
     why = f" ({', '.join(differ)} never equal)" if differ else ""
-    return f"no stratum holds both {a} and {b} with every other factor equal{why}"
+    return f"{stats.TOO_FEW}: no stratum holds both {a} and {b} with every other factor equal{why}"
 
 
 def contrast(df: pd.DataFrame, f: Finding, a, b, confidence: float = 0.95) -> dict:
@@ -214,7 +241,8 @@ def contrast(df: pd.DataFrame, f: Finding, a, b, confidence: float = 0.95) -> di
                    mean_b=plain(units.loc[~units["_a"], "acc"].mean()))
         conf = long.groupby(["_s", "_a"])["acc"].mean().unstack("_a")
         spread = stats.spread_test(conf[True].dropna().to_numpy(), conf[False].dropna().to_numpy())
-    out.update({k: plain(res[k]) for k in ("estimate", "ci_low", "ci_high", "p", "test", "exact", "caveat")})
+    out.update({k: plain(res[k]) for k in ("estimate", "ci_low", "ci_high", "p", "test", "exact", "caveat",
+                                          "testable")})
     out["unit"] = "draws"
     out["spread"] = {k: plain(v) for k, v in spread.items()}
     return out
@@ -257,7 +285,7 @@ def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "str
                     if not f.within:
                         lack = [str(x) for x, h in ((a, has_a), (b, has_b)) if not h]
                         out["unanswered"].append({"model": model, "a": plain(a), "b": plain(b),
-                                                  "reason": f"no results at {' or '.join(lack)}"})
+                                                  "reason": f"{stats.TOO_FEW}: no results at {' or '.join(lack)}"})
                     continue
                 c = contrast(part, f, a, b)
                 c["model"] = model
@@ -323,6 +351,17 @@ def _metrics(con, run_ids, f: Finding, scoring: str, view: str) -> dict:
 
 # ------------------------------------------------------------------------------------------------------- report
 
+def significant(c: Mapping, alpha: float) -> bool:
+    """A contrast is declared only when it was testable, its adjusted p is below ``alpha`` and its interval lies on
+    the estimate's side of zero — so the verdict's words never contradict its own numbers."""
+    p, est, lo, hi = (c.get(k) for k in ("p_adjusted", "estimate", "ci_low", "ci_high"))
+    if not c.get("testable", True) or p is None or est is None or not p < alpha or est == 0:
+        return False
+    if lo is None or hi is None:
+        return False
+    return lo > 0 if est > 0 else hi < 0
+
+
 def _family(fd: dict, c: dict, family: str) -> str:
     if family == "report" and not fd.get("secondary_to"):
         return "every primary contrast of this report"
@@ -353,19 +392,33 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
         adjusted = stats.holm([c["p"] if c["p"] is not None else float("nan") for c in cs])
         for c, p in zip(cs, adjusted):
             c["p_adjusted"] = plain(p)
-            c["family_size"] = len(cs)
-            c["significant"] = c["p_adjusted"] is not None and c["p_adjusted"] < alpha
+            c["family_size"] = sum(1 for x in cs if x["p"] is not None)   # what was tested, not what was too few
+            c["significant"] = significant(c, alpha)
     for fd in found:
         fd["verdicts"] = verdicts(fd, alpha)
         fd["lines"] = verdict_lines(fd, alpha)
     if data is not None and not only or only and reasoning.FINDING_ID in only:
         extra = reasoning.as_finding(data if data is not None else rows(con, run_ids, scoring, view), alpha)
         found += [extra] if extra is not None else []
+    prov = run_provenance(con, run_ids)
     correction = ("Holm within each finding and model (its pre-specified contrasts)" if family == "finding" else
                   "Holm across every primary contrast of the report (splits of a pooled contrast: their own family)")
     return {"alpha": alpha, "scoring": scoring, "family": family, "correction": correction,
             "unit": "the independent draw of (A, B)", "runs": list(run_ids) if run_ids is not None else None,
-            "provenance": run_provenance(con, run_ids), "findings": found}
+            "provenance": prov, "series": series(prov), "findings": found}
+
+
+def series(provenance: Sequence[Mapping]) -> list[dict]:
+    """The series the verdicts are given for (``run_provenance``'s runs grouped as ``series_sql`` groups rows): a
+    model's runs made here pooled; each uploaded run alone, labelled as a file's claims (``claim``)."""
+    out: dict[str, dict] = {}
+    for r in provenance:
+        upload = r["provenance"] == "uploaded"
+        label = f"{r['model']}{UPLOAD_MARK}{r['run_id']})" if upload else str(r["model"])
+        s = out.setdefault(label, {"series": label, "model": r["model"], "provenance": r["provenance"],
+                                   "claim": upload, "runs": []})
+        s["runs"].append(r["run_id"])
+    return sorted(out.values(), key=lambda s: (s["model"], s["claim"], s["series"]))
 
 
 def run_provenance(con, run_ids: Sequence[str] | None) -> list[dict]:
