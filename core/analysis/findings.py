@@ -41,7 +41,7 @@ from core.analysis import aggregated, reasoning, stats
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.queries import factor_columns
-from core.analysis.sql import VIEW, check_scoring, quote, relation, view_columns, where_clause
+from core.analysis.sql import VIEW, check_scoring, quote, relation, series_label, series_sql, view_columns, where_clause
 from core.analysis.summaries import config_accuracy
 
 __all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "keep", "points",
@@ -81,18 +81,6 @@ def _derive(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
     return df
 
 
-def series_sql(have) -> str:
-    """The SQL of a row's series: its model for runs made here; for an uploaded run, the model, the run and the
-    word "claims" — an upload is a file's claims, never pooled with the runs made here nor with another upload
-    (whose replies to the same prompts may disagree)."""
-    if "provenance" not in have:
-        return "model"
-    return (f"CASE WHEN provenance = 'uploaded' THEN model || '{UPLOAD_MARK}' || run_id || ')' ELSE model END")
-
-
-UPLOAD_MARK = " (claims of upload "
-
-
 def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
     """One row per answered set-operation item of the runs: ``model`` (the series: a model's runs made here, or one
     uploaded run as its own series, ``series_sql``), ``model_name``, run, configuration, the design factors, the
@@ -112,7 +100,7 @@ def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFram
             if draw_cols else "0")
     sel = [f"{col(c)} AS {quote(c)}" for c in cols]
     where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
-    return con.execute(f"SELECT {series_sql(have)} AS model, model AS model_name, {', '.join(sel)}, "
+    return con.execute(f"SELECT {series_sql(con)} AS model, model AS model_name, {', '.join(sel)}, "
                        f"100.0 * CAST(correct AS INTEGER) AS accuracy, {draw} AS draw "
                        f"FROM {relation(con, view, scoring)} {where}", params).df()
 
@@ -414,7 +402,7 @@ def series(provenance: Sequence[Mapping]) -> list[dict]:
     out: dict[str, dict] = {}
     for r in provenance:
         upload = r["provenance"] == "uploaded"
-        label = f"{r['model']}{UPLOAD_MARK}{r['run_id']})" if upload else str(r["model"])
+        label = series_label(r["model"], r["run_id"], upload)
         s = out.setdefault(label, {"series": label, "model": r["model"], "provenance": r["provenance"],
                                    "claim": upload, "runs": []})
         s["runs"].append(r["run_id"])

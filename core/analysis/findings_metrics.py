@@ -14,7 +14,7 @@ import math
 from typing import Mapping, Sequence
 
 from core.analysis import aggregated
-from core.analysis.sql import quote, relation, view_columns, where_clause
+from core.analysis.sql import quote, relation, series_sql, view_columns, where_clause
 
 TABLE_BY = ("operation", "members")
 
@@ -65,7 +65,9 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
     if not {"precision", "recall", "jaccard"} <= have:
         return None
     by = [c for c in ("model", *TABLE_BY) if c in have]
-    sel = ", ".join(quote(c) for c in by)
+    # the model column is the series (core/analysis/sql.py, series_sql): an upload is never pooled with a run made here
+    sel = ", ".join(f"{series_sql(con)} AS model" if c == "model" else quote(c) for c in by)
+    keys = ", ".join(str(i + 1) for i in range(len(by)))
     if scoring == "strict" and {"parsed_strict", "truth"} <= have:
         where, params = where_clause(con, run_ids, filters, view=view)
         cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
@@ -77,7 +79,7 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
                 FROM {relation(con, view, scoring)} {cond}),
             s AS (
                 SELECT *, len(list_intersect(t, a)) AS k, len(a) AS na, len(t) AS nt FROM m)
-            SELECT {sel}, count(*) AS n,
+            SELECT {", ".join(quote(c) for c in by)}, count(*) AS n,
                 100 * avg(CASE WHEN a IS NULL THEN 0 WHEN nt = 0 AND na = 0 THEN 1 WHEN na = 0 THEN 0
                                ELSE k / na END) AS precision,
                 100 * avg(CASE WHEN a IS NULL THEN 0 WHEN nt = 0 AND na = 0 THEN 1 WHEN nt = 0 THEN 0
@@ -85,7 +87,7 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
                 100 * avg(CASE WHEN a IS NULL THEN 0 WHEN nt = 0 AND na = 0 THEN 1
                                ELSE k / (nt + na - k) END) AS jaccard,
                 100.0 * avg(correct) AS accuracy
-            FROM s GROUP BY {sel} ORDER BY {sel}""", params).df()
+            FROM s GROUP BY {keys} ORDER BY {keys}""", params).df()
         return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
     if aggregated.usable(con, view, run_ids, [*by, "task", *filters]):
         where, params = where_clause(con, run_ids, filters, answered=False, view=view)
@@ -94,12 +96,12 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
             f"SELECT {sel}, CAST(sum(n) AS BIGINT) AS n, 100 * (sum(precision_sum) / sum(precision_n)) AS precision, "
             f"100 * (sum(recall_sum) / sum(recall_n)) AS recall, 100 * (sum(jaccard_sum) / sum(jaccard_n)) AS jaccard, "
             f"100.0 * (sum(n_correct) / sum(n)) AS accuracy FROM {aggregated.relation(con, scoring)} {cond} "
-            f"GROUP BY {sel} ORDER BY {sel}", params).df()
+            f"GROUP BY {keys} ORDER BY {keys}", params).df()
         return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
     where, params = where_clause(con, run_ids, filters, view=view)
     cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
     df = con.execute(
         f"SELECT {sel}, count(*) AS n, 100 * avg(precision) AS precision, 100 * avg(recall) AS recall, "
         f"100 * avg(jaccard) AS jaccard, 100.0 * avg(CAST(correct AS INTEGER)) AS accuracy "
-        f"FROM {relation(con, view, scoring)} {cond} GROUP BY {sel} ORDER BY {sel}", params).df()
+        f"FROM {relation(con, view, scoring)} {cond} GROUP BY {keys} ORDER BY {keys}", params).df()
     return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]

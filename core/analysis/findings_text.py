@@ -30,9 +30,9 @@ def _where(c: dict) -> str:
 
 def _units(c: dict) -> str:
     if c.get("design", "").startswith("paired"):
-        how = f"paired over {c['n']} draws"
+        how = f"paired over {c['n']} draw{'s' if c['n'] != 1 else ''}"
     else:
-        how = f"between draws, {c['n_a']} vs {c['n_b']} draws"
+        how = f"between draws, {c['n_a']} vs {c['n_b']} draw{'s' if c['n_b'] != 1 else ''}"
         if c.get("draw_strata", 1) > 1:
             how += f" in {c['draw_strata']} draw strata"
     return f"{how} (matched {c['strata_matched']} of {c['strata_total']} strata)"

@@ -18,11 +18,13 @@ from tests.support.loopback import LoopbackServer, set_hash_responder
 
 # one sample: one drawn (A, B), asked as a union and an intersection
 ONE = {"task": "setops", "seed": 5, "samples": 1, "operations": ["union", "intersection"], "sizes": [2],
-       "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+       "members": ["numbers"], "lengths": [2], "phrasings": ["formal"], "approaches": ["baseline_allow_empty"],
+       "shots": [0]}
 # twelve items: three draws, each asked in four operations
 TWELVE = {"task": "setops", "seed": 6, "samples": 3,
           "operations": ["union", "intersection", "difference", "symmetric_difference"], "sizes": [2],
-          "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+          "members": ["numbers"], "lengths": [2], "phrasings": ["formal"], "approaches": ["baseline_allow_empty"],
+          "shots": [0]}
 WRONG = "<answer>{zzwrong}</answer>"
 
 
@@ -59,7 +61,7 @@ def _check_honest(rep: dict, text: str) -> None:
         if c["estimate"]:   # words follow the sign
             word = "beats" if c["estimate"] > 0 else "trails"
             assert any(word in v for f in rep["findings"] for v in f["verdicts"])
-    for bad in ("p = 1.000", "Brown–Forsythe", "[100.0, 100.0]", "[50.0, 50.0]", "[-100.0, -100.0]"):
+    for bad in ("p = 1.000", "Brown–Forsythe p", "[100.0, 100.0]", "[50.0, 50.0]", "[-100.0, -100.0]"):
         assert bad not in text, bad
     assert stats.TOO_FEW in text
 
@@ -97,7 +99,8 @@ def test_findings_page_on_tiny_runs_says_too_few_draws(small, monkeypatch):
 # ----------------------------------------------------------------------------------------------------- provenance
 
 HALF = {"task": "setops", "seed": 8, "samples": 8, "operations": ["union", "intersection"], "sizes": [2, 4],
-        "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+        "members": ["numbers"], "lengths": [2], "phrasings": ["formal"], "approaches": ["baseline_allow_empty"],
+        "shots": [0]}
 
 
 @pytest.fixture(scope="module")
@@ -153,4 +156,6 @@ def test_an_edited_upload_is_never_pooled_with_the_run_made_here(edited_upload):
     out = tmp / "f.md"
     assert cli(["report", "findings", "--db", db, "--run", f"{made},{uploaded}", "--out", str(out)]) == 0
     md = out.read_text(encoding="utf-8")
-    assert "claims of upload" in md and "pooled" not in md
+    assert "claims of upload" in md and "pooled:" not in md
+    metrics = next(f for f in rep["findings"] if f["id"] == "precision_recall_jaccard")["table"]
+    assert {r["model"] for r in metrics} == set(series)                  # partial credit per series, too
