@@ -100,9 +100,20 @@ def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFram
             if draw_cols else "0")
     sel = [f"{col(c)} AS {quote(c)}" for c in cols]
     where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
-    return con.execute(f"SELECT {series_sql(con)} AS model, model AS model_name, {', '.join(sel)}, "
-                       f"100.0 * CAST(correct AS INTEGER) AS accuracy, {draw} AS draw "
-                       f"FROM {relation(con, view, scoring)} {where}", params).df()
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = con.sql(f"SELECT {series_sql(con)} AS model, model AS model_name, {', '.join(sel)}, "
+                    f"100.0 * CAST(correct AS INTEGER) AS accuracy, {draw} AS draw "
+                    f"FROM {relation(con, view, scoring)} {where}", params=params).to_arrow_table()
+    for i, field in enumerate(table.schema):   # text as categories: grouping and slicing work on integer codes
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            table = table.set_column(i, field.name, pc.dictionary_encode(table.column(i)))
+    df = table.to_pandas()
+    for c in df.columns:   # categories in sorted order (not the order rows arrived in): groupings sort as the values
+        if isinstance(df[c].dtype, pd.CategoricalDtype):
+            df[c] = df[c].cat.reorder_categories(sorted(df[c].cat.categories))
+    return df
 
 
 def keep(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
@@ -118,17 +129,26 @@ def keep(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
             hit |= pd.to_numeric(df[col], errors="coerce").isin(numbers)
         texts = [str(v) for v in values if v is not None and v not in numbers]
         if texts:
-            hit |= df[col].astype(str).isin(texts) & df[col].notna()
+            hit |= _text_in(df[col], texts)
         if any(v is None for v in values):
             hit |= df[col].isna()
         mask &= hit
     return _derive(df[mask].copy(), f)
 
 
+def _text_in(series: pd.Series, texts: Sequence[str]) -> pd.Series:
+    """Which values of ``series`` (not missing) read as one of ``texts``; a categorical column compares its few
+    categories, not its rows."""
+    texts = set(texts)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series.isin([c for c in series.cat.categories if str(c) in texts])
+    return series.astype(str).isin(texts) & series.notna()
+
+
 def _level_eq(series: pd.Series, level) -> pd.Series:
     if isinstance(level, (int, float)) and not isinstance(level, bool):
         return pd.to_numeric(series, errors="coerce") == level
-    return series.astype(str) == str(level)
+    return _text_in(series, [str(level)])
 
 
 def _levels(df: pd.DataFrame, column: str) -> list:
