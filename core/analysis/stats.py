@@ -24,7 +24,10 @@ Choices, for a reviewer (docs/FIDELITY.md, "How verdicts are computed", says the
   ``scipy.stats.bootstrap`` (percentile) make, and summed in the same order: p and interval are scipy's to the bit
   (tests/analysis/test_stats.py checks it; scipy is the tests' reference), in batches of bounded memory and without
   scipy's per-call overhead. The stratified permutation's statistic is linear in the labels: one matrix product per
-  batch of arrangements.
+  batch of arrangements; above EXACT_MAX arrangements a stratum with at most FEW_VALUES distinct values (accuracies
+  of a few configurations take few) has its random arrangements drawn as multivariate hypergeometric counts of those
+  values, and its bootstrap resamples as multinomial counts of them — the same laws as shuffling or resampling the
+  units, in time that grows with the distinct values, not the units.
 - **Too few to test** (``too_few``): the smallest two-sided p an exact permutation test can give is 2 / (number of
   arrangements) — 2 / 2^n for n paired units, 0.0625 at n = 5. Below ``MIN_UNITS`` units, or when that smallest p is
   above ``REACHABLE``, or with one unit on a side of a between-draw contrast, a contrast has its estimate only:
@@ -56,6 +59,7 @@ MIN_UNITS = 6           # fewest units a test or an interval is computed from (2
 REACHABLE = 0.05        # a test whose smallest attainable p exceeds this cannot give evidence: not run
 MIN_SPREAD = 3          # fewest configurations per side for the Brown–Forsythe test of equal spread
 TOO_FEW = "too few draws to test"
+FEW_VALUES = 64         # a stratum with at most this many distinct values is resampled through their counts
 
 
 # ------------------------------------------------------------------------------------------------- proportions
@@ -357,28 +361,42 @@ def stratified_contrast(values: Sequence[float], is_a: Sequence[bool], strata: S
         if count <= EXACT_MAX:
             perms = _exact_labels(sizes, n_a, count)
             adjust, out["exact"] = 0, True
+            step = max(1, 2_000_000 // len(values))
+            null = np.concatenate([perms[k:k + step].astype(np.float64) @ coef - const
+                                   for k in range(0, len(perms), step)])
         else:
+            # a random arrangement within a stratum labels a random n_a of its units a: which values they carry is
+            # a multivariate hypergeometric draw from the stratum's distinct values (the same law, drawn in
+            # O(distinct values) instead of shuffling every unit)
             rng = np.random.default_rng(seed)
-            perms = np.empty((RESAMPLES, len(values)), dtype=bool)
-            for start, size, na in zip(starts, sizes, n_a):
-                base = np.zeros((RESAMPLES, size), dtype=bool)
-                base[:, :na] = True
-                perms[:, start:start + size] = rng.permuted(base, axis=1, out=base)
+            null = np.full(RESAMPLES, -const)
+            for start, size, na, scale in zip(starts, sizes, n_a, w / n_a + w / n_b):
+                vals, counts = np.unique(values[start:start + size], return_counts=True)
+                if len(vals) <= FEW_VALUES:
+                    picked = rng.multivariate_hypergeometric(counts, int(na), size=RESAMPLES)
+                    null += picked @ (vals * scale)
+                else:   # many distinct values: shuffle the units
+                    labels = np.zeros((RESAMPLES, size), dtype=bool)
+                    labels[:, :na] = True
+                    rng.permuted(labels, axis=1, out=labels)
+                    null += labels.astype(np.float64) @ (values[start:start + size] * scale)
             adjust = 1
-        step = max(1, 2_000_000 // len(values))
-        null = np.concatenate([perms[k:k + step].astype(np.float64) @ coef - const
-                               for k in range(0, len(perms), step)])
         tol = 1e-9 * max(1.0, abs(observed))
         hits = int(np.sum(np.abs(null) >= abs(observed) - tol))
         out["p"] = min(1.0, (hits + adjust) / (len(null) + adjust))
-    # interval: resample units within each (stratum, level) group
+    # interval: resample units within each (stratum, level) group — a resample's counts of each distinct value are
+    # a multinomial draw (the same law as drawing units with replacement, in O(distinct values))
     rng = np.random.default_rng(seed)
     boot = np.zeros(RESAMPLES)
     for wi, start, size in zip(w, starts, sizes):
         g = slice(start, start + size)
         for side in (True, False):
             v = values[g][is_a[g] == side]
-            means = v[rng.integers(0, len(v), size=(RESAMPLES, len(v)))].mean(1)
+            vals, counts = np.unique(v, return_counts=True)
+            if len(vals) <= FEW_VALUES:
+                means = rng.multinomial(len(v), counts / len(v), size=RESAMPLES) @ vals / len(v)
+            else:
+                means = v[rng.integers(0, len(v), size=(RESAMPLES, len(v)), dtype=np.uint32)].mean(1)
             boot += wi * means if side else -wi * means
     alpha = (1 - confidence) / 2
     out["ci_low"], out["ci_high"] = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1 - alpha)))

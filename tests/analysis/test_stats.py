@@ -164,3 +164,31 @@ def test_holm_equals_statsmodels_on_random_families_with_ties_and_gaps(monkeypat
             got = holm(with_gaps)
             assert math.isnan(got[1]) and math.isnan(got[2])
             assert got[:1] + got[3:] == pytest.approx(expected.tolist(), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("levels", [[0.0, 50.0, 100.0], None])
+def test_monte_carlo_stratified_p_agrees_with_the_exact_enumeration(levels):
+    """Above EXACT_MAX arrangements the labels are drawn at random — through the counts of the distinct values when
+    there are few (multivariate hypergeometric), by shuffling the units when there are many: either way the p is
+    the exact enumeration's within Monte Carlo error (C(10, 5)² = 63,504 arrangements, enumerated here)."""
+    rng = np.random.default_rng(3)
+    values = (rng.choice(levels, size=20) if levels else rng.uniform(0, 100, size=20)) + np.r_[np.full(5, 20.0),
+                                                                                               np.zeros(15)]
+    values = np.minimum(values, 100.0)
+    is_a = np.tile(np.r_[np.ones(5, bool), np.zeros(5, bool)], 2)
+    strata = np.repeat([0, 1], 10)
+    res = stats.stratified_contrast(values, is_a, strata)
+    assert not res["exact"] and res["testable"]
+    observed = stats.stratified_difference(values, is_a, strata)
+    combos = np.array(list(itertools.combinations(range(10), 5)))
+    lab = np.zeros((len(combos), 10), dtype=bool)
+    lab[np.arange(len(combos))[:, None], combos] = True
+
+    def diffs(v):   # every arrangement of one stratum: mean of a − mean of b
+        return (lab @ v) / 5 - ((~lab) @ v) / 5
+
+    d0, d1 = diffs(values[:10]), diffs(values[10:])
+    null = 0.5 * d0[:, None] + 0.5 * d1[None, :]
+    exact = np.mean(np.abs(null) >= abs(observed) - 1e-9)
+    assert res["p"] == pytest.approx(exact, abs=0.02)
+    assert res["ci_low"] <= observed <= res["ci_high"]
