@@ -328,7 +328,7 @@ def _get_stats(data: pd.DataFrame) -> list[dict]:
     run's cell of the grid) per model × operation × token type (× deceptive condition: the three conditions are
     never pooled); ``items`` = the answered items behind them."""
     by = [c for c in TABLE_BY if c in data and data[c].notna().any()]
-    per_config = (data.groupby(["run_id", "config_id"], sort=False)
+    per_config = (data.groupby(["run_id", "config_id"], sort=True)
                   .agg(accuracy=("accuracy", "mean"), n=("accuracy", "size"), **{c: (c, "first") for c in by})
                   .reset_index())
     table = (per_config.groupby(by, dropna=False, sort=True)
