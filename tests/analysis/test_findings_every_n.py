@@ -159,3 +159,20 @@ def test_an_edited_upload_is_never_pooled_with_the_run_made_here(edited_upload):
     assert "claims of upload" in md and "pooled:" not in md
     metrics = next(f for f in rep["findings"] if f["id"] == "precision_recall_jaccard")["table"]
     assert {r["model"] for r in metrics} == set(series)                  # partial credit per series, too
+
+
+def test_the_findings_page_shows_the_upload_as_its_own_series(edited_upload, monkeypatch):
+    db, made, uploaded, _ = edited_upload
+    monkeypatch.setenv("STUDIO_DB", db)
+    import streamlit as st
+
+    st.cache_data.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.switch_page("pages/findings.py")
+    at.query_params["runs"] = f"{made},{uploaded}"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = "\n".join(str(e.value) for kind in ("markdown", "caption", "info", "warning", "text", "subheader")
+                      for e in getattr(at, kind))
+    assert f"claims of upload {uploaded}" in shown
+    assert "pooled:" not in shown
