@@ -69,6 +69,11 @@ def points(con, run_ids, f: Finding, scoring: str = "strict", view: str = VIEW) 
         inside = set(factor_columns(con, run_ids, view, per_sample=True)) - set(factor_columns(con, run_ids, view))
     design = [c for c in _design(con, view) if c not in inside]
     pts = config_accuracy(con, run_ids, ["model", *design], f.filters, view, scoring)
+    if not pts.empty and "runs" in {t[0] for t in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}:
+        # the series, as the verdicts have them: an upload's configurations are never drawn with the runs made here
+        label = {r["run_id"]: series_label(r["model"], r["run_id"], r["provenance"] == "uploaded")
+                 for r in run_provenance(con, sorted(set(pts["run_id"])))}
+        pts["model"] = pts["run_id"].map(label).fillna(pts["model"])
     return _derive(pts, f)
 
 

@@ -136,7 +136,9 @@ def test_an_edited_upload_is_never_pooled_with_the_run_made_here(edited_upload):
     db, made, uploaded, tmp = edited_upload
     with store.connect(db) as con:
         rep = findings.report(con, [made, uploaded])
+        points = findings.points(con, [made, uploaded], findings.BY_ID["operation_types"])
     series = {s["series"]: s for s in rep["series"]}
+    assert set(points["model"]) == set(series)                 # the page's violins draw the series apart, too
     assert len(series) == 2, series
     here = next(s for s in series.values() if s["runs"] == [made])
     claim = next(s for s in series.values() if s["runs"] == [uploaded])
