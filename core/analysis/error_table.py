@@ -8,8 +8,9 @@ Two choices shape it:
   and that member is made up (−1 is never in A or B). "ours" = no set was found: "L?", nothing made up.
   With "reference" the top-3 lists are also ranked as the reference ranks them (most frequent first, ties in the
   order of the label text; the labels seen anywhere in the group fill the list with share 0.0 when fewer labels
-  occur among the wrong (or right) answers; with no such answer at all the shares are nan). With "ours" ties break
-  by G, then L (L? last) and only labels that occur are listed.
+  occur among the wrong (or right) answers; with no such answer at all the shares are nan, and ``error_table``
+  leaves those cells empty: a group with nothing correct has no "Top-1 correct"). With "ours" ties break by G, then
+  L (L? last) and only labels that occur are listed.
 
 ``error_table`` gives our column names (the dashboard's table); ``reference_error_table`` gives the reference's
 column names and values computed with its formulas, e.g. ``accuracy = round(n_correct / n * 100, 2)``,
