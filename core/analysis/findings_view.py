@@ -219,8 +219,8 @@ def provenance_line(rep: dict, escape) -> str:
     line = f"Runs: {shown}." if runs else "Runs: none."
     claims = [s for s in rep.get("series") or [] if s.get("claim")]
     if claims:
-        line += (" Series never pooled: " + "; ".join(escape(s["series"]) for s in rep["series"]) +
-                 " — an upload is a file's claims, its own series.")
+        line += (" Verdicts per series: " + "; ".join(escape(s["series"]) for s in rep["series"]) +
+                 " — an upload is a file's claims, never pooled with another series.")
     return line
 
 
