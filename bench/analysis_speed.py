@@ -18,7 +18,8 @@ and page views at 10M ≤ 0.5 s, peak memory of the 10M findings report printed 
     python bench/analysis_speed.py --db STORE --first [--code TREE] [--repeat 3]
 
 ``--first`` times only the first findings report: ``core.analysis.findings.report`` over the store's synthetic runs
-in a fresh process each time (no memo, no stored result), printing its wall time and the process's peak RSS and the
+in a fresh process each time (no memo, no stored result), printing its wall time, its CPU time (user + system over
+all threads: on a shared, loaded machine the better figure of the work done), the process's peak RSS and the
 machine's load (``os.getloadavg``) before each; ``--code TREE`` runs another checkout's core (an older commit) on
 the same store, for before/after figures taken alternately on one machine. Prints figures; never asserts.
 """
@@ -180,11 +181,14 @@ from core.analysis import findings
 con = duckdb.connect(sys.argv[2], read_only=True)
 ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id LIKE 'synth%' ORDER BY run_id").fetchall()]
 n = con.execute("SELECT count(*) FROM results").fetchone()[0]
+before = resource.getrusage(resource.RUSAGE_SELF)
 t = time.perf_counter()
 rep = findings.report(con, ids)
 wall = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"results": n, "seconds": wall, "peak_rss_mb": rss,
+usage = resource.getrusage(resource.RUSAGE_SELF)
+rss = usage.ru_maxrss / 1024
+cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
+print(json.dumps({"results": n, "seconds": wall, "peak_rss_mb": rss, "cpu_seconds": cpu,
                   "contrasts": sum(len(f.get("contrasts", [])) for f in rep["findings"])}))
 """
 
@@ -204,7 +208,8 @@ def first_findings(db: str, code: str, repeat: int) -> None:
             print(f"{label}: failed: {done.stderr.strip().splitlines()[-1:]}")
             continue
         got = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"first findings report, code {label}: {got['results']:,} results, {got['seconds']:.1f} s, "
+        print(f"first findings report, code {label}: {got['results']:,} results, {got['seconds']:.1f} s wall, "
+              f"{got.get('cpu_seconds', float('nan')):.1f} s CPU (user + system, all threads), "
               f"peak RSS {got['peak_rss_mb']:,.0f} MB, {got['contrasts']} contrasts "
               f"(load before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})", flush=True)
 
