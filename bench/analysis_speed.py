@@ -12,7 +12,16 @@ Each view is timed on the store's per-configuration aggregates (core/store/aggre
 on the rows as well (the same numbers; tests/analysis/test_aggregates_equal_rows.py). Then `python -m core report
 errors / table / findings` are called in one process three times each: the first call reads the aggregates, the
 repeats are answered by the in-process memo (core/analysis/memo.py).
-Targets (issue 20): repeated report calls < 1 s, first < 20 s at 10M rows. Prints figures; never asserts.
+Targets: first ``report findings`` (nothing memoised) ≤ 3 s at 1M and ≤ 10 s at 10M results, repeated reports
+and page views at 10M ≤ 0.5 s, peak memory of the 10M findings report printed (goal ≤ 2 GB), on 2 idle cores.
+
+    python bench/analysis_speed.py --db STORE --first [--code TREE] [--repeat 3]
+
+``--first`` times only the first findings report: ``core.analysis.findings.report`` over the store's synthetic runs
+in a fresh process each time (no memo, no stored result), printing its wall time, its CPU time (user + system over
+all threads: on a shared, loaded machine the better figure of the work done), the process's peak RSS and the
+machine's load (``os.getloadavg``) before each; ``--code TREE`` runs another checkout's core (an older commit) on
+the same store, for before/after figures taken alternately on one machine. Prints figures; never asserts.
 """
 
 from __future__ import annotations
@@ -60,7 +69,16 @@ def main() -> None:
     ap.add_argument("--flat", action="store_true", help="flat v_results table instead of the store schema")
     ap.add_argument("--repeat", type=int, default=3, help="timings per view (best printed)")
     ap.add_argument("--rows-path", action="store_true", help="also time each view on the rows (no aggregates)")
+    ap.add_argument("--first", action="store_true",
+                    help="only the first findings report, in fresh processes (wall time, peak RSS)")
+    ap.add_argument("--code", default=str(Path(__file__).resolve().parent.parent),
+                    help="with --first: the checkout whose core computes the report (default: this one)")
     args = ap.parse_args()
+    if args.first:
+        if not args.db:
+            ap.error("--first needs --db (a store filled before)")
+        first_findings(args.db, args.code, args.repeat)
+        return
     tmp = None
     path = args.db
     if path is None:
@@ -153,6 +171,47 @@ def main() -> None:
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+FIRST = """
+import json, os, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+import duckdb
+from core.analysis import findings
+con = duckdb.connect(sys.argv[2], read_only=True)
+ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id LIKE 'synth%' ORDER BY run_id").fetchall()]
+n = con.execute("SELECT count(*) FROM results").fetchone()[0]
+before = resource.getrusage(resource.RUSAGE_SELF)
+t = time.perf_counter()
+rep = findings.report(con, ids)
+wall = time.perf_counter() - t
+usage = resource.getrusage(resource.RUSAGE_SELF)
+rss = usage.ru_maxrss / 1024
+cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
+print(json.dumps({"results": n, "seconds": wall, "peak_rss_mb": rss, "cpu_seconds": cpu,
+                  "contrasts": sum(len(f.get("contrasts", [])) for f in rep["findings"])}))
+"""
+
+
+def first_findings(db: str, code: str, repeat: int) -> None:
+    """The first findings report (nothing memoised) in ``repeat`` fresh processes running ``code``'s core."""
+    import json
+    import subprocess
+
+    head = subprocess.run(["git", "-C", code, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    label = head.stdout.strip() or code
+    for _ in range(repeat):
+        load = os.getloadavg()
+        done = subprocess.run([sys.executable, "-c", FIRST, code, db], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": code}, check=False)
+        if done.returncode:
+            print(f"{label}: failed: {done.stderr.strip().splitlines()[-1:]}")
+            continue
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"first findings report, code {label}: {got['results']:,} results, {got['seconds']:.1f} s wall, "
+              f"{got.get('cpu_seconds', float('nan')):.1f} s CPU (user + system, all threads), "
+              f"peak RSS {got['peak_rss_mb']:,.0f} MB, {got['contrasts']} contrasts "
+              f"(load before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ Two choices shape it:
   and that member is made up (−1 is never in A or B). "ours" = no set was found: "L?", nothing made up.
   With "reference" the top-3 lists are also ranked as the reference ranks them (most frequent first, ties in the
   order of the label text; the labels seen anywhere in the group fill the list with share 0.0 when fewer labels
-  occur among the wrong (or right) answers; with no such answer at all the shares are nan). With "ours" ties break
-  by G, then L (L? last) and only labels that occur are listed.
+  occur among the wrong (or right) answers; with no such answer at all the shares are nan, and ``error_table``
+  leaves those cells empty: a group with nothing correct has no "Top-1 correct"). With "ours" ties break by G, then
+  L (L? last) and only labels that occur are listed.
 
 ``error_table`` gives our column names (the dashboard's table); ``reference_error_table`` gives the reference's
 column names and values computed with its formulas, e.g. ``accuracy = round(n_correct / n * 100, 2)``,
@@ -233,8 +234,10 @@ def error_table(con, run_ids: Sequence[str] | None, by: Sequence[str] = ("member
             for rank in (1, 2, 3):
                 if rank <= len(top):
                     label, share = top[rank - 1]
-                    # no share (no such answer in the group): the label alone, never "(nan%)"
-                    base.at[i, f"top{rank}_{kind}"] = label if is_missing(share) else f"{label} ({share:.2f}%)"
+                    # no share (no such answer in the group: nothing correct, or nothing wrong): the cell stays
+                    # empty — a label there would name a confusion no answer made
+                    if not is_missing(share):
+                        base.at[i, f"top{rank}_{kind}"] = f"{label} ({share:.2f}%)"
     return base[[*by, *(k for k, _ in ERROR_ROWS)]]
 
 

@@ -1,8 +1,10 @@
 """The SetLexSem paper's findings (core/analysis/findings_catalogue.py) as tested verdicts, from any stored runs.
 
-``report(con, run_ids)`` computes every finding, **one verdict per model** (never pooled across models; runs of the
-same model are pooled and named). How a contrast of levels a and b of a factor is computed (docs/FIDELITY.md, "How
-verdicts are computed", gives the reasons):
+``report(con, run_ids)`` computes every finding, **one verdict per series**: a model's runs made here (pooled and
+named), or one uploaded run alone — a file's claims, labelled so, never pooled with the runs made here nor with
+another upload whose replies to the same prompts may disagree (``series_sql``; the report's ``series`` lists them).
+Series are never pooled with each other. How a contrast of levels a and b of a factor is computed (docs/FIDELITY.md,
+"How verdicts are computed", gives the reasons):
 
 1. **Unit = the independent draw.** The grid reuses each drawn (A, B) across operations, phrasings, approaches,
    shots and deceptive conditions (``findings_catalogue.DRAW`` names the columns that identify a draw). Item verdicts
@@ -15,12 +17,16 @@ verdicts are computed", gives the reasons):
    percentile bootstrap interval. A factor that varies between draws (size, token type, length, decile, overlap):
    per draw, the mean over its matched configurations; the stratified difference of means, stratified on the
    other draw-level factors, label permutation within strata, stratified bootstrap.
-4. **Families.** Holm within one finding and model (its pre-specified contrasts), named in the output;
+4. **Too few to test** (``stats.too_few``): below ``stats.MIN_UNITS`` draws, or with too few label arrangements to
+   ever reach p ≤ 0.05, a contrast has its estimate and "too few draws to test" — no interval, no p, not in a Holm
+   family. Declared only when the adjusted p is below α *and* the interval lies on the estimate's side of zero.
+5. **Families.** Holm within one finding and model (its pre-specified contrasts), named in the output;
    ``family="report"`` makes every primary contrast of the report one family. A finding that splits another's pooled
    contrast (``secondary_to``) is secondary: its own family, never the pooled one's.
-5. **Spread** (the paper's figure of merit): standard deviation of per-configuration accuracy (over the matched
+6. **Spread** (the paper's figure of merit): standard deviation of per-configuration accuracy (over the matched
    configurations of each level) and the Brown–Forsythe test, reported beside the verdict, not part of the family
-   (configurations share draws, so its p is optimistic).
+   (configurations share draws, so its p is optimistic); no test from fewer than ``stats.MIN_SPREAD`` configurations
+   a side.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from core.analysis import aggregated, reasoning, stats
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.queries import factor_columns
-from core.analysis.sql import VIEW, check_scoring, quote, relation, view_columns, where_clause
+from core.analysis.sql import VIEW, check_scoring, quote, relation, series_label, series_sql, view_columns, where_clause
 from core.analysis.summaries import config_accuracy
 
 __all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "keep", "points",
@@ -63,6 +69,11 @@ def points(con, run_ids, f: Finding, scoring: str = "strict", view: str = VIEW) 
         inside = set(factor_columns(con, run_ids, view, per_sample=True)) - set(factor_columns(con, run_ids, view))
     design = [c for c in _design(con, view) if c not in inside]
     pts = config_accuracy(con, run_ids, ["model", *design], f.filters, view, scoring)
+    if not pts.empty and "runs" in {t[0] for t in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}:
+        # the series, as the verdicts have them: an upload's configurations are never drawn with the runs made here
+        label = {r["run_id"]: series_label(r["model"], r["run_id"], r["provenance"] == "uploaded")
+                 for r in run_provenance(con, sorted(set(pts["run_id"])))}
+        pts["model"] = pts["run_id"].map(label).fillna(pts["model"])
     return _derive(pts, f)
 
 
@@ -76,23 +87,37 @@ def _derive(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
 
 
 def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFrame:
-    """One row per answered set-operation item of the runs: model, run, design factors, the draw's columns, the
-    verdict as 0 / 100 (``accuracy``) and ``draw`` (an integer naming the draw). One query per report; each finding
-    keeps its slice (``keep``)."""
+    """One row per answered set-operation item of the runs: ``model`` (the series: a model's runs made here, or one
+    uploaded run as its own series, ``series_sql``), ``model_name``, run, configuration, the design factors, the
+    verdict as 0 / 100 (``accuracy``) and ``draw`` (an integer naming the draw, numbered in DuckDB from the draw's
+    columns, which stay there). One query per report; each finding keeps its slice (``keep``)."""
     have = set(view_columns(con, view))
     design = _design(con, view)
-    cols = list(dict.fromkeys(["model", "run_id", "config_id", *design, *(c for c in DRAW if c in have)]))
+    cols = list(dict.fromkeys(["run_id", "config_id", *design]))
     deceptive = "CASE WHEN members = 'deceptive' THEN NULL ELSE {} END"
-    sel = []
-    for c in cols:
-        q = quote(c)
+
+    def col(c: str) -> str:
         # for deceptive items ``pos`` and the sets are outcomes of the condition, not of the draw
-        sel.append(f"{deceptive.format(q)} AS {q}" if c in ("pos", "set_a", "set_b") and "members" in have else q)
+        return deceptive.format(quote(c)) if c in ("pos", "set_a", "set_b") and "members" in have else quote(c)
+
+    draw_cols = [c for c in DRAW if c in have]
+    draw = (f"dense_rank() OVER (ORDER BY {', '.join(col(c) + ' NULLS FIRST' for c in draw_cols)}) - 1"
+            if draw_cols else "0")
+    sel = [f"{col(c)} AS {quote(c)}" for c in cols]
     where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
-    df = con.execute(f"SELECT {', '.join(sel)}, 100.0 * CAST(correct AS INTEGER) AS accuracy "
-                     f"FROM {relation(con, view, scoring)} {where}", params).df()
-    draw_cols = [c for c in DRAW if c in df.columns]
-    df["draw"] = df.groupby(draw_cols, dropna=False, sort=True).ngroup() if draw_cols and len(df) else 0
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = con.sql(f"SELECT {series_sql(con)} AS model, model AS model_name, {', '.join(sel)}, "
+                    f"100.0 * CAST(correct AS INTEGER) AS accuracy, {draw} AS draw "
+                    f"FROM {relation(con, view, scoring)} {where}", params=params).to_arrow_table()
+    for i, field in enumerate(table.schema):   # text as categories: grouping and slicing work on integer codes
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            table = table.set_column(i, field.name, pc.dictionary_encode(table.column(i)))
+    df = table.to_pandas()
+    for c in df.columns:   # categories in sorted order (not the order rows arrived in): groupings sort as the values
+        if isinstance(df[c].dtype, pd.CategoricalDtype):
+            df[c] = df[c].cat.reorder_categories(sorted(df[c].cat.categories))
     return df
 
 
@@ -109,17 +134,26 @@ def keep(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
             hit |= pd.to_numeric(df[col], errors="coerce").isin(numbers)
         texts = [str(v) for v in values if v is not None and v not in numbers]
         if texts:
-            hit |= df[col].astype(str).isin(texts) & df[col].notna()
+            hit |= _text_in(df[col], texts)
         if any(v is None for v in values):
             hit |= df[col].isna()
         mask &= hit
     return _derive(df[mask].copy(), f)
 
 
+def _text_in(series: pd.Series, texts: Sequence[str]) -> pd.Series:
+    """Which values of ``series`` (not missing) read as one of ``texts``; a categorical column compares its few
+    categories, not its rows."""
+    texts = set(texts)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series.isin([c for c in series.cat.categories if str(c) in texts])
+    return series.astype(str).isin(texts) & series.notna()
+
+
 def _level_eq(series: pd.Series, level) -> pd.Series:
     if isinstance(level, (int, float)) and not isinstance(level, bool):
         return pd.to_numeric(series, errors="coerce") == level
-    return series.astype(str) == str(level)
+    return _text_in(series, [str(level)])
 
 
 def _levels(df: pd.DataFrame, column: str) -> list:
@@ -157,9 +191,15 @@ def _codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
 
 
 def _unmatched_reason(part: pd.DataFrame, strata: list[str], is_a: pd.Series, a, b) -> str:
-    differ = [c for c in strata if not set(part.loc[is_a, c].astype(str)) & set(part.loc[~is_a, c].astype(str))]
+    """Why no stratum holds both levels: the factors whose values on the two sides never meet (compared through
+    each side's distinct values, as text)."""
+    def distinct(side: pd.DataFrame, c: str) -> set:
+        return {str(v) for v in pd.unique(side[c])}
+
+    side_a, side_b = part[is_a.to_numpy()], part[~is_a.to_numpy()]
+    differ = [c for c in strata if not distinct(side_a, c) & distinct(side_b, c)]
     why = f" ({', '.join(differ)} never equal)" if differ else ""
-    return f"no stratum holds both {a} and {b} with every other factor equal{why}"
+    return f"{stats.TOO_FEW}: no stratum holds both {a} and {b} with every other factor equal{why}"
 
 
 def contrast(df: pd.DataFrame, f: Finding, a, b, confidence: float = 0.95) -> dict:
@@ -214,7 +254,8 @@ def contrast(df: pd.DataFrame, f: Finding, a, b, confidence: float = 0.95) -> di
                    mean_b=plain(units.loc[~units["_a"], "acc"].mean()))
         conf = long.groupby(["_s", "_a"])["acc"].mean().unstack("_a")
         spread = stats.spread_test(conf[True].dropna().to_numpy(), conf[False].dropna().to_numpy())
-    out.update({k: plain(res[k]) for k in ("estimate", "ci_low", "ci_high", "p", "test", "exact", "caveat")})
+    out.update({k: plain(res[k]) for k in ("estimate", "ci_low", "ci_high", "p", "test", "exact", "caveat",
+                                          "testable")})
     out["unit"] = "draws"
     out["spread"] = {k: plain(v) for k, v in spread.items()}
     return out
@@ -257,7 +298,7 @@ def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "str
                     if not f.within:
                         lack = [str(x) for x, h in ((a, has_a), (b, has_b)) if not h]
                         out["unanswered"].append({"model": model, "a": plain(a), "b": plain(b),
-                                                  "reason": f"no results at {' or '.join(lack)}"})
+                                                  "reason": f"{stats.TOO_FEW}: no results at {' or '.join(lack)}"})
                     continue
                 c = contrast(part, f, a, b)
                 c["model"] = model
@@ -292,7 +333,7 @@ def _get_stats(data: pd.DataFrame) -> list[dict]:
     run's cell of the grid) per model × operation × token type (× deceptive condition: the three conditions are
     never pooled); ``items`` = the answered items behind them."""
     by = [c for c in TABLE_BY if c in data and data[c].notna().any()]
-    per_config = (data.groupby(["run_id", "config_id"], sort=False)
+    per_config = (data.groupby(["run_id", "config_id"], sort=True)
                   .agg(accuracy=("accuracy", "mean"), n=("accuracy", "size"), **{c: (c, "first") for c in by})
                   .reset_index())
     table = (per_config.groupby(by, dropna=False, sort=True)
@@ -322,6 +363,17 @@ def _metrics(con, run_ids, f: Finding, scoring: str, view: str) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------------- report
+
+def significant(c: Mapping, alpha: float) -> bool:
+    """A contrast is declared only when it was testable, its adjusted p is below ``alpha`` and its interval lies on
+    the estimate's side of zero — so the verdict's words never contradict its own numbers."""
+    p, est, lo, hi = (c.get(k) for k in ("p_adjusted", "estimate", "ci_low", "ci_high"))
+    if not c.get("testable", True) or p is None or est is None or not p < alpha or est == 0:
+        return False
+    if lo is None or hi is None:
+        return False
+    return lo > 0 if est > 0 else hi < 0
+
 
 def _family(fd: dict, c: dict, family: str) -> str:
     if family == "report" and not fd.get("secondary_to"):
@@ -353,19 +405,33 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
         adjusted = stats.holm([c["p"] if c["p"] is not None else float("nan") for c in cs])
         for c, p in zip(cs, adjusted):
             c["p_adjusted"] = plain(p)
-            c["family_size"] = len(cs)
-            c["significant"] = c["p_adjusted"] is not None and c["p_adjusted"] < alpha
+            c["family_size"] = sum(1 for x in cs if x["p"] is not None)   # what was tested, not what was too few
+            c["significant"] = significant(c, alpha)
     for fd in found:
         fd["verdicts"] = verdicts(fd, alpha)
         fd["lines"] = verdict_lines(fd, alpha)
     if data is not None and not only or only and reasoning.FINDING_ID in only:
         extra = reasoning.as_finding(data if data is not None else rows(con, run_ids, scoring, view), alpha)
         found += [extra] if extra is not None else []
+    prov = run_provenance(con, run_ids)
     correction = ("Holm within each finding and model (its pre-specified contrasts)" if family == "finding" else
                   "Holm across every primary contrast of the report (splits of a pooled contrast: their own family)")
     return {"alpha": alpha, "scoring": scoring, "family": family, "correction": correction,
             "unit": "the independent draw of (A, B)", "runs": list(run_ids) if run_ids is not None else None,
-            "provenance": run_provenance(con, run_ids), "findings": found}
+            "provenance": prov, "series": series(prov), "findings": found}
+
+
+def series(provenance: Sequence[Mapping]) -> list[dict]:
+    """The series the verdicts are given for (``run_provenance``'s runs grouped as ``series_sql`` groups rows): a
+    model's runs made here pooled; each uploaded run alone, labelled as a file's claims (``claim``)."""
+    out: dict[str, dict] = {}
+    for r in provenance:
+        upload = r["provenance"] == "uploaded"
+        label = series_label(r["model"], r["run_id"], upload)
+        s = out.setdefault(label, {"series": label, "model": r["model"], "provenance": r["provenance"],
+                                   "claim": upload, "runs": []})
+        s["runs"].append(r["run_id"])
+    return sorted(out.values(), key=lambda s: (s["model"], s["claim"], s["series"]))
 
 
 def run_provenance(con, run_ids: Sequence[str] | None) -> list[dict]:

@@ -1,8 +1,10 @@
 """Precision, recall and Jaccard of the answers per model × operation × token type, under either scoring.
 
-Lenient scoring reads the stored per-item metrics (our parser's answer). Strict scoring computes them from the
-reference's parse (``parsed_strict``: the members it read, or none when the reply did not follow its rule), the same
-answer its strict verdict judges: a strict verdict and lenient partial credit would describe two different answers.
+Lenient scoring reads the stored per-item metrics (our parser's answer; the store's per-configuration sums when the
+aggregates answer). Strict scoring computes them in DuckDB from the reference's parse (``parsed_strict``: the members
+it read, or none when the reply did not follow its rule), the same answer its strict verdict judges: a strict verdict
+and lenient partial credit would describe two different answers. ``strict_scores`` is the same per-item definition in
+Python (the tests' reference for the SQL).
 """
 
 from __future__ import annotations
@@ -11,10 +13,8 @@ import json
 import math
 from typing import Mapping, Sequence
 
-import pandas as pd
-
 from core.analysis import aggregated
-from core.analysis.sql import quote, relation, view_columns, where_clause
+from core.analysis.sql import quote, relation, series_sql, view_columns, where_clause
 
 TABLE_BY = ("operation", "members")
 
@@ -33,6 +33,15 @@ def _members(text) -> set | None:
     except ValueError:
         return None
     return set(got) if isinstance(got, list) else None
+
+
+def _members_sql(column: str) -> str:
+    """The members of a JSON list column as a list of JSON values (NULL when the text is not a JSON list): what
+    ``_members`` reads, in SQL — each member compared by its JSON text ("4" the string and 4 the number differ,
+    as they do in Python)."""
+    col = quote(column)
+    return (f"CASE WHEN json_valid({col}) AND json_type({col}) = 'ARRAY' "
+            f"THEN CAST(json_extract({col}, '$[*]') AS VARCHAR[]) END")
 
 
 def strict_scores(truth, parsed) -> tuple[float, float, float]:
@@ -56,21 +65,30 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
     if not {"precision", "recall", "jaccard"} <= have:
         return None
     by = [c for c in ("model", *TABLE_BY) if c in have]
-    sel = ", ".join(quote(c) for c in by)
+    # the model column is the series (core/analysis/sql.py, series_sql): an upload is never pooled with a run made here
+    sel = ", ".join(f"{series_sql(con)} AS model" if c == "model" else quote(c) for c in by)
+    keys = ", ".join(str(i + 1) for i in range(len(by)))
     if scoring == "strict" and {"parsed_strict", "truth"} <= have:
         where, params = where_clause(con, run_ids, filters, view=view)
         cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
-        df = con.execute(f"SELECT {sel}, truth, parsed_strict, CAST(correct AS INTEGER) AS correct "
-                         f"FROM {relation(con, view, scoring)} {cond}", params).df()
-        if df.empty:
-            return []
-        scores = [strict_scores(t, p) for t, p in zip(df["truth"], df["parsed_strict"])]
-        df[["precision", "recall", "jaccard"]] = pd.DataFrame(scores, index=df.index) * 100
-        df["accuracy"] = df["correct"] * 100.0
-        out = (df.groupby(by, dropna=False, sort=True)
-               .agg(n=("accuracy", "size"), precision=("precision", "mean"), recall=("recall", "mean"),
-                    jaccard=("jaccard", "mean"), accuracy=("accuracy", "mean")).reset_index())
-        return [{k: _plain(v) for k, v in r.items()} for r in out.to_dict("records")]
+        df = con.execute(f"""
+            WITH m AS (
+                SELECT {sel}, CAST(correct AS INTEGER) AS correct,
+                       list_distinct(coalesce({_members_sql("truth")}, [])) AS t,
+                       list_distinct({_members_sql("parsed_strict")}) AS a
+                FROM {relation(con, view, scoring)} {cond}),
+            s AS (
+                SELECT *, len(list_intersect(t, a)) AS k, len(a) AS na, len(t) AS nt FROM m)
+            SELECT {", ".join(quote(c) for c in by)}, count(*) AS n,
+                100 * avg(CASE WHEN a IS NULL THEN 0 WHEN nt = 0 AND na = 0 THEN 1 WHEN na = 0 THEN 0
+                               ELSE k / na END) AS precision,
+                100 * avg(CASE WHEN a IS NULL THEN 0 WHEN nt = 0 AND na = 0 THEN 1 WHEN nt = 0 THEN 0
+                               ELSE k / nt END) AS recall,
+                100 * avg(CASE WHEN a IS NULL THEN 0 WHEN nt = 0 AND na = 0 THEN 1
+                               ELSE k / (nt + na - k) END) AS jaccard,
+                100.0 * avg(correct) AS accuracy
+            FROM s GROUP BY {keys} ORDER BY {keys}""", params).df()
+        return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
     if aggregated.usable(con, view, run_ids, [*by, "task", *filters]):
         where, params = where_clause(con, run_ids, filters, answered=False, view=view)
         cond = f"{where} AND task = 'setops' AND n > 0" if where else "WHERE task = 'setops' AND n > 0"
@@ -78,12 +96,12 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
             f"SELECT {sel}, CAST(sum(n) AS BIGINT) AS n, 100 * (sum(precision_sum) / sum(precision_n)) AS precision, "
             f"100 * (sum(recall_sum) / sum(recall_n)) AS recall, 100 * (sum(jaccard_sum) / sum(jaccard_n)) AS jaccard, "
             f"100.0 * (sum(n_correct) / sum(n)) AS accuracy FROM {aggregated.relation(con, scoring)} {cond} "
-            f"GROUP BY {sel} ORDER BY {sel}", params).df()
+            f"GROUP BY {keys} ORDER BY {keys}", params).df()
         return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
     where, params = where_clause(con, run_ids, filters, view=view)
     cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
     df = con.execute(
         f"SELECT {sel}, count(*) AS n, 100 * avg(precision) AS precision, 100 * avg(recall) AS recall, "
         f"100 * avg(jaccard) AS jaccard, 100.0 * avg(CAST(correct AS INTEGER)) AS accuracy "
-        f"FROM {relation(con, view, scoring)} {cond} GROUP BY {sel} ORDER BY {sel}", params).df()
+        f"FROM {relation(con, view, scoring)} {cond} GROUP BY {keys} ORDER BY {keys}", params).df()
     return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]

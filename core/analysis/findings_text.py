@@ -30,9 +30,9 @@ def _where(c: dict) -> str:
 
 def _units(c: dict) -> str:
     if c.get("design", "").startswith("paired"):
-        how = f"paired over {c['n']} draws"
+        how = f"paired over {c['n']} draw{'s' if c['n'] != 1 else ''}"
     else:
-        how = f"between draws, {c['n_a']} vs {c['n_b']} draws"
+        how = f"between draws, {c['n_a']} vs {c['n_b']} draw{'s' if c['n_b'] != 1 else ''}"
         if c.get("draw_strata", 1) > 1:
             how += f" in {c['draw_strata']} draw strata"
     return f"{how} (matched {c['strata_matched']} of {c['strata_total']} strata)"
@@ -46,17 +46,24 @@ def verdict(fd: dict, c: dict, alpha: float) -> str:
     est = c.get("estimate")
     if est is None:
         return f"{who}{a} vs {b}{_where(c)}: no estimate ({c.get('caveat') or c.get('reason') or 'no data'})."
-    if abs(est) < 0.05:
+    if est == 0:
         size = f"{a} and {b} score the same on average"
+    else:   # the word follows the estimate's sign, however small (the interval and the test read the same way)
+        by = f"{abs(est):.1f} points" if abs(est) >= 0.05 else "less than 0.1 points"
+        size = f"{a} {'beats' if est > 0 else 'trails'} {b} by {by}"
+    if c.get("testable") is False:
+        text = f"{who}{size}{_where(c)}, {_units(c)}: {c.get('caveat') or 'too few draws to test'}"
     else:
-        size = f"{a} {'beats' if est > 0 else 'trails'} {b} by {abs(est):.1f} points"
-    ci = (f" [{c['ci_low']:.1f}, {c['ci_high']:.1f}]" if c.get("ci_low") is not None and c.get("ci_high") is not None
-          else "")
-    sig = "significant" if c.get("significant") else "not significant"
-    family = c.get("family")
-    holm = (f"Holm over the {c.get('family_size', 1)} contrast(s) of {family}" if family else "")
-    text = (f"{who}{size}{_where(c)}{ci}, {_units(c)}, {_p(c.get('p'), False)}"
-            f"{'; ' + holm + ': ' + _p(c.get('p_adjusted'), True) if holm else ''} ({sig} at α = {alpha:g})")
+        ci = (f" [{c['ci_low']:.1f}, {c['ci_high']:.1f}]"
+              if c.get("ci_low") is not None and c.get("ci_high") is not None else "")
+        sig = "significant" if c.get("significant") else "not significant"
+        family = c.get("family")
+        holm = (f"Holm over the {c.get('family_size', 1)} contrast(s) of {family}" if family else "")
+        text = (f"{who}{size}{_where(c)}{ci}, {_units(c)}, {_p(c.get('p'), False)}"
+                f"{'; ' + holm + ': ' + _p(c.get('p_adjusted'), True) if holm else ''} ({sig} at α = {alpha:g})")
+        if (not c.get("significant") and c.get("p_adjusted") is not None and c["p_adjusted"] < alpha
+                and c.get("ci_low") is not None and c["ci_low"] <= 0 <= c["ci_high"]):
+            text += " — the test and the interval disagree, so it is not declared"
     sp = c.get("spread") or {}
     if sp.get("std_a") is not None and sp.get("std_b") is not None:
         text += f"; spread over configurations (std) {sp['std_a']:.1f} vs {sp['std_b']:.1f}"
@@ -64,8 +71,8 @@ def verdict(fd: dict, c: dict, alpha: float) -> str:
             text += ", Brown–Forsythe p " + ("< 0.001" if sp["p"] < 0.001 else f"= {sp['p']:.3f}")
     if c.get("paper_estimate") is not None:
         text += f" — paper: {c['paper_estimate']:+.1f} points"
-    notes = [n for n in (c.get("caveat"),) if n]
-    if c.get("n") is not None and c["n"] < 10:
+    notes = [n for n in (c.get("caveat"), (c.get("spread") or {}).get("caveat")) if n and n not in text]
+    if c.get("testable") is not False and c.get("n") is not None and c["n"] < 10:
         notes.append("few draws: the interval understates the uncertainty")
     for model, runs in (c.get("pooled") or {}).items():
         notes.append(f"runs of {model} pooled: " + ", ".join(runs))

@@ -212,10 +212,16 @@ def _md_table(rows: Sequence[dict]) -> list[str]:
 
 
 def provenance_line(rep: dict, escape) -> str:
-    """The runs read and where their answers came from: calls made here, or an upload's claims."""
+    """The runs read and where their answers came from (calls made here, or an upload's claims), and the series the
+    verdicts are given for: a model's runs made here, each upload alone, labelled as a file's claims."""
     runs = rep.get("provenance") or []
     shown = "; ".join(f"{escape(r['run_id'])} ({escape(str(r['model']))}, {escape(r['provenance'])})" for r in runs)
-    return f"Runs: {shown}." if runs else "Runs: none."
+    line = f"Runs: {shown}." if runs else "Runs: none."
+    claims = [s for s in rep.get("series") or [] if s.get("claim")]
+    if claims:
+        line += (" Verdicts per series: " + "; ".join(escape(s["series"]) for s in rep["series"]) +
+                 " — an upload is a file's claims, never pooled with another series.")
+    return line
 
 
 def to_markdown(rep: dict) -> str:

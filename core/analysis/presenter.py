@@ -21,7 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.analysis.sql import VIEW, check_scoring, relation
-from core.analysis.stats import wilson_interval
+from core.analysis.stats import MIN_UNITS, wilson_interval
 from core.tasks.setops.scoring import member_list as as_list  # an item's set (list or JSON text) as a list
 
 CONDITIONS = ("not_swapped", "swapped", "random")
@@ -230,12 +230,12 @@ def paired_tally(pair_table: pd.DataFrame) -> dict:
     return out
 
 
-MIN_PAIRS = 2   # an interval or a p-value is never shown from fewer complete pairs
+MIN_PAIRS = MIN_UNITS   # the statistics engine's one rule: no interval or p-value from fewer complete pairs
 
 
 def testable(t: dict) -> bool:
     """Whether a tally may show an interval and a p-value: at least MIN_PAIRS complete pairs and a finite p from the
-    statistics engine (which answers "too few to test" with NaN)."""
+    statistics engine (which answers "too few to test" with NaN, stats.too_few)."""
     p = t.get("p_value", math.nan)
     return int(t.get("n") or 0) >= MIN_PAIRS and p is not None and not math.isnan(p)
 

@@ -133,11 +133,23 @@ def varies_inside(con, run_ids: Sequence[str] | None, columns: Iterable[str],
                   filters: Mapping[str, Sequence[Any]] | None = None, view: str = VIEW) -> list[str]:
     """The ``columns`` whose value changes inside a configuration of this slice (two values, or a value and NULL):
     grouping configurations by one of them would split configurations into pieces (a deceptive item's parts of
-    speech and hypernyms are drawn per sample). Run-level columns never vary inside one."""
+    speech and hypernyms are drawn per sample). Run-level columns never vary inside one. Answered from the store's
+    aggregates where they can answer it (``aggregated.inside_columns``), else by a GROUP BY over the rows."""
     cols = [c for c in dict.fromkeys(columns) if c and c not in RUN_FACTORS and c != "config_id"]
     if not cols:
         return []
     qs = [check_column(con, c, view) for c in cols]
+    from core.analysis import aggregated
+
+    if aggregated.usable(con, view, run_ids, ()):
+        # the store's per-run record of the columns that vary (or are partly NULL) inside a configuration: a column
+        # it does not name varies inside no configuration of these runs, whatever the slice; without a slice, one
+        # it names does. Only a named column inside a slice needs the rows.
+        inside = aggregated.inside_columns(con, run_ids)
+        named = [c for c in cols if c in inside["varies"] | inside["partial_null"]]
+        if not named or not filters:
+            return named
+        cols, qs = named, [check_column(con, c, view) for c in named]
     where, params = where_clause(con, run_ids, filters, answered=False, view=view)
     inner = ", ".join(f"min({q}) IS DISTINCT FROM max({q}) OR count({q}) NOT IN (0, count(*)) AS d{i}"
                       for i, q in enumerate(qs))

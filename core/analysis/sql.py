@@ -56,6 +56,26 @@ CALL_ONLY = {"response", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "f
               "tokens_reasoning", "tokens_answer", "cost_reasoning_usd", "reasoning_sent"}
 
 
+# an uploaded run's series: "<model> (claims of upload <run id>)"
+UPLOAD_MARK = " (claims of upload "
+
+
+def series_sql(con) -> str:
+    """SQL of a row's *series* (over any relation with ``model`` and ``run_id``: the results view, the aggregates):
+    its model for runs made here; for an uploaded run the model, the run and the word "claims" — an upload is a
+    file's claims, never pooled with the runs made here nor with another upload (their replies to the same prompts
+    may disagree). Without a ``runs`` table (a flat table, an uploaded frame) every row's series is its model."""
+    if "source" not in columns_of(con, "runs"):
+        return "model"
+    return (f"CASE WHEN run_id IN (SELECT run_id FROM runs WHERE {provenance.UPLOADED_SQL}) "
+            f"THEN model || '{UPLOAD_MARK}' || run_id || ')' ELSE model END")
+
+
+def series_label(model: str, run_id: str, uploaded: bool) -> str:
+    """``series_sql`` for one run, in Python."""
+    return f"{model}{UPLOAD_MARK}{run_id})" if uploaded else str(model)
+
+
 def check_scoring(scoring: str) -> str:
     if scoring not in SCORINGS:
         raise UserError(f"unknown scoring {scoring!r}; expected one of: {', '.join(SCORINGS)}")

@@ -2,6 +2,7 @@
 
     wilson_interval(k, n, confidence)            Wilson score interval of a proportion, in percent (scipy)
     holm(pvalues)                                Holm's step-down adjustment (family-wise error), NaN kept
+    too_few(n, arrangements) / smallest_p(…)     the one rule for "too few draws to test" (MIN_UNITS, REACHABLE)
     paired_contrast(d, …)                        mean of per-unit differences: exact / Monte Carlo sign-flip
                                                  permutation p, percentile bootstrap interval over the units
     stratified_contrast(values, labels, strata)  difference of two groups of units, strata held fixed: label
@@ -9,15 +10,29 @@
     spread_test(a, b)                            standard deviations and the Brown–Forsythe test of equal spread
     mcnemar_counts(…)                            exact McNemar test (binomial on the discordant pairs)
     paired_proportion_difference(…)              b − a on paired 0/1 verdicts: exact McNemar p, exact interval
-    difference_of_means(a, b, …)                 two series of per-configuration accuracies (the Compare page)
+    difference_of_means(a, b, …)                 two series of per-configuration accuracies (description)
 
 Choices, for a reviewer (docs/FIDELITY.md, "How verdicts are computed", says the same at more length):
 
 - **Tests are permutation tests.** They make no normality assumption, are exact when the units are few (every
-  arrangement enumerated) and never give p = 0: the observed arrangement is one of the arrangements counted, so an
-  always-right vs always-wrong model on 2 paired units gets p = 0.5. For 0/1 paired outcomes the sign-flip test is the
-  exact McNemar / sign test. Above ``EXACT_MAX`` arrangements a Monte Carlo of ``RESAMPLES`` arrangements with a
-  fixed seed is used (p = (hits + 1) / (resamples + 1), never 0), so a report is reproducible to the digit.
+  arrangement enumerated) and never give p = 0: the observed arrangement is one of the arrangements counted. For 0/1
+  paired outcomes the sign-flip test is the exact McNemar / sign test. Above ``EXACT_MAX`` arrangements a Monte Carlo
+  of ``RESAMPLES`` arrangements with a fixed seed is used (p = (hits + 1) / (resamples + 1), never 0), so a report is
+  reproducible to the digit.
+- **Resampling is numpy, equal to scipy's.** The sign flips and bootstrap resamples are drawn from the same
+  generator calls as ``scipy.stats.permutation_test`` (one-sample, ``permutation_type="samples"``) and
+  ``scipy.stats.bootstrap`` (percentile) make, and summed in the same order: p and interval are scipy's to the bit
+  (tests/analysis/test_stats.py checks it; scipy is the tests' reference), in batches of bounded memory and without
+  scipy's per-call overhead. The stratified permutation's statistic is linear in the labels: one matrix product per
+  batch of arrangements; above EXACT_MAX arrangements a stratum with at most FEW_VALUES distinct values (accuracies
+  of a few configurations take few) has its random arrangements drawn as multivariate hypergeometric counts of those
+  values, and its bootstrap resamples as multinomial counts of them — the same laws as shuffling or resampling the
+  units, in time that grows with the distinct values, not the units.
+- **Too few to test** (``too_few``): the smallest two-sided p an exact permutation test can give is 2 / (number of
+  arrangements) — 2 / 2^n for n paired units, 0.0625 at n = 5. Below ``MIN_UNITS`` units, or when that smallest p is
+  above ``REACHABLE``, or with one unit on a side of a between-draw contrast, a contrast has its estimate only:
+  ``testable`` False, p and interval NaN, the caveat "too few draws to test: …" with the reason. No spread test from
+  fewer than ``MIN_SPREAD`` configurations on a side.
 - **Intervals are percentile bootstraps over the units.** A percentile of resampled means of values that each lie
   in [−100, 100] lies in [−100, 100]: the interval can never leave the possible range (a t interval on 24 items
   gave [−104.6, 54.6]). The units are sorted before resampling so the interval does not depend on row order.
@@ -40,6 +55,11 @@ RESAMPLES = 9999        # Monte Carlo permutations / bootstrap resamples
 EXACT_MAX = 20000       # enumerate every arrangement up to this many
 SEED = 20240531         # fixed: a report is the same on every run
 FEW_UNITS = 10          # below this many units the bootstrap interval understates the uncertainty
+MIN_UNITS = 6           # fewest units a test or an interval is computed from (2 / 2^6 = 0.031 ≤ REACHABLE)
+REACHABLE = 0.05        # a test whose smallest attainable p exceeds this cannot give evidence: not run
+MIN_SPREAD = 3          # fewest configurations per side for the Brown–Forsythe test of equal spread
+TOO_FEW = "too few draws to test"
+FEW_VALUES = 64         # a stratum with at most this many distinct values is resampled through their counts
 
 
 # ------------------------------------------------------------------------------------------------- proportions
@@ -77,16 +97,20 @@ def paired_proportion_difference(both_right: int, only_a: int, only_b: int, both
     difference is (only_b − only_a) / n; given d, only_b is Binomial(d, π) and the difference is d/n · (2π − 1). The
     interval maps the Clopper–Pearson interval of π onto it (exact, inside [−100, 100]) and p is the two-sided binomial
     test of π = ½, so interval and test agree on whether 0 is excluded. No discordant pair: difference 0, p = 1, no
-    interval."""
+    interval. The pairs are the units of ``too_few``: under ``MIN_UNITS`` pairs the difference only (``testable``
+    False, the caveat says why), as for every other contrast of this module."""
     from scipy.stats import binomtest
 
     n, d = both_right + only_a + only_b + both_wrong, only_a + only_b
     out = {"n": n, "a": math.nan, "b": math.nan, "difference": math.nan, "ci_low": math.nan, "ci_high": math.nan,
-           "p": math.nan}
+           "p": math.nan, "testable": False, "caveat": too_few(n)}
     if not n:
         return out
     out.update(a=100.0 * (both_right + only_a) / n, b=100.0 * (both_right + only_b) / n,
                difference=100.0 * (only_b - only_a) / n)
+    if out["caveat"]:
+        return out
+    out["testable"] = True
     if not d:
         out["p"] = 1.0
         return out
@@ -114,58 +138,158 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return out
 
 
+# ------------------------------------------------------------------------------------------------- too few
+
+def smallest_p(arrangements: int) -> float:
+    """The smallest two-sided p an exact permutation test over ``arrangements`` equally likely arrangements can give:
+    the observed arrangement and its mirror image are always as extreme as itself, so 2 / arrangements."""
+    if arrangements <= 0:
+        return 1.0
+    return min(1.0, 2.0 / arrangements) if arrangements < 10 ** 300 else 0.0
+
+
+def too_few(n: int, arrangements: int | None = None) -> str | None:
+    """Why ``n`` units (with ``arrangements`` label arrangements for a between-draw test; 2^n sign patterns for a
+    paired one) are too few to test, or None when they are enough. The rule (``MIN_UNITS``, ``REACHABLE``): a test
+    is run, and an interval drawn, only when its smallest attainable p is at most ``REACHABLE`` — fewer units cannot
+    give evidence, and a bootstrap over them is a handful of distinct means."""
+    if n <= 0:
+        return f"{TOO_FEW}: no matched draw"
+    arrangements = 2 ** n if arrangements is None else arrangements
+    if n < MIN_UNITS or smallest_p(arrangements) > REACHABLE:
+        return (f"{TOO_FEW}: {n} draw{'s' if n != 1 else ''}, the smallest p a two-sided test on them can give is "
+                f"{smallest_p(arrangements):.3g} (at least {MIN_UNITS} draws are needed to reach {REACHABLE:g})")
+    return None
+
+
 # ------------------------------------------------------------------------------------------------- contrasts
 
 def _empty(n: int, test: str) -> dict:
     return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "n": n, "test": test,
-            "exact": False, "caveat": None}
+            "exact": False, "caveat": None, "testable": False}
+
+
+def _quantiles(values: np.ndarray, probs: Sequence[float]) -> list[float]:
+    """Linear-interpolation quantiles (Hyndman & Fan type 7) written as scipy.stats.quantile computes them, so the
+    interval equals scipy.stats.bootstrap's to the last bit."""
+    y = np.sort(values)
+    n = y.size
+    out = []
+    for p in probs:
+        p = np.float64(p)
+        jg = p * n + (1 - p)
+        jp1 = jg // 1
+        j = jp1 - 1
+        g = 0.0 if j < 0 else jg % 1
+        j, jp1 = int(np.clip(j, 0, n - 1)), int(np.clip(jp1, 0, n - 1))
+        out.append(float((1 - g) * y[j] + g * y[jp1]))
+    return out
+
+
+def _batches(total: int, width: int) -> list[int]:
+    """Row counts of batches of at most ~4 million cells (a resampling never holds all its draws at once)."""
+    rows = max(1, 4_000_000 // max(1, width))
+    return [min(rows, total - k) for k in range(0, total, rows)]
+
+
+def _sign_bits(n: int, seed: int):
+    """Batches of sign patterns (rows of n booleans, True = +) — every pattern when 2^n ≤ EXACT_MAX, else RESAMPLES
+    drawn as scipy.stats.permutation_test draws them for the one-sample ``permutation_type="samples"`` test: one
+    uint32 per unit and pattern (``Generator.permuted`` of (0, 1)), its lowest bit the sign. The uint32s are the
+    halves of the generator's raw 64-bit outputs, low half first, as numpy hands them out."""
+    if 2 ** n <= EXACT_MAX:
+        yield ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+        return
+    bitgen = np.random.default_rng(seed).bit_generator
+    rows = 2 * max(1, 2_000_000 // max(1, n))   # even: a batch takes whole 64-bit outputs, nothing left buffered
+    for k in range(0, RESAMPLES, rows):
+        b = min(rows, RESAMPLES - k)
+        halves = bitgen.random_raw((b * n + 1) // 2).astype("<u8").view("<u4")   # low half, then high half
+        yield (halves[:b * n] & 1).astype(bool).reshape(b, n)
+
+
+def _sequential_means(bits: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The mean of ±d per row of signs, adding unit by unit as scipy's reduction does (the same float result)."""
+    acc = np.zeros(bits.shape[0])
+    cols = np.ascontiguousarray(bits.T)
+    for i in range(d.size):
+        acc += np.where(cols[i], d[i], -d[i])
+    return acc / d.size
+
+
+def sign_flip_null(d: np.ndarray, seed: int = SEED) -> tuple[np.ndarray, bool]:
+    """The null distribution of the mean of ``d`` under random signs (``_sign_bits``) and whether it is exact,
+    every value computed as scipy computes it (slow: ``sign_flip_p`` is what the contrasts use)."""
+    return np.concatenate([_sequential_means(bits, d) for bits in _sign_bits(d.size, seed)]), 2 ** d.size <= EXACT_MAX
+
+
+def sign_flip_p(d: np.ndarray, observed: float, seed: int = SEED) -> tuple[float, bool]:
+    """The two-sided sign-flip p of ``observed`` = mean(d), and whether it is exact — scipy's p to the bit: each
+    batch of patterns is summed as one matrix product, and the patterns whose sum lies within rounding of the
+    observed value (where the order of additions could decide a comparison) are summed again in scipy's order."""
+    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
+    margin = 16 * np.finfo(np.float64).eps * float(np.abs(d).sum()) + gamma
+    less = greater = total = 0
+    total_d = float(d.sum())
+    for bits in _sign_bits(d.size, seed):
+        null = (2 * (bits.astype(np.float64) @ d) - total_d) / d.size
+        near = np.abs(null - observed) <= margin
+        if near.any():
+            null[near] = _sequential_means(bits[near], d)
+        less += int(np.count_nonzero(null <= observed + gamma))
+        greater += int(np.count_nonzero(null >= observed - gamma))
+        total += null.size
+    exact = 2 ** d.size <= EXACT_MAX
+    adjustment = 0 if exact else 1
+    p = 2 * min(less + adjustment, greater + adjustment) / (total + adjustment)
+    return float(min(1.0, max(0.0, p))), exact
+
+
+def bootstrap_means(d: np.ndarray, seed: int = SEED) -> np.ndarray:
+    """RESAMPLES means of units drawn with replacement from ``d``, drawn and averaged as scipy.stats.bootstrap does
+    (the indices as uint32: numpy draws the same bounded integers for either width)."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([d[rng.integers(0, d.size, (b, d.size), dtype=np.uint32)].mean(axis=-1)
+                           for b in _batches(RESAMPLES, d.size)])
 
 
 def paired_contrast(d: Sequence[float], confidence: float = 0.95, seed: int = SEED) -> dict:
     """Mean of the per-unit differences ``d`` (points), with the two-sided sign-flip permutation p (under no effect
     each unit's difference is as likely to have either sign; exact enumeration of the 2^n sign patterns when
     2^n ≤ EXACT_MAX, else RESAMPLES random patterns) and the percentile bootstrap interval of the mean over the
-    units (scipy.stats.permutation_test, scipy.stats.bootstrap)."""
-    from scipy import stats
-
+    units — numpy, equal to scipy.stats.permutation_test / scipy.stats.bootstrap on the same seed. Fewer than
+    ``MIN_UNITS`` units: the estimate only (``testable`` False, the caveat says why)."""
     d = np.sort(np.asarray(d, dtype=float))
     out = _empty(int(d.size), "sign-flip permutation")
     if d.size == 0:
-        out["caveat"] = "no matched unit"
+        out["caveat"] = too_few(0)
         return out
     out["estimate"] = float(d.mean())
+    out["p_min"] = smallest_p(2 ** d.size)
+    why = too_few(int(d.size))
+    if why:
+        out["caveat"] = why
+        return out
+    out["testable"] = True
     if np.all(d == 0):
         out.update(p=1.0, exact=True)
     else:
-        exact = 2 ** d.size <= EXACT_MAX
-        res = stats.permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
-                                     n_resamples=EXACT_MAX if exact else RESAMPLES, alternative="two-sided",
-                                     random_state=np.random.default_rng(seed))
-        out.update(p=min(1.0, float(res.pvalue)), exact=exact)
-    if d.size < 2:
-        out["caveat"] = "one unit: no interval"
-        return out
+        p, exact = sign_flip_p(d, out["estimate"], seed)
+        out.update(p=p, exact=exact)
     if np.all(d == d[0]):
         out["ci_low"] = out["ci_high"] = float(d[0])
     else:
-        res = stats.bootstrap((d,), np.mean, confidence_level=confidence, n_resamples=RESAMPLES,
-                              method="percentile", vectorized=True, random_state=np.random.default_rng(seed))
-        out["ci_low"], out["ci_high"] = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        alpha = (1 - confidence) / 2
+        out["ci_low"], out["ci_high"] = _quantiles(bootstrap_means(d, seed), (alpha, 1 - alpha))
     return out
-
-
-def _weights(labels: np.ndarray, strata: np.ndarray, keys) -> dict:
-    """Each stratum's weight: its share of the units."""
-    total = len(labels)
-    return {s: float(np.sum(strata == s)) / total for s in keys}
 
 
 def stratified_difference(values: np.ndarray, is_a: np.ndarray, strata: np.ndarray) -> float:
     """Σ_s w_s · (mean of a in s − mean of b in s), w_s = the stratum's share of the units (every stratum has both
     levels)."""
+    values, is_a, strata = np.asarray(values, float), np.asarray(is_a, bool), np.asarray(strata)
     keys = np.unique(strata)
-    w = _weights(is_a, strata, keys)
-    return float(sum(w[s] * (values[(strata == s) & is_a].mean() - values[(strata == s) & ~is_a].mean())
+    return float(sum(np.mean(strata == s) * (values[(strata == s) & is_a].mean() - values[(strata == s) & ~is_a].mean())
                      for s in keys))
 
 
@@ -177,87 +301,118 @@ def _arrangements(is_a: np.ndarray, strata: np.ndarray) -> int:
     return n
 
 
+def _exact_labels(sizes: np.ndarray, n_a: np.ndarray, count: int) -> np.ndarray:
+    """Every arrangement of the labels within the groups (contiguous blocks of ``sizes`` units, ``n_a`` of them
+    labelled a): a (count × units) boolean matrix."""
+    blocks = []
+    for size, na in zip(sizes, n_a):
+        rows = np.zeros((math.comb(int(size), int(na)), int(size)), dtype=bool)
+        for r, chosen in enumerate(itertools.combinations(range(int(size)), int(na))):
+            rows[r, list(chosen)] = True
+        blocks.append(rows)
+    # the Cartesian product of the groups' arrangements, each group's index cycling under the ones before it
+    out = np.zeros((count, int(sizes.sum())), dtype=bool)
+    repeat, start = count, 0
+    for rows in blocks:
+        repeat //= len(rows)
+        idx = np.tile(np.repeat(np.arange(len(rows)), repeat), count // (len(rows) * repeat))
+        out[:, start:start + rows.shape[1]] = rows[idx]
+        start += rows.shape[1]
+    return out
+
+
 def stratified_contrast(values: Sequence[float], is_a: Sequence[bool], strata: Sequence,
                         confidence: float = 0.95, seed: int = SEED) -> dict:
     """Difference of level a's units and level b's units (points), strata held fixed: the estimate is
     ``stratified_difference``; p is the two-sided permutation p of that statistic with the labels permuted within
     each stratum (every arrangement when there are at most EXACT_MAX, else RESAMPLES random ones; scipy has no
     stratified permutation test); the interval is the percentile bootstrap with units resampled within each
-    (stratum, level) group. ``strata`` must give both levels in every stratum (the caller matches)."""
+    (stratum, level) group. ``strata`` must give both levels in every stratum (the caller matches). Too few units or
+    arrangements for a test (``too_few``): the estimate only, ``testable`` False."""
     values = np.asarray(values, dtype=float)
     is_a = np.asarray(is_a, dtype=bool)
     strata = np.asarray(pd_codes(strata))
     out = _empty(int(values.size), "label permutation within strata")
     out["n_a"], out["n_b"] = int(is_a.sum()), int((~is_a).sum())
     if out["n_a"] == 0 or out["n_b"] == 0:
-        out["caveat"] = "a level has no unit"
+        out["caveat"] = f"{TOO_FEW}: a level has no draw"
         return out
     order = np.lexsort((values, is_a, strata))   # a fixed order: the result does not depend on row order
     values, is_a, strata = values[order], is_a[order], strata[order]
-    keys = np.unique(strata)
-    groups = [np.flatnonzero(strata == s) for s in keys]
-    w = np.array([len(g) for g in groups], dtype=float) / len(values)
-    n_a = np.array([is_a[g].sum() for g in groups])
-
-    def stat(perm_a: np.ndarray) -> np.ndarray:
-        """The statistic for a batch of label arrangements (rows of booleans)."""
-        total = np.zeros(perm_a.shape[0])
-        for wi, g, na in zip(w, groups, n_a):
-            v, lab = values[g], perm_a[:, g]
-            total += wi * ((lab * v).sum(1) / na - ((~lab) * v).sum(1) / (len(g) - na))
-        return total
-
-    observed = float(stat(is_a[None, :])[0])
+    keys, starts, sizes = np.unique(strata, return_index=True, return_counts=True)
+    w = sizes / len(values)
+    n_a = np.add.reduceat(is_a.astype(np.int64), starts)
+    n_b = sizes - n_a
+    # the statistic is linear in the labels: Σ_i lab_i · c_i − K, with c_i = v_i · w_s (1/n_a,s + 1/n_b,s) and
+    # K = Σ_s w_s / n_b,s · Σ_{i in s} v_i — one matrix-vector product per batch of arrangements
+    group = np.repeat(np.arange(len(keys)), sizes)
+    coef = values * (w / n_a + w / n_b)[group]
+    const = float(np.sum((w / n_b) * np.add.reduceat(values, starts)))
+    observed = stratified_difference(values, is_a, strata)
     out["estimate"] = observed
+    count = _arrangements(is_a, strata)
+    out["p_min"] = smallest_p(count)
+    why = too_few(int(values.size), count)
+    if not why and (out["n_a"] < 2 or out["n_b"] < 2):
+        why = f"{TOO_FEW}: one draw on a side"
+    if why:
+        out["caveat"] = why
+        return out
+    out["testable"] = True
     if np.all(values == values[0]):
         out.update(p=1.0, exact=True)
     else:
-        count = _arrangements(is_a, strata)
         if count <= EXACT_MAX:
-            per_group = []
-            for g, na in zip(groups, n_a):
-                rows = []
-                for chosen in itertools.combinations(range(len(g)), int(na)):
-                    row = np.zeros(len(g), dtype=bool)
-                    row[list(chosen)] = True
-                    rows.append(row)
-                per_group.append(rows)
-            perms = np.zeros((count, len(values)), dtype=bool)
-            for r, combo in enumerate(itertools.product(*per_group)):
-                for g, row in zip(groups, combo):
-                    perms[r, g] = row
-            null = stat(perms)
+            perms = _exact_labels(sizes, n_a, count)
             adjust, out["exact"] = 0, True
+            step = max(1, 2_000_000 // len(values))
+            null = np.concatenate([perms[k:k + step].astype(np.float64) @ coef - const
+                                   for k in range(0, len(perms), step)])
         else:
+            # a random arrangement within a stratum labels a random n_a of its units a: which values they carry is
+            # a multivariate hypergeometric draw from the stratum's distinct values (the same law, drawn in
+            # O(distinct values) instead of shuffling every unit)
             rng = np.random.default_rng(seed)
-            perms = np.zeros((RESAMPLES, len(values)), dtype=bool)
-            for g, na in zip(groups, n_a):
-                base = np.zeros(len(g), dtype=bool)
-                base[:na] = True
-                perms[:, g] = rng.permuted(np.broadcast_to(base, (RESAMPLES, len(g))), axis=1)
-            null = stat(perms)
+            null = np.full(RESAMPLES, -const)
+            for start, size, na, scale in zip(starts, sizes, n_a, w / n_a + w / n_b):
+                vals, counts = np.unique(values[start:start + size], return_counts=True)
+                if len(vals) <= FEW_VALUES:
+                    picked = rng.multivariate_hypergeometric(counts, int(na), size=RESAMPLES)
+                    null += picked @ (vals * scale)
+                else:   # many distinct values: shuffle the units
+                    labels = np.zeros((RESAMPLES, size), dtype=bool)
+                    labels[:, :na] = True
+                    rng.permuted(labels, axis=1, out=labels)
+                    null += labels.astype(np.float64) @ (values[start:start + size] * scale)
             adjust = 1
         tol = 1e-9 * max(1.0, abs(observed))
         hits = int(np.sum(np.abs(null) >= abs(observed) - tol))
         out["p"] = min(1.0, (hits + adjust) / (len(null) + adjust))
-    # interval: resample units within each (stratum, level) group
+    # interval: resample units within each (stratum, level) group — a resample's counts of each distinct value are
+    # a multinomial draw (the same law as drawing units with replacement, in O(distinct values))
     rng = np.random.default_rng(seed)
     boot = np.zeros(RESAMPLES)
-    for wi, g in zip(w, groups):
+    for wi, start, size in zip(w, starts, sizes):
+        g = slice(start, start + size)
         for side in (True, False):
             v = values[g][is_a[g] == side]
-            means = v[rng.integers(0, len(v), size=(RESAMPLES, len(v)))].mean(1)
+            vals, counts = np.unique(v, return_counts=True)
+            if len(vals) <= FEW_VALUES:
+                means = rng.multinomial(len(v), counts / len(v), size=RESAMPLES) @ vals / len(v)
+            else:
+                means = v[rng.integers(0, len(v), size=(RESAMPLES, len(v)), dtype=np.uint32)].mean(1)
             boot += wi * means if side else -wi * means
     alpha = (1 - confidence) / 2
     out["ci_low"], out["ci_high"] = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1 - alpha)))
-    if out["n_a"] < 2 or out["n_b"] < 2:
-        out["caveat"] = "one unit on a side: the interval shows only the other side's variation"
     return out
 
 
 def pd_codes(keys: Sequence) -> np.ndarray:
     """Integer codes of arbitrary (hashable) stratum keys, numbered in sorted order of their text."""
-    texts = [repr(k) for k in keys]
+    keys = np.asarray(keys)
+    if keys.dtype.kind in "iub":
+        return np.unique(keys, return_inverse=True)[1].astype(np.int64).ravel()
+    texts = [repr(k) for k in keys.tolist()]
     index = {t: i for i, t in enumerate(sorted(set(texts)))}
     return np.array([index[t] for t in texts], dtype=np.int64)
 
@@ -342,14 +497,17 @@ def difference_of_means(a: Sequence[float], b: Sequence[float], confidence: floa
 
 
 def spread_test(a: Sequence[float], b: Sequence[float]) -> dict:
-    """Standard deviations and the Brown–Forsythe test of equal spread (Levene's test around the median)."""
+    """Standard deviations and the Brown–Forsythe test of equal spread (Levene's test around the median); no test
+    (p NaN, a caveat) from fewer than ``MIN_SPREAD`` configurations on a side."""
     from scipy import stats
 
     a, b = np.asarray(a, float), np.asarray(b, float)
     out = {"std_a": float(a.std(ddof=1)) if len(a) > 1 else math.nan,
            "std_b": float(b.std(ddof=1)) if len(b) > 1 else math.nan, "p": math.nan, "test": "Brown–Forsythe",
-           "n_a": int(len(a)), "n_b": int(len(b))}
-    if len(a) > 1 and len(b) > 1 and (np.ptp(a) > 0 or np.ptp(b) > 0):
+           "n_a": int(len(a)), "n_b": int(len(b)), "caveat": None}
+    if len(a) < MIN_SPREAD or len(b) < MIN_SPREAD:
+        out["caveat"] = (f"no test of spread from {len(a)} vs {len(b)} configurations (it needs {MIN_SPREAD} a side)")
+    elif np.ptp(a) > 0 or np.ptp(b) > 0:
         with np.errstate(all="ignore"):   # one side without spread: scipy divides by zero on the way
             p = float(stats.levene(a, b, center="median").pvalue)
         out["p"] = p if math.isfinite(p) else math.nan

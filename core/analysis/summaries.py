@@ -78,12 +78,23 @@ def accuracy_table(con, run_ids: Sequence[str] | None, by: Sequence[str],
 
     A configuration is never split: a column of ``by`` whose value changes inside a configuration of this slice
     (a deceptive item's parts of speech) is refused with a UserError naming it, since its groups would be pieces of
-    configurations, not configurations."""
+    configurations, not configurations. Memoised in-process on the runs' versions (core/analysis/memo.py): a repeated
+    ``report table`` or page view asks no SQL."""
+    from core.analysis import memo
+
+    by = [c for c in dict.fromkeys(by) if c]
+    table, split = memo.call(con, "accuracy_table", _accuracy_table,
+                             list(run_ids) if run_ids is not None else None, by,
+                             {k: list(v) if isinstance(v, (list, tuple, set)) else v
+                              for k, v in (filters or {}).items()} or None, view, scoring)
+    return table, split
+
+
+def _accuracy_table(con, run_ids, by, filters, view, scoring) -> tuple[pd.DataFrame, str | None]:
     from core.analysis.queries import varies_inside
     from core.analysis.views import run_rows, run_split
     from core.errors import UserError
 
-    by = [c for c in dict.fromkeys(by) if c]
     inside = varies_inside(con, run_ids, by, filters, view)
     if inside:
         from core.analysis.queries import label

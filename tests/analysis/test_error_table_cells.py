@@ -11,8 +11,8 @@ from core import analysis
 
 @pytest.mark.slow
 def test_error_table_cells_never_show_nan_percent(tmp_path):
-    """A group without a single right answer: its top-k "correct" labels have no share. The page showed
-    "G2 vs. L1 (nan%)"; now the label alone. The made-up percentage's row says it can exceed 100."""
+    """A group without a single right answer has no top-k "correct" confusion: those cells stay empty (never
+    "G2 vs. L1 (nan%)", nor a label no answer had). The made-up percentage's row says it can exceed 100."""
     from core import runner, store
     from core.store.exports import export_run
     from core.store.io import import_results
@@ -30,8 +30,11 @@ def test_error_table_cells_never_show_nan_percent(tmp_path):
     with store.connect(db) as con:
         table = analysis.error_table(con, [run_id], by=["operation"], unparsed="reference")
     union = table[table["operation"] == "union"].iloc[0]
-    assert union["n_correct"] == 0 and isinstance(union["top1_correct"], str)   # a label, with no share
-    assert "%" not in union["top1_correct"]
+    assert union["n_correct"] == 0 and all(union[f"top{k}_correct"] is None for k in (1, 2, 3))
+    assert isinstance(union["top1_mistake"], str) and "%" in union["top1_mistake"]
+    intersection = table[table["operation"] == "intersection"].iloc[0]
+    assert intersection["n_wrong"] == 0 and intersection["top1_mistake"] is None   # nothing wrong: no mistake
+    assert isinstance(intersection["top1_correct"], str)
     cells = " ".join(str(v) for c in table.columns if c.startswith("top") for v in table[c])
     assert "nan" not in cells
     paper = analysis.error_table_paper_layout(table, ["operation"])

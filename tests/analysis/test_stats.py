@@ -12,12 +12,81 @@ from scipy import stats as S
 from core.analysis import stats
 
 
-def test_two_always_right_vs_always_wrong_pairs_are_not_certainty():
+def test_two_always_right_vs_always_wrong_pairs_are_too_few_to_test():
     res = stats.paired_contrast([100.0, 100.0])
-    assert res["estimate"] == 100.0 and res["p"] == 0.5 and res["exact"]      # the exact sign test on 2 pairs
-    assert -100 <= res["ci_low"] <= res["ci_high"] <= 100
+    assert res["estimate"] == 100.0 and res["testable"] is False
+    assert math.isnan(res["p"]) and math.isnan(res["ci_low"]) and math.isnan(res["ci_high"])
+    assert res["caveat"].startswith(stats.TOO_FEW) and "0.5" in res["caveat"]    # the best p 2 draws can give
     between = stats.stratified_contrast([100.0, 100.0, 0.0, 0.0], [True, True, False, False], [0, 0, 0, 0])
-    assert between["estimate"] == 100.0 and between["p"] == pytest.approx(2 / 6) and between["exact"]
+    assert between["estimate"] == 100.0 and between["testable"] is False and math.isnan(between["p"])
+    assert between["caveat"].startswith(stats.TOO_FEW)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5])
+def test_fewer_than_min_units_give_an_estimate_but_no_interval_and_no_p(n):
+    d = [100.0] * n                                   # as one-sided as n draws can be
+    res = stats.paired_contrast(d)
+    assert res["testable"] is False and math.isnan(res["p"]) and math.isnan(res["ci_low"])
+    assert res["caveat"].startswith(stats.TOO_FEW)
+    assert (math.isnan(res["estimate"]) if n == 0 else res["estimate"] == 100.0)
+    if n:   # the reason: the exact sign-flip test on n draws can never reach 0.05
+        assert res["p_min"] == pytest.approx(2 / 2 ** n) and res["p_min"] > stats.REACHABLE
+
+
+def test_min_units_is_where_the_exact_test_first_reaches_significance():
+    at = stats.paired_contrast([100.0] * stats.MIN_UNITS)
+    assert at["testable"] and at["exact"] and at["p"] == pytest.approx(2 / 2 ** stats.MIN_UNITS)
+    assert at["p"] < stats.REACHABLE
+    assert 2 / 2 ** (stats.MIN_UNITS - 1) > stats.REACHABLE
+    assert at["ci_low"] == at["ci_high"] == 100.0
+
+
+def test_between_draws_needs_enough_arrangements_and_two_draws_a_side():
+    three = stats.stratified_contrast([100.0] * 3 + [0.0] * 3, [True] * 3 + [False] * 3, [0] * 6)
+    assert not three["testable"] and three["p_min"] == pytest.approx(2 / 20)    # C(6, 3) = 20 arrangements
+    one_side = stats.stratified_contrast([100.0] + [0.0] * 30, [True] + [False] * 30, [0] * 31)
+    assert not one_side["testable"] and math.isnan(one_side["ci_low"]) and one_side["caveat"].startswith(stats.TOO_FEW)
+    four = stats.stratified_contrast([100.0] * 4 + [0.0] * 4, [True] * 4 + [False] * 4, [0] * 8)
+    assert four["testable"] and four["exact"] and four["p"] == pytest.approx(2 / 70)
+
+
+def test_no_spread_test_from_fewer_than_three_configurations_a_side():
+    two = stats.spread_test([10.0, 90.0], [50.0, 51.0])
+    assert math.isnan(two["p"]) and "3 a side" in two["caveat"]
+    three = stats.spread_test([10.0, 90.0, 50.0], [50.0, 51.0, 49.0])
+    assert 0 <= three["p"] <= 1 and three["caveat"] is None
+
+
+def _vectors():
+    """Random difference vectors with ties (0/100 verdicts averaged over a few configurations), at every
+    exact-enumeration size from MIN_UNITS and at Monte Carlo sizes."""
+    rng = np.random.default_rng(11)
+    exact_sizes = [n for n in range(stats.MIN_UNITS, 20) if 2 ** n <= stats.EXACT_MAX]
+    for n in exact_sizes + [15, 16, 23, 64, 301]:
+        for levels in ([-100.0, 0.0, 100.0], [-100.0, -50.0, 0.0, 50.0, 100.0, 100.0 / 3, -200.0 / 3]):
+            yield n, rng.choice(levels, size=n, p=None)
+
+
+@pytest.mark.parametrize("n,d", list(_vectors()))
+def test_numpy_resampling_equals_scipys_on_the_same_seed(n, d):
+    """paired_contrast's numpy sign-flip and bootstrap draw scipy's random numbers: the same p (exact or Monte
+    Carlo) and the same interval, to the bit."""
+    d = np.sort(d)
+    res = stats.paired_contrast(d)
+    if np.all(d == 0) or np.all(d == d[0]):
+        return
+    exact = 2 ** n <= stats.EXACT_MAX
+    ref_p = S.permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
+                               n_resamples=stats.EXACT_MAX if exact else stats.RESAMPLES, alternative="two-sided",
+                               random_state=np.random.default_rng(stats.SEED))
+    ref_ci = S.bootstrap((d,), np.mean, confidence_level=0.95, n_resamples=stats.RESAMPLES, method="percentile",
+                         vectorized=True, random_state=np.random.default_rng(stats.SEED))
+    assert res["exact"] is exact
+    assert res["p"] == min(1.0, float(ref_p.pvalue))
+    assert (res["ci_low"], res["ci_high"]) == (float(ref_ci.confidence_interval.low),
+                                               float(ref_ci.confidence_interval.high))
+    assert np.array_equal(np.sort(stats.sign_flip_null(d)[0]), np.sort(ref_p.null_distribution))
+    assert np.array_equal(stats.bootstrap_means(d), ref_ci.bootstrap_distribution)
 
 
 def test_sign_flip_on_paired_0_1_outcomes_is_the_exact_mcnemar_test():
@@ -48,7 +117,7 @@ def test_stratified_permutation_p_is_the_exact_enumeration():
 
 def test_intervals_never_leave_the_possible_range_and_the_monte_carlo_is_reproducible():
     rng = np.random.default_rng(5)
-    for n in (2, 3, 5, 24, 200):
+    for n in (6, 7, 9, 24, 200):
         d = rng.choice([-100.0, 0.0, 100.0], size=n, p=[0.1, 0.3, 0.6])
         res = stats.paired_contrast(d)
         assert -100 <= res["ci_low"] <= res["estimate"] <= res["ci_high"] <= 100, res
@@ -95,3 +164,31 @@ def test_holm_equals_statsmodels_on_random_families_with_ties_and_gaps(monkeypat
             got = holm(with_gaps)
             assert math.isnan(got[1]) and math.isnan(got[2])
             assert got[:1] + got[3:] == pytest.approx(expected.tolist(), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("levels", [[0.0, 50.0, 100.0], None])
+def test_monte_carlo_stratified_p_agrees_with_the_exact_enumeration(levels):
+    """Above EXACT_MAX arrangements the labels are drawn at random — through the counts of the distinct values when
+    there are few (multivariate hypergeometric), by shuffling the units when there are many: either way the p is
+    the exact enumeration's within Monte Carlo error (C(10, 5)² = 63,504 arrangements, enumerated here)."""
+    rng = np.random.default_rng(3)
+    values = (rng.choice(levels, size=20) if levels else rng.uniform(0, 100, size=20)) + np.r_[np.full(5, 20.0),
+                                                                                               np.zeros(15)]
+    values = np.minimum(values, 100.0)
+    is_a = np.tile(np.r_[np.ones(5, bool), np.zeros(5, bool)], 2)
+    strata = np.repeat([0, 1], 10)
+    res = stats.stratified_contrast(values, is_a, strata)
+    assert not res["exact"] and res["testable"]
+    observed = stats.stratified_difference(values, is_a, strata)
+    combos = np.array(list(itertools.combinations(range(10), 5)))
+    lab = np.zeros((len(combos), 10), dtype=bool)
+    lab[np.arange(len(combos))[:, None], combos] = True
+
+    def diffs(v):   # every arrangement of one stratum: mean of a − mean of b
+        return (lab @ v) / 5 - ((~lab) @ v) / 5
+
+    d0, d1 = diffs(values[:10]), diffs(values[10:])
+    null = 0.5 * d0[:, None] + 0.5 * d1[None, :]
+    exact = np.mean(np.abs(null) >= abs(observed) - 1e-9)
+    assert res["p"] == pytest.approx(exact, abs=0.02)
+    assert res["ci_low"] <= observed <= res["ci_high"]
