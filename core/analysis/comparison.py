@@ -24,8 +24,9 @@ How (docs/FIDELITY.md, "Comparing two runs", says the same for a reader):
 3. **Between draws** when they share none: per draw, the mean over its cells that both runs have (matched cells);
    the two runs' draws compared stratified on the draw-level factors (``stats.stratified_contrast``: label
    permutation within strata, stratified bootstrap); n = draws.
-4. **Too few to test**: fewer than two draws (paired), or fewer than two on a side (between draws): the estimate is
-   shown, no interval and no p.
+4. **Too few to test**: the engine's one rule (``stats.too_few``: fewer than ``stats.MIN_UNITS`` draws, or too few
+   arrangements for a two-sided test to reach 0.05; never fewer than two draws, or two on a side between draws):
+   the estimate is shown, no interval and no p.
 5. **Per-factor rows** (``by``, default operation, members, condition): the same test within each level, Holm over
    all the rows (one family), labelled so.
 6. **Description** (never a test): per-configuration accuracy of each run over the compared cells — mean, std, min,
@@ -51,7 +52,7 @@ from core.errors import UserError
 from core.store.scratch import temp_table
 
 BY = ("operation", "members", "condition")
-TOO_FEW = "too few draws to test"
+TOO_FEW = stats.TOO_FEW   # the engine's one wording of its one rule (stats.too_few)
 DESCRIPTION_NOTE = ("description, not a test: configurations that reuse a draw are repeated measures, so their "
                     "per-configuration accuracies are not independent")
 # for deceptive items these columns are outcomes of the condition, not of the draw
@@ -205,7 +206,8 @@ def _finish(out: dict, ok: bool) -> dict:
     out["unit"] = "draws"
     out["testable"] = bool(ok)
     if not ok:
-        out.update(ci_low=None, ci_high=None, p=None, caveat=TOO_FEW)
+        why = out.get("caveat") if str(out.get("caveat") or "").startswith(TOO_FEW) else None
+        out.update(ci_low=None, ci_high=None, p=None, caveat=TOO_FEW, why=why or TOO_FEW)
     return out
 
 

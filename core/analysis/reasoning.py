@@ -24,8 +24,8 @@ series of its own; rows without a ``provenance`` column keep each run apart); le
 (the lowest and the highest effort asked, or the two given). ``level_contrasts(rows)`` walks every level asked instead: each level against the next
 one, and the swap effect at each level (what "what thinking buys" shows, core/analysis/effort.py).
 
-A contrast over fewer than two draws is not tested: its estimate stands alone, without interval or p, marked
-``testable`` False with the caveat "too few to test".
+A contrast over too few draws (the engine's one rule, ``stats.too_few``: fewer than ``stats.MIN_UNITS``) is not
+tested: its estimate stands alone, without interval or p, marked ``testable`` False, verdict "too few to test".
 
 Inputs: ``reasoning_verdicts(rows)`` takes one row per answered item with ``model``, ``draw`` (an integer naming
 the independent draw: the sampler's factors, the seed and the sample index — the findings' own ``rows`` give it),
@@ -54,7 +54,6 @@ LEVEL_CONTRASTS = ("swap_effect", "effort", "interaction", "spread")
 LEVEL_COLUMNS = ["model", "provenance", "series", "runs", "contrast", "low", "high", "estimate", "ci_low", "ci_high",
                  "p", "p_holm", "n_draws", "testable", "verdict", "caveat"]
 SERIES = ["model", "provenance", "series", "runs"]
-MIN_UNITS = 2   # fewer draws than this: too few to test
 SWAP = ("not_swapped", "swapped")
 
 
@@ -86,8 +85,10 @@ def with_series(rows: pd.DataFrame) -> pd.DataFrame:
         out["provenance"] = None
     kinds = [None if pd.isna(k) else k for k in out["provenance"]]
     runs = out["run_id"].astype(str).tolist() if has_runs else [None] * len(out)
+    # findings.rows names an upload's series in ``model`` and keeps the model itself in ``model_name``
+    models = out["model_name"] if "model_name" in out else out["model"]
     out["series"] = [series_label(m, k, r if k is None or k == UPLOADED else None)
-                     for m, k, r in zip(out["model"], kinds, runs)]
+                     for m, k, r in zip(models, kinds, runs)]
     if has_runs:
         pooled = out.groupby("series")["run_id"].agg(lambda r: ", ".join(sorted({str(x) for x in r.dropna()})))
         out["runs"] = out["series"].map(pooled)
@@ -258,22 +259,17 @@ def as_finding(rows: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
 
 
 def _tested(values: pd.Series) -> dict:
-    """The engine's paired contrast of per-draw values; below ``MIN_UNITS`` draws (or where the engine says so)
-    the estimate alone, without interval or p."""
+    """The engine's paired contrast of per-draw values: the estimate alone, without interval or p, where the engine's
+    one rule (``stats.too_few``) says the draws are too few to test."""
     from core.analysis.stats import paired_contrast
 
     d = values.to_numpy(dtype=float)
-    if d.size < MIN_UNITS:   # nothing to resample: the estimate alone
-        res = {"estimate": float(d.mean()) if d.size else math.nan, "n": int(d.size),
-               "caveat": None if d.size else "no matched draw"}
-    else:
-        res = dict(paired_contrast(d))
-    n = int(res.get("n") or 0)
-    testable = bool(res.get("testable", True)) and n >= MIN_UNITS
-    if not testable:
-        res.update(ci_low=math.nan, ci_high=math.nan, p=math.nan,
-                   caveat=res.get("caveat") if n == 0 else f"too few to test ({n} draw{'s' if n != 1 else ''})")
-    res["testable"] = testable
+    res = dict(paired_contrast(d))
+    if d.size == 0:
+        res["caveat"] = "no matched draw"
+    res["testable"] = bool(res.get("testable"))
+    if not res["testable"]:
+        res.update(ci_low=math.nan, ci_high=math.nan, p=math.nan)
     return res
 
 
