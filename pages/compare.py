@@ -220,7 +220,7 @@ if len(series) >= 2 and not shown["empty"]:
             st.info(ui.md(h.get("reason") or "Nothing to compare."))
         st.stop()
     st.markdown("**" + ui.md(comparison.headline_text(h, a_name, b_name)) + "**")
-    m1, m2, m3, m4, m5 = st.columns(5)
+    m1, m2, m3, m4, m5 = st.columns([1, 1, 1, 1.8, 1])   # the interval is the widest value: never cut
     m1.metric("Mean A", "–" if h.get("mean_a") is None else f"{h['mean_a']:.1f} %")
     m2.metric("Mean B", "–" if h.get("mean_b") is None else f"{h['mean_b']:.1f} %")
     m3.metric("B − A (points)", f"{h['estimate']:+.2f}")
