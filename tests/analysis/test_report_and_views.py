@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from core import analysis, runner, store
+from core.analysis import stats
 from core.analysis.report import html_report
 from core.store.exports import export_run
 from core.store.io import import_results
@@ -96,8 +97,9 @@ def test_a_degenerate_comparison_gets_its_caveat_in_the_report(tmp_path):
     b = import_results(path, out.read_bytes(), "zero.csv")[0]
     with store.connect(path) as con:
         page = html_report(con, [a, b])
-    # the responses are the solver's: re-scored, the upload is as right as the run, item for item
-    assert "equally accurate" in page and "not a significant difference" in page and "Welch" not in page
+    # the responses are the solver's: re-scored, the upload is as right as the run, item for item; two draws are
+    # fewer than the engine's stats.MIN_UNITS: the estimate, no test
+    assert "equally accurate" in page and stats.TOO_FEW in page and "Welch" not in page
     assert "spread 0" in page or "Every level of every factor" in page
 
 

@@ -221,8 +221,8 @@ def test_anthropic_export_keeps_the_thinking_apart(anthropic_runs, cli):
 
 def test_report_thinking_pairs_levels_on_the_same_draws(anthropic_runs, cli):
     """The grid asks 3 deceptive draws in both conditions at low and max; the stand-in fails swapped items at low
-    only: accuracy rises, the swap effect at low is 100 points and vanishes at max (3 draws: testable, too few to be
-    declared after Holm)."""
+    only: accuracy rises, the swap effect at low is 100 points and vanishes at max (3 draws: fewer than the engine's
+    stats.MIN_UNITS, so the estimates alone — too few to test, no interval, no p)."""
     db, tmp, codes, _ = anthropic_runs
     assert codes["grid"][0] == 0
     with store.connect(db) as con:
@@ -237,7 +237,8 @@ def test_report_thinking_pairs_levels_on_the_same_draws(anthropic_runs, cli):
     contrasts = {(c["contrast"], c["low"]): c for c in json.loads((tmp / "thinking.contrasts.json").read_text())}
     assert contrasts[("swap_effect", "low")]["estimate"] == 100 and contrasts[("swap_effect", "max")]["estimate"] == 0
     assert contrasts[("effort", "low")]["estimate"] == 50 and contrasts[("effort", "low")]["n_draws"] == 3
-    assert contrasts[("interaction", "low")]["estimate"] == -100 and contrasts[("interaction", "low")]["testable"]
+    assert contrasts[("interaction", "low")]["estimate"] == -100 and not contrasts[("interaction", "low")]["testable"]
+    assert contrasts[("interaction", "low")]["verdict"] == "too few to test"
 
 
 def test_a_level_the_server_lacks_is_sent_as_the_nearest_and_said(thinking_server, tmp_path, cli):
