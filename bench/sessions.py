@@ -19,7 +19,7 @@ server's peak resident memory (VmHWM) and its CPU seconds; results the live run 
 load average before and after. Every load gives up after ``--timeout`` seconds, all of them after ``--budget``
 seconds (each load printed as it ends); the live run, its endpoint and the
 server are stopped at the end. Prints figures; never asserts.
-Targets (issue 39): 8 sessions over 1M results on 2 cores, Findings p95 <= 15 s, server <= 4 GB.
+Targets: 8 sessions over 1M results on 2 cores, Findings p95 <= 15 s, server <= 4 GB.
 """
 
 from __future__ import annotations

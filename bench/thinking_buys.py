@@ -70,7 +70,7 @@ def main() -> int:
     if args.anthropic:
         from tests.support.anthropic_standin import AnthropicStandIn
 
-        os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench-standin")
+        os.environ.setdefault("ANTHROPIC_API_KEY", "no-key-the-stand-in-checks-none")   # the SDK wants one; the stand-in ignores it
         def effort_of(params: dict) -> str | None:
             return (params.get("output_config") or {}).get("effort")
 

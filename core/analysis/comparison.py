@@ -45,6 +45,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from core.analysis import stats
+from core.analysis.findings import plain as _plain  # a value as plain JSON: one home
 from core.analysis.findings_catalogue import DRAW, WITHIN_DRAW
 from core.analysis.queries import RUN_FACTORS, factor_columns
 from core.analysis.sql import VIEW, check_scoring, quote, relation, scored, view_columns, where_clause
@@ -63,16 +64,6 @@ def testable(res: Mapping, rule: bool) -> bool:
     """Whether a contrast may show an interval and a p: ``rule`` (at least two draws; at least two on each side
     between draws) and the statistics' own ``testable`` when they give one — never looser than the rule."""
     return bool(rule and res.get("testable", rule))
-
-
-def _plain(v):
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, (np.floating, float)):
-        return None if math.isnan(float(v)) else float(v)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return v
 
 
 # ------------------------------------------------------------------------------------------------------ the runs
