@@ -31,21 +31,35 @@ Series are never pooled with each other. How a contrast of levels a and b of a f
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from core.analysis import aggregated, reasoning, stats
+from core.analysis.draw_contrasts import between_units, cells_table, items_table, key_sql, paired_units, strata_counts
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.queries import factor_columns
-from core.analysis.sql import VIEW, check_scoring, quote, relation, series_label, series_sql, view_columns, where_clause
+from core.analysis.sql import (
+    VIEW,
+    check_scoring,
+    columns_of,
+    quote,
+    relation,
+    series_label,
+    series_sql,
+    view_columns,
+    where_clause,
+)
 from core.analysis.summaries import config_accuracy
 
-__all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "keep", "points",
-           "report", "rows", "verdict"]
+__all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "filter_sql", "points",
+           "report", "rows", "strata_candidates", "verdict"]
 
 FAMILIES = ("finding", "report")
 TABLE_BY = ("model", "operation", "members", "condition")
@@ -109,7 +123,7 @@ def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFram
     import pyarrow.compute as pc
 
     table = con.sql(f"SELECT {series_sql(con)} AS model, model AS model_name, {', '.join(sel)}, "
-                    f"100.0 * CAST(correct AS INTEGER) AS accuracy, {draw} AS draw "
+                    f"CAST(100 * CAST(correct AS INTEGER) AS DOUBLE) AS accuracy, {draw} AS draw "
                     f"FROM {relation(con, view, scoring)} {where}", params=params).to_arrow_table()
     for i, field in enumerate(table.schema):   # text as categories: grouping and slicing work on integer codes
         if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
@@ -121,47 +135,46 @@ def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFram
     return df
 
 
-def keep(df: pd.DataFrame, f: Finding) -> pd.DataFrame:
-    """The finding's slice of ``rows``: its filters (a level written 4 or 4.0 is one level), its derived column."""
-    mask = pd.Series(True, index=df.index)
-    for col, values in f.filters.items():
-        if col not in df:
-            return df.iloc[:0].copy()
+def filter_sql(columns: Sequence[str], filters: Mapping[str, Sequence]) -> tuple[str, list] | None:
+    """WHERE clause (parameters apart) of a finding's filters over ``draw_contrasts.items_table``: a number matches
+    by its value (4 and 4.0 are one level), a text by its text, None matches NULL; None when a filtered column is
+    missing (the finding does not apply)."""
+    parts, params = [], []
+    for col, values in filters.items():
+        if col not in columns:
+            return None
         values = list(values)
-        hit = pd.Series(False, index=df.index)
+        q = quote(col)
         numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if numbers:
-            hit |= pd.to_numeric(df[col], errors="coerce").isin(numbers)
         texts = [str(v) for v in values if v is not None and v not in numbers]
+        sub = []
+        if numbers:
+            sub.append(f"TRY_CAST({q} AS DOUBLE) IN ({', '.join('?' * len(numbers))})")
+            params += [float(v) for v in numbers]
         if texts:
-            hit |= _text_in(df[col], texts)
+            sub.append(f"CAST({q} AS VARCHAR) IN ({', '.join('?' * len(texts))})")
+            params += texts
         if any(v is None for v in values):
-            hit |= df[col].isna()
-        mask &= hit
-    return _derive(df[mask].copy(), f)
+            sub.append(f"{q} IS NULL")
+        parts.append("(" + (" OR ".join(sub) or "FALSE") + ")")
+    return ("WHERE " + " AND ".join(parts)) if parts else "", params
 
 
-def _text_in(series: pd.Series, texts: Sequence[str]) -> pd.Series:
-    """Which values of ``series`` (not missing) read as one of ``texts``; a categorical column compares its few
-    categories, not its rows."""
-    texts = set(texts)
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        return series.isin([c for c in series.cat.categories if str(c) in texts])
-    return series.astype(str).isin(texts) & series.notna()
-
-
-def _level_eq(series: pd.Series, level) -> pd.Series:
+def _matches(level, raw) -> bool:
+    """Whether a stored value ``raw`` is the finding's ``level``: numbers by value, texts by text."""
     if isinstance(level, (int, float)) and not isinstance(level, bool):
-        return pd.to_numeric(series, errors="coerce") == level
-    return _text_in(series, [str(level)])
+        try:
+            return float(raw) == float(level)
+        except (TypeError, ValueError):
+            return False
+    return str(raw) == str(level)
 
 
-def _levels(df: pd.DataFrame, column: str) -> list:
-    vals = [v for v in df[column].dropna().unique().tolist()] if column in df else []
+def _sorted(values) -> list:
     try:
-        return sorted(vals)
+        return sorted(values)
     except TypeError:
-        return sorted(vals, key=str)
+        return sorted(values, key=str)
 
 
 def plain(v):
@@ -177,88 +190,129 @@ def plain(v):
 
 # ----------------------------------------------------------------------------------------------------- contrasts
 
-def strata_columns(df: pd.DataFrame, f: Finding) -> list[str]:
-    """The design factors a contrast holds equal: every design factor present but the contrasted one, those that
-    change with it (``ignore``) and the split (``within``). The model is held equal by computing per model."""
+def strata_candidates(columns: Sequence[str], f: Finding) -> list[str]:
+    """The design factors a contrast of ``f`` holds equal: every design factor of the items but the contrasted one,
+    those that change with it (``ignore``) and the split (``within``); a contrast names those its items have a
+    value of (``matched_on``). The model is held equal by computing per series."""
     skip = {f.factor, *f.ignore, *f.within}
-    return [c for c in DESIGN if c in df.columns and c not in skip and df[c].notna().any()]
+    return [c for c in DESIGN if c in columns and c not in skip]
 
 
-def _codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
-    if not cols or df.empty:
-        return np.zeros(len(df), dtype=np.int64)
-    return df.groupby(cols, dropna=False, sort=True).ngroup().to_numpy()
+class _Slice:
+    """One finding's items, grouped: per group (the series and the ``within`` split; the split alone for the model
+    comparison) the levels present, and per level the series and runs behind it and which strata columns hold a
+    value — one statement over the items table."""
+
+    def __init__(self, con, table: str, where: str, params: list, f: Finding, groups: list[str],
+                 strata: list[str]):
+        q = quote(f.factor)
+        counts = "".join(f", count({quote(c)})" for c in strata)
+        gsel = "".join(f", {quote(g)}" for g in groups)
+        cond = f"{where} {'AND' if where else 'WHERE'} {q} IS NOT NULL"
+        got = con.execute(f"SELECT {key_sql(groups)} AS _gid{gsel}, {q}, CAST({q} AS VARCHAR), model, run_id"
+                          f"{counts} FROM {table} {cond} GROUP BY ALL", params).fetchall()
+        ng = len(groups)
+        self.groups: dict[int, tuple] = {}
+        self.rows: dict[tuple[int, str], list[tuple]] = {}   # (gid, level text) -> (series, run, non-null counts)
+        self.raw: dict[int, dict[str, Any]] = {}              # gid -> level text -> stored value
+        for r in got:
+            gid, key, raw, lvl, series, run = r[0], tuple(r[1:1 + ng]), r[1 + ng], r[2 + ng], r[3 + ng], r[4 + ng]
+            self.groups[gid] = key
+            self.raw.setdefault(gid, {})[lvl] = raw
+            self.rows.setdefault((gid, lvl), []).append((series, run, r[5 + ng:]))
+        self.strata = strata
+
+    def ordered(self) -> list[int]:
+        """The groups in sorted order of their values (missing values last)."""
+        return sorted(self.groups, key=lambda g: tuple((v is None, "" if v is None else v) for v in self.groups[g]))
+
+    def levels(self, gid: int | None = None) -> list:
+        raws = (self.raw[gid].values() if gid is not None else [v for d in self.raw.values() for v in d.values()])
+        return _sorted(set(raws))
+
+    def key(self, gid: int, level) -> str | None:
+        """The text of the stored level that is ``level`` in group ``gid`` (None: absent)."""
+        return next((lvl for lvl, raw in self.raw[gid].items() if _matches(level, raw)), None)
+
+    def part(self, gid: int, *levels: str) -> dict:
+        """Series, runs, pooled runs and the strata columns with a value, over the group's rows at ``levels``."""
+        rows = [r for lvl in levels for r in self.rows.get((gid, lvl), [])]
+        per: dict[str, set] = {}
+        for series, run, _ in rows:
+            per.setdefault(str(series), set()).add(str(run))
+        filled = [c for i, c in enumerate(self.strata) if any(r[2][i] for r in rows)]
+        return {"runs": sorted({str(r[1]) for r in rows}), "models": sorted(per),
+                "pooled": {m: sorted(rs) for m, rs in sorted(per.items()) if len(rs) > 1}, "matched_on": filled}
 
 
-def _unmatched_reason(part: pd.DataFrame, strata: list[str], is_a: pd.Series, a, b) -> str:
-    """Why no stratum holds both levels: the factors whose values on the two sides never meet (compared through
-    each side's distinct values, as text)."""
-    def distinct(side: pd.DataFrame, c: str) -> set:
-        return {str(v) for v in pd.unique(side[c])}
-
-    side_a, side_b = part[is_a.to_numpy()], part[~is_a.to_numpy()]
-    differ = [c for c in strata if not distinct(side_a, c) & distinct(side_b, c)]
-    why = f" ({', '.join(differ)} never equal)" if differ else ""
-    return f"{stats.TOO_FEW}: no stratum holds both {a} and {b} with every other factor equal{why}"
-
-
-def contrast(df: pd.DataFrame, f: Finding, a, b, confidence: float = 0.95) -> dict:
-    """The contrast a − b of ``df`` (one model's items, or two models' for the model comparison): estimate in
-    points, interval, p (unadjusted), units, matched strata, spread. See the module docstring for the method."""
-    sa, sb = _level_eq(df[f.factor], a), _level_eq(df[f.factor], b)
-    part = df[sa | sb].copy()
-    part["_a"] = sa[sa | sb].to_numpy()
-    strata = strata_columns(part, f)
-    part["_s"] = _codes(part, strata)
-    total = int(part["_s"].nunique())
-    sides = part.groupby("_s")["_a"].agg(["any", "all"])
-    keep = sides.index[sides["any"] & ~sides["all"]]
-    out: dict[str, Any] = {"a": plain(a), "b": plain(b), "strata_total": total, "strata_matched": int(len(keep)),
-                           "matched_on": strata, "runs": sorted(map(str, part["run_id"].unique())),
-                           "models": sorted(map(str, part["model"].unique())),
-                           "pooled": {str(m): sorted(map(str, g.unique())) for m, g in part.groupby("model")["run_id"]
-                                      if g.nunique() > 1}}
-    if not len(keep):
-        out.update(estimate=None, reason=_unmatched_reason(part, strata, part["_a"], a, b))
-        return out
-    part = part[part["_s"].isin(keep)]
-    cells = part.groupby(["_s", "draw", "_a"])["accuracy"].mean().unstack("_a")
-    both = cells.dropna()
-    within = f.factor in WITHIN_DRAW and len(both) > 0
-    if within:
-        diff = (both[True] - both[False]).groupby(level="draw").mean()
-        res = stats.paired_contrast(diff.to_numpy(), confidence)
-        out.update(design="paired by draw", n=res["n"], n_a=res["n"], n_b=res["n"],
-                   strata_matched=int(both.index.get_level_values("_s").nunique()),
-                   mean_a=plain(both[True].groupby(level="draw").mean().mean()),
-                   mean_b=plain(both[False].groupby(level="draw").mean().mean()))
-        used = both.reset_index()
-        conf = pd.concat([used.groupby("_s")[True].mean().rename("a"), used.groupby("_s")[False].mean().rename("b")],
-                         axis=1)
-        spread = stats.spread_test(conf["a"].to_numpy(), conf["b"].to_numpy())
-    else:
-        long = part.groupby(["_s", "draw", "_a"], sort=True)["accuracy"].mean().rename("acc").reset_index()
-        units = long.groupby(["draw", "_a"], sort=True)["acc"].mean().reset_index()   # one unit per draw (and level)
-        draw_level = [c for c in strata if c not in WITHIN_DRAW]
-        if draw_level:
-            units = units.merge(part.drop_duplicates(["draw", "_a"])[["draw", "_a", *draw_level]],
-                                on=["draw", "_a"], how="left")
-        units["_t"] = _codes(units, draw_level)
-        sides_t = units.groupby("_t")["_a"].agg(["any", "all"])
-        units = units[units["_t"].isin(sides_t.index[sides_t["any"] & ~sides_t["all"]])]
-        res = stats.stratified_contrast(units["acc"].to_numpy(), units["_a"].to_numpy(), units["_t"].to_numpy(),
-                                        confidence)
-        out.update(design="between draws" + (f", stratified on {', '.join(draw_level)}" if draw_level else ""),
-                   n=res["n"], n_a=res["n_a"], n_b=res["n_b"], draw_strata=int(units["_t"].nunique()),
-                   mean_a=plain(units.loc[units["_a"], "acc"].mean()),
-                   mean_b=plain(units.loc[~units["_a"], "acc"].mean()))
-        conf = long.groupby(["_s", "_a"])["acc"].mean().unstack("_a")
-        spread = stats.spread_test(conf[True].dropna().to_numpy(), conf[False].dropna().to_numpy())
-    out.update({k: plain(res[k]) for k in ("estimate", "ci_low", "ci_high", "p", "test", "exact", "caveat",
-                                          "testable")})
-    out["unit"] = "draws"
-    out["spread"] = {k: plain(v) for k, v in spread.items()}
+def _unmatched_reasons(con, table: str, where: str, params: list, f: Finding, groups: list[str],
+                       todo: list[dict], sl: "_Slice") -> dict[int, str]:
+    """Why no stratum holds both levels of each of ``todo``'s contrasts: the factors whose values on the two sides
+    never meet (compared through each side's distinct values, as text) — one statement for all of them."""
+    strata = sl.strata
+    q = quote(f.factor)
+    sel = "".join(f", coalesce(CAST({quote(c)} AS VARCHAR), '')" for c in strata)
+    gids = sorted({t["gid"] for t in todo})
+    cond = (f"{where} {'AND' if where else 'WHERE'} {key_sql(groups)} IN ({', '.join('?' * len(gids))}) "
+            f"AND {q} IS NOT NULL")
+    seen: dict[tuple[int, str], list[set]] = {}
+    for r in con.execute(f"SELECT DISTINCT {key_sql(groups)}, CAST({q} AS VARCHAR){sel} FROM {table} {cond}",
+                         [*params, *gids]).fetchall():
+        sets = seen.setdefault((r[0], r[1]), [set() for _ in strata])
+        for i, v in enumerate(r[2:]):
+            sets[i].add(v)
+    out = {}
+    for t in todo:
+        on = set(sl.part(t["gid"], t["ka"], t["kb"])["matched_on"])
+        xa, xb = seen.get((t["gid"], t["ka"])), seen.get((t["gid"], t["kb"]))
+        differ = ([c for i, c in enumerate(strata) if c in on and not xa[i] & xb[i]] if xa and xb else [])
+        why = f" ({', '.join(differ)} never equal)" if differ else ""
+        out[t["idx"]] = (f"{stats.TOO_FEW}: no stratum holds both {t['a']} and {t['b']} with every other factor "
+                         f"equal{why}")
     return out
+
+
+def _in_parallel(fn, jobs: list) -> list:
+    """``[fn(j) for j in jobs]``, on the machine's cores (the resampling is numpy: it releases the GIL)."""
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers <= 1:
+        return [fn(j) for j in jobs]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, jobs))
+
+
+def _paired_result(units: dict, confidence: float) -> tuple[dict, dict]:
+    d = np.array([u[1] for u in units["draws"]], dtype=float)
+    res = stats.paired_contrast(d, confidence)
+    out = {"design": "paired by draw", "n": res["n"], "n_a": res["n"], "n_b": res["n"],
+           "strata_matched": len(units["strata"]),
+           "mean_a": plain(np.mean([u[2] for u in units["draws"]])),
+           "mean_b": plain(np.mean([u[3] for u in units["draws"]]))}
+    spread = stats.spread_test(np.array([s[1] for s in units["strata"]], dtype=float),
+                               np.array([s[2] for s in units["strata"]], dtype=float))
+    return {**out, **{k: res[k] for k in _RESULT if k in res}}, spread
+
+
+def _between_result(units: dict, draw_level: list[str], confidence: float) -> tuple[dict, dict]:
+    rows = units["units"]
+    side = np.array([u[1] for u in rows], dtype=bool)
+    t = np.array([u[2] for u in rows], dtype=np.int64)
+    values = np.array([u[3] for u in rows], dtype=float)
+    both = set(t[side].tolist()) & set(t[~side].tolist())
+    kept = np.isin(t, list(both))
+    values, side, t = values[kept], side[kept], t[kept]
+    res = stats.stratified_contrast(values, side, t, confidence)
+    out = {"design": "between draws" + (f", stratified on {', '.join(draw_level)}" if draw_level else ""),
+           "n": res["n"], "n_a": res["n_a"], "n_b": res["n_b"], "draw_strata": len(both),
+           "strata_matched": units["matched"],
+           "mean_a": plain(values[side].mean()) if side.any() else None,
+           "mean_b": plain(values[~side].mean()) if (~side).any() else None}
+    conf_a = np.array([s[2] for s in units["strata"] if s[1]], dtype=float)
+    conf_b = np.array([s[2] for s in units["strata"] if not s[1]], dtype=float)
+    return {**out, **{k: res[k] for k in _RESULT if k in res}}, stats.spread_test(conf_a, conf_b)
+
+
+_RESULT = ("estimate", "ci_low", "ci_high", "p", "test", "exact", "caveat", "testable")
 
 
 def _model_pairs(present: list) -> list[tuple]:
@@ -266,9 +320,17 @@ def _model_pairs(present: list) -> list[tuple]:
 
 
 def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "strict", view: str = VIEW,
-             data: pd.DataFrame | None = None) -> dict:
-    """One finding from the stored runs, per model (p values not yet adjusted: ``report`` adjusts per family).
-    ``data``: the runs' ``rows`` when the caller has them."""
+             confidence: float = 0.95) -> dict:
+    """One finding from the stored runs, per series (p values not yet adjusted: ``report`` adjusts per family)."""
+    if f.kind == "metrics":
+        return _evaluate(con, None, (), f, run_ids, scoring, view, confidence)
+    with items_table(con, run_ids, DESIGN, scoring, view) as (table, design):
+        return _evaluate(con, table, design, f, run_ids, scoring, view, confidence)
+
+
+def _evaluate(con, table: str | None, design: Sequence[str], f: Finding, run_ids, scoring: str, view: str,
+              confidence: float) -> dict:
+    """One finding over the report's items table (``draw_contrasts.items_table``); see the module docstring."""
     out: dict[str, Any] = {"id": f.id, "title": f.title, "factor": f.factor, "filters": dict(f.filters),
                            "within": list(f.within), "secondary_to": f.secondary_to, "source": f.source,
                            "claim": f.claim, "paper": _paper_rows(f), "contrasts": [], "unanswered": [],
@@ -276,42 +338,82 @@ def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "str
     if f.kind == "metrics":
         out.update(_metrics(con, run_ids, f, scoring, view))
         return out
-    data = keep(rows(con, run_ids, scoring, view) if data is None else data, f)
-    if data.empty or f.factor not in data or data[f.factor].isna().all():
+    columns = [*design, "model", "overlapping"]
+    filt = filter_sql(columns, f.filters)
+    groups = list(f.within) if f.factor == "model" else ["model", *f.within]
+    if filt is None or f.factor not in columns or any(g not in columns for g in groups):
         out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
         return out
-    out["table"] = _get_stats(data)
-    out["models"] = [{"model": str(m), "runs": sorted(map(str, g["run_id"].unique()))}
-                     for m, g in data.groupby("model", sort=True)]
-    groups = [(None, data)] if f.factor == "model" else [(str(m), g) for m, g in data.groupby("model", sort=True)]
-    for model, part_m in groups:
-        present = _levels(part_m, f.factor)
+    where, params = filt
+    strata = strata_candidates(design, f)
+    sl = _Slice(con, table, where, params, f, groups, strata)
+    if not sl.groups:
+        out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
+        return out
+    out["table"] = _get_stats(con, table, where, params)
+    per_series: dict[str, set] = {}
+    for (_, _), rows_ in sl.rows.items():
+        for series, run, _ in rows_:
+            per_series.setdefault(str(series), set()).add(str(run))
+    out["models"] = [{"model": m, "runs": sorted(rs)} for m, rs in sorted(per_series.items())]
+    todo: list[dict] = []   # the contrasts asked, in the order they are reported
+    for gid in sl.ordered():
+        values = sl.groups[gid]
+        model = None if f.factor == "model" else str(values[0])
+        key = values if f.factor == "model" else values[1:]
+        present = sl.levels(gid)
         pairs = list(f.pairs) or (_model_pairs(present) if f.factor == "model" else
                                   [(present[i], present[i + 1]) for i in range(len(present) - 1)])
-        splits = [((), part_m)] if not f.within else list(part_m.groupby(list(f.within), dropna=False, sort=True))
-        for key, part in splits:
-            key = key if isinstance(key, tuple) else (key,)
-            for a, b in pairs:
-                has_a, has_b = _level_eq(part[f.factor], a).any(), _level_eq(part[f.factor], b).any()
-                where = {w: plain(v) for w, v in zip(f.within, key)} if f.within else None
-                if not (has_a and has_b):
-                    if not f.within:
-                        lack = [str(x) for x, h in ((a, has_a), (b, has_b)) if not h]
-                        out["unanswered"].append({"model": model, "a": plain(a), "b": plain(b),
-                                                  "reason": f"{stats.TOO_FEW}: no results at {' or '.join(lack)}"})
-                    continue
-                c = contrast(part, f, a, b)
-                c["model"] = model
-                if where:
-                    c["within"] = where
-                c["paper_estimate"] = f.paper.get((a, b, *key) if f.within else (a, b))
-                if c.get("estimate") is None:
-                    out["unanswered"].append({"model": model, "a": plain(a), "b": plain(b), "reason": c["reason"],
-                                              **({"within": where} if where else {})})
-                else:
-                    out["contrasts"].append(c)
+        where_ = {w: plain(v) for w, v in zip(f.within, key)} if f.within else None
+        for a, b in pairs:
+            ka, kb = sl.key(gid, a), sl.key(gid, b)
+            if ka is None or kb is None:
+                if not f.within:
+                    lack = [str(x) for x, k in ((a, ka), (b, kb)) if k is None]
+                    out["unanswered"].append({"model": model, "a": plain(a), "b": plain(b),
+                                              "reason": f"{stats.TOO_FEW}: no results at {' or '.join(lack)}"})
+                continue
+            todo.append({"idx": len(todo), "gid": gid, "ka": ka, "kb": kb, "a": a, "b": b, "model": model,
+                         "within": where_, "paper": f.paper.get((a, b, *key) if f.within else (a, b))})
+    draw_level = [c for c in strata if c not in WITHIN_DRAW]
+    pairs_ = [(t["idx"], t["gid"], t["ka"], t["kb"]) for t in todo]
+    with cells_table(con, table, where, params, f.factor, groups, strata, draw_level) as cells:
+        totals = strata_counts(con, cells, pairs_)
+        paired = paired_units(con, cells, pairs_) if f.factor in WITHIN_DRAW else {}
+        between = between_units(con, cells, [p for p in pairs_ if p[0] not in paired])
+    def compute(t: dict):
+        if t["idx"] in paired:
+            return _paired_result(paired[t["idx"]], confidence)
+        if t["idx"] in between:
+            part = sl.part(t["gid"], t["ka"], t["kb"])
+            return _between_result(between[t["idx"]], [x for x in part["matched_on"] if x in draw_level], confidence)
+        return None, None
+
+    results = _in_parallel(compute, todo)
+    unmatched = [t for t, (res, _) in zip(todo, results) if res is None]
+    reasons = _unmatched_reasons(con, table, where, params, f, groups, unmatched, sl) if unmatched else {}
+    for t, (res, spread) in zip(todo, results):
+        part = sl.part(t["gid"], t["ka"], t["kb"])
+        c: dict[str, Any] = {"a": plain(t["a"]), "b": plain(t["b"]), "strata_total": totals.get(t["idx"], 0),
+                             "strata_matched": 0, **part}
+        if res is None:
+            c.update(estimate=None, reason=reasons[t["idx"]])
+        else:
+            c.update({k: plain(v) for k, v in res.items()})
+            c["unit"] = "draws"
+            c["spread"] = {k: plain(v) for k, v in spread.items()}
+        c["model"] = t["model"]
+        if t["within"]:
+            c["within"] = t["within"]
+        c["paper_estimate"] = t["paper"]
+        if c.get("estimate") is None:
+            out["unanswered"].append({"model": t["model"], "a": plain(t["a"]), "b": plain(t["b"]),
+                                      "reason": c.get("reason") or c.get("caveat") or stats.TOO_FEW,
+                                      **({"within": t["within"]} if t["within"] else {})})
+        else:
+            out["contrasts"].append(c)
     if not out["contrasts"]:
-        present = _levels(data, f.factor)
+        present = sl.levels()
         wanted = sorted({str(x) for p in f.pairs for x in p})
         have = {str(x) for x in present}
         missing = [w for w in wanted if w not in have]
@@ -328,18 +430,28 @@ def _describe(filters: Mapping[str, Sequence]) -> str:
     return ", ".join(f"{k} in {list(v)}" for k, v in filters.items()) or "any results"
 
 
-def _get_stats(data: pd.DataFrame) -> list[dict]:
+def _get_stats(con, table: str, where: str, params: list) -> list[dict]:
     """The reference's get_stats: mean / std / min / max / N of per-configuration accuracy (a configuration = one
-    run's cell of the grid) per model × operation × token type (× deceptive condition: the three conditions are
+    run's cell of the grid) per series × operation × token type (× deceptive condition: the three conditions are
     never pooled); ``items`` = the answered items behind them."""
-    by = [c for c in TABLE_BY if c in data and data[c].notna().any()]
-    per_config = (data.groupby(["run_id", "config_id"], sort=True)
-                  .agg(accuracy=("accuracy", "mean"), n=("accuracy", "size"), **{c: (c, "first") for c in by})
-                  .reset_index())
-    table = (per_config.groupby(by, dropna=False, sort=True)
-             .agg(mean=("accuracy", "mean"), std=("accuracy", "std"), min=("accuracy", "min"),
-                  max=("accuracy", "max"), N=("accuracy", "size"), items=("n", "sum")).reset_index())
-    return [{k: plain(v) for k, v in row.items()} for row in table.to_dict("records")]
+    have = columns_of(con, table)
+    present = [c for c in TABLE_BY if c in have]
+    if not present:
+        return []
+    filled = con.execute(f"SELECT {', '.join(f'count({quote(c)})' for c in present)} FROM {table} {where}",
+                         params).fetchone()
+    by = [c for c, n in zip(present, filled) if n]
+    if not by:
+        return []
+    cols = ", ".join(quote(c) for c in by)
+    firsts = ", ".join(f"any_value({quote(c)}) AS {quote(c)}" for c in by)
+    got = con.execute(
+        f"WITH pc AS (SELECT run_id, config_id, avg(acc) AS accuracy, count(*) AS n, {firsts} FROM {table} {where} "
+        f"GROUP BY run_id, config_id) SELECT {cols}, avg(accuracy), stddev_samp(accuracy), min(accuracy), "
+        f"max(accuracy), count(*), sum(n) FROM pc GROUP BY {cols} ORDER BY "
+        + ", ".join(f"{quote(c)} NULLS LAST" for c in by), params).fetchall()
+    names = [*by, "mean", "std", "min", "max", "N", "items"]
+    return [{k: plain(v) if k not in ("N", "items") else int(v) for k, v in zip(names, r)} for r in got]
 
 
 def _paper_rows(f: Finding) -> list[dict]:
@@ -394,8 +506,12 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
     if family not in FAMILIES:
         raise UserError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
     chosen = [BY_ID[i] for i in only if i in BY_ID] if only else list(FINDINGS)
-    data = rows(con, run_ids, scoring, view) if any(f.kind == "contrast" for f in chosen) else None
-    found = [evaluate(con, run_ids, f, scoring, view, data) for f in chosen]
+    with contextlib.ExitStack() as stack:
+        table, design = (stack.enter_context(items_table(con, run_ids, DESIGN, scoring, view))
+                         if any(f.kind == "contrast" for f in chosen) else (None, ()))
+        found = [_evaluate(con, table, design, f, run_ids, scoring, view, 0.95) for f in chosen]
+        efforts = (con.execute(f"SELECT count(DISTINCT reasoning) FROM {table}").fetchone()[0]
+                   if table is not None and "reasoning" in design else 0)
     members: dict[str, list[dict]] = {}
     for fd in found:
         for c in fd["contrasts"]:
@@ -410,8 +526,9 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
     for fd in found:
         fd["verdicts"] = verdicts(fd, alpha)
         fd["lines"] = verdict_lines(fd, alpha)
-    if data is not None and not only or only and reasoning.FINDING_ID in only:
-        extra = reasoning.as_finding(data if data is not None else rows(con, run_ids, scoring, view), alpha)
+    # what thinking buys reads the items themselves, and only when the runs hold two efforts or more
+    if (not only or reasoning.FINDING_ID in only) and (table is None or efforts >= 2):
+        extra = reasoning.as_finding(rows(con, run_ids, scoring, view), alpha)
         found += [extra] if extra is not None else []
     prov = run_provenance(con, run_ids)
     correction = ("Holm within each finding and model (its pre-specified contrasts)" if family == "finding" else

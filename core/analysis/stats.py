@@ -23,11 +23,14 @@ Choices, for a reviewer (docs/FIDELITY.md, "How verdicts are computed", says the
   generator calls as ``scipy.stats.permutation_test`` (one-sample, ``permutation_type="samples"``) and
   ``scipy.stats.bootstrap`` (percentile) make, and summed in the same order: p and interval are scipy's to the bit
   (tests/analysis/test_stats.py checks it; scipy is the tests' reference), in batches of bounded memory and without
-  scipy's per-call overhead. The stratified permutation's statistic is linear in the labels: one matrix product per
-  batch of arrangements; above EXACT_MAX arrangements a stratum with at most FEW_VALUES distinct values (accuracies
-  of a few configurations take few) has its random arrangements drawn as multivariate hypergeometric counts of those
-  values, and its bootstrap resamples as multinomial counts of them — the same laws as shuffling or resampling the
-  units, in time that grows with the distinct values, not the units.
+  scipy's per-call overhead; a batch of sign patterns is summed by table lookups, 8 units to a byte, and the
+  patterns whose sum lies within rounding of the observed value are summed again in scipy's order. The stratified
+  permutation's statistic is linear in the labels. Above EXACT_MAX arrangements a stratum with at least
+  COUNTS_RATIO units per distinct value (accuracies of a few configurations take few) has its random arrangements
+  drawn as multivariate hypergeometric counts of those values, and its bootstrap resamples as multinomial counts of
+  them — the same laws as shuffling or resampling the units, in time that grows with the distinct values; any
+  other stratum has a uniform random subset of its units chosen unit by unit for every resample at once
+  (selection sampling), and its bootstrap draws units.
 - **Too few to test** (``too_few``): the smallest two-sided p an exact permutation test can give is 2 / (number of
   arrangements) — 2 / 2^n for n paired units, 0.0625 at n = 5. Below ``MIN_UNITS`` units, or when that smallest p is
   above ``REACHABLE``, or with one unit on a side of a between-draw contrast, a contrast has its estimate only:
@@ -59,7 +62,7 @@ MIN_UNITS = 6           # fewest units a test or an interval is computed from (2
 REACHABLE = 0.05        # a test whose smallest attainable p exceeds this cannot give evidence: not run
 MIN_SPREAD = 3          # fewest configurations per side for the Brown–Forsythe test of equal spread
 TOO_FEW = "too few draws to test"
-FEW_VALUES = 64         # a stratum with at most this many distinct values is resampled through their counts
+COUNTS_RATIO = 10       # a group with at least this many units per distinct value is resampled through their counts
 
 
 # ------------------------------------------------------------------------------------------------- proportions
@@ -193,25 +196,40 @@ def _batches(total: int, width: int) -> list[int]:
 
 
 def _sign_bits(n: int, seed: int):
-    """Batches of sign patterns (rows of n booleans, True = +) — every pattern when 2^n ≤ EXACT_MAX, else RESAMPLES
+    """Batches of sign patterns (rows of n, 1 = +, as uint8) — every pattern when 2^n ≤ EXACT_MAX, else RESAMPLES
     drawn as scipy.stats.permutation_test draws them for the one-sample ``permutation_type="samples"`` test: one
     uint32 per unit and pattern (``Generator.permuted`` of (0, 1)), its lowest bit the sign. The uint32s are the
     halves of the generator's raw 64-bit outputs, low half first, as numpy hands them out."""
     if 2 ** n <= EXACT_MAX:
-        yield ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+        yield ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1).astype(np.uint8)
         return
     bitgen = np.random.default_rng(seed).bit_generator
     rows = 2 * max(1, 2_000_000 // max(1, n))   # even: a batch takes whole 64-bit outputs, nothing left buffered
     for k in range(0, RESAMPLES, rows):
         b = min(rows, RESAMPLES - k)
-        halves = bitgen.random_raw((b * n + 1) // 2).astype("<u8").view("<u4")   # low half, then high half
-        yield (halves[:b * n] & 1).astype(bool).reshape(b, n)
+        raw = bitgen.random_raw((b * n + 1) // 2)
+        low_bytes = raw.view(np.uint8)[::4] if raw.dtype.byteorder in "=<|" and np.little_endian else \
+            raw.astype("<u8").view(np.uint8)[::4]   # the first byte of each uint32 half: its lowest bit
+        yield (low_bytes[:b * n] & 1).reshape(b, n)
+
+
+def _pattern_sums(bits: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Σ_i bits[r, i] · d[i] per row: the rows packed 8 units to a byte, each byte's sum looked up in a table of
+    the 256 subsets of its 8 units (not in scipy's order of additions: ``sign_flip_p`` re-adds the close calls)."""
+    n = d.size
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    width = packed.shape[1]
+    units = np.zeros(width * 8)
+    units[:n] = d
+    subsets = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
+    table = (subsets @ units.reshape(width, 8).T).T.ravel()          # (byte position, byte value) -> sum
+    return table[(np.arange(width) * 256)[None, :] + packed].sum(axis=1)
 
 
 def _sequential_means(bits: np.ndarray, d: np.ndarray) -> np.ndarray:
     """The mean of ±d per row of signs, adding unit by unit as scipy's reduction does (the same float result)."""
     acc = np.zeros(bits.shape[0])
-    cols = np.ascontiguousarray(bits.T)
+    cols = np.ascontiguousarray(bits.T).astype(bool)
     for i in range(d.size):
         acc += np.where(cols[i], d[i], -d[i])
     return acc / d.size
@@ -225,14 +243,14 @@ def sign_flip_null(d: np.ndarray, seed: int = SEED) -> tuple[np.ndarray, bool]:
 
 def sign_flip_p(d: np.ndarray, observed: float, seed: int = SEED) -> tuple[float, bool]:
     """The two-sided sign-flip p of ``observed`` = mean(d), and whether it is exact — scipy's p to the bit: each
-    batch of patterns is summed as one matrix product, and the patterns whose sum lies within rounding of the
+    batch of patterns is summed by table lookups (``_pattern_sums``), and the patterns whose sum lies within rounding of the
     observed value (where the order of additions could decide a comparison) are summed again in scipy's order."""
     gamma = abs(np.finfo(np.float64).eps * 100 * observed)
-    margin = 16 * np.finfo(np.float64).eps * float(np.abs(d).sum()) + gamma
+    margin = 64 * np.finfo(np.float64).eps * float(np.abs(d).sum()) + gamma
     less = greater = total = 0
     total_d = float(d.sum())
     for bits in _sign_bits(d.size, seed):
-        null = (2 * (bits.astype(np.float64) @ d) - total_d) / d.size
+        null = (2 * _pattern_sums(bits, d) - total_d) / d.size
         near = np.abs(null - observed) <= margin
         if near.any():
             null[near] = _sequential_means(bits[near], d)
@@ -376,14 +394,11 @@ def stratified_contrast(values: Sequence[float], is_a: Sequence[bool], strata: S
             null = np.full(RESAMPLES, -const)
             for start, size, na, scale in zip(starts, sizes, n_a, w / n_a + w / n_b):
                 vals, counts = np.unique(values[start:start + size], return_counts=True)
-                if len(vals) <= FEW_VALUES:
+                if size >= COUNTS_RATIO * len(vals):
                     picked = rng.multivariate_hypergeometric(counts, int(na), size=RESAMPLES)
                     null += picked @ (vals * scale)
-                else:   # many distinct values: shuffle the units
-                    labels = np.zeros((RESAMPLES, size), dtype=bool)
-                    labels[:, :na] = True
-                    rng.permuted(labels, axis=1, out=labels)
-                    null += labels.astype(np.float64) @ (values[start:start + size] * scale)
+                else:   # many distinct values: a uniform random n_a of the units, chosen unit by unit
+                    null += random_subset_sums(rng, values[start:start + size] * scale, int(na))
             adjust = 1
         tol = 1e-9 * max(1.0, abs(observed))
         hits = int(np.sum(np.abs(null) >= abs(observed) - tol))
@@ -397,7 +412,7 @@ def stratified_contrast(values: Sequence[float], is_a: Sequence[bool], strata: S
         for side in (True, False):
             v = values[g][is_a[g] == side]
             vals, counts = np.unique(v, return_counts=True)
-            if len(vals) <= FEW_VALUES:
+            if len(v) >= COUNTS_RATIO * len(vals):
                 means = rng.multinomial(len(v), counts / len(v), size=RESAMPLES) @ vals / len(v)
             else:
                 means = v[rng.integers(0, len(v), size=(RESAMPLES, len(v)), dtype=np.uint32)].mean(1)
@@ -405,6 +420,20 @@ def stratified_contrast(values: Sequence[float], is_a: Sequence[bool], strata: S
     alpha = (1 - confidence) / 2
     out["ci_low"], out["ci_high"] = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1 - alpha)))
     return out
+
+
+def random_subset_sums(rng, values: np.ndarray, k: int) -> np.ndarray:
+    """RESAMPLES sums of a uniformly random k-subset of ``values``: selection sampling (Knuth's algorithm S) run
+    for every resample at once — unit i is taken with probability (still needed) / (units left)."""
+    need = np.full(RESAMPLES, k, dtype=np.int64)
+    acc = np.zeros(RESAMPLES)
+    left = values.size
+    for v in values:
+        take = rng.random(RESAMPLES) * left < need
+        acc += take * v
+        need -= take
+        left -= 1
+    return acc
 
 
 def pd_codes(keys: Sequence) -> np.ndarray:

@@ -192,3 +192,14 @@ def test_monte_carlo_stratified_p_agrees_with_the_exact_enumeration(levels):
     exact = np.mean(np.abs(null) >= abs(observed) - 1e-9)
     assert res["p"] == pytest.approx(exact, abs=0.02)
     assert res["ci_low"] <= observed <= res["ci_high"]
+
+
+def testrandom_subset_sums_choose_every_k_subset_uniformly():
+    # values 1, 2, 4, 8, 16: a subset's sum names the subset; every one of the C(5, 2) = 10 pairs is equally likely
+    sums = stats.random_subset_sums(np.random.default_rng(7), np.array([1.0, 2, 4, 8, 16]), 2)
+    assert sums.size == stats.RESAMPLES
+    expected = {a + b for a, b in itertools.combinations([1, 2, 4, 8, 16], 2)}
+    values, counts = np.unique(sums, return_counts=True)
+    assert set(values.tolist()) == expected
+    # each pair ~ RESAMPLES / 10 = 1000 times, binomial sd 30: a band of 5 sd
+    assert counts.min() > 850 and counts.max() < 1150

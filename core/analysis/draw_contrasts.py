@@ -1,0 +1,158 @@
+"""Contrasts of two levels of a factor at the independent draw, aggregated in DuckDB: what reaches Python is one row
+per (contrast, draw) and per (contrast, stratum), never the items.
+
+    with items_table(con, run_ids, scoring, view) as (table, columns): ...     one TEMP table of a report's items
+    with cells_table(con, table, where, params, factor, groups, strata, draw_level) as cells: ...
+    paired_units(con, cells, pairs) / between_units(con, cells, pairs)        per contrast: draws and strata
+    draw_sql(columns) / draw_column(column, columns)                          what names a draw, in SQL
+
+Definitions (the findings' and Compare's; docs/FIDELITY.md, "How verdicts are computed"):
+
+* **Draw**: the drawn pair of sets, named by ``findings_catalogue.DRAW`` (seed, sample, the sampler's factors and the
+  sets themselves). For deceptive items the parts of speech and the sets are outcomes of the condition, not of the
+  draw: they are left out of its name, so the three conditions of one draw share it. In SQL a draw is the hash of
+  those columns (64 bits: two distinct draws of one report collide with odds below 1e-8).
+* **Stratum**: one value of every other design factor of the contrast (the hash of those columns); **cell**: one
+  (group, stratum, draw, level) with the mean verdict (0 – 100) of its items, repeated items of pooled runs included.
+* **Paired** (a factor that changes inside a draw): per draw, the mean over its strata answered at both levels of
+  (a − b); per stratum, the mean at a and at b over those draws (the spread's configurations).
+* **Between draws**: the strata that hold both levels; per (draw, level) the mean over its cells in those strata and
+  the draw-level strata key (``_t``); per (stratum, level) the mean over draws.
+
+A contrast is named by an integer ``idx`` chosen by the caller, with its group (``_gid``: the hash of the group
+columns, e.g. the series and a ``within`` split) and the text of its two levels as DuckDB casts them.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from core.analysis.findings_catalogue import DRAW
+from core.analysis.sql import VIEW, quote, relation, series_sql, view_columns, where_clause
+from core.store.scratch import temp_table
+
+# for deceptive items these columns are outcomes of the condition, not of the draw
+CONDITION_OUTCOMES = ("pos", "set_a", "set_b")
+
+
+def draw_column(column: str, have: Sequence[str]) -> str:
+    """SQL of ``column`` as a draw knows it: NULL for a deceptive item's condition outcomes."""
+    q = quote(column)
+    if column in CONDITION_OUTCOMES and "members" in have:
+        return f"CASE WHEN members = 'deceptive' THEN NULL ELSE {q} END"
+    return q
+
+
+def draw_sql(have: Sequence[str]) -> str:
+    """SQL naming an item's draw (a 64-bit hash of the draw's columns present in ``have``; 0 without any)."""
+    cols = [c for c in DRAW if c in have]
+    return f"hash({', '.join(draw_column(c, have) for c in cols)})" if cols else "CAST(0 AS UBIGINT)"
+
+
+def key_sql(columns: Sequence[str], prefix: str = "") -> str:
+    """A BIGINT naming one combination of values of ``columns`` (0 for none): the hash, halved to fit a BIGINT."""
+    if not columns:
+        return "CAST(0 AS BIGINT)"
+    return f"CAST(hash({', '.join(prefix + quote(c) for c in columns)}) >> 1 AS BIGINT)"
+
+
+@contextmanager
+def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scoring: str = "strict",
+                view: str = VIEW) -> Iterator[tuple[str, list[str]]]:
+    """The answered set-operation items of the runs as one TEMP table (dropped on the way out): ``model`` (the
+    series: a model's runs made here, or one uploaded run alone — ``sql.series_sql``), ``model_name``, ``run_id``,
+    ``config_id``, those of ``columns`` the view has (a deceptive item's condition outcomes NULL, as its draw has
+    them), ``overlapping`` ("overlap" when the sets share members by design, else "independent"), ``draw``
+    (``draw_sql``) and ``acc`` (the verdict under ``scoring``, 0 / 100). Yields (table, its design columns)."""
+    have = view_columns(con, view)
+    design = [c for c in columns if c in have]
+    sel = ", ".join(f"{draw_column(c, have)} AS {quote(c)}" for c in dict.fromkeys(["run_id", "config_id", *design]))
+    overlapping = ("CASE WHEN coalesce(TRY_CAST(overlap AS DOUBLE), 0) > 0 THEN 'overlap' ELSE 'independent' END"
+                   if "overlap" in have else "'independent'")
+    where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
+    sql = (f"SELECT {series_sql(con)} AS model, model AS model_name, {sel}, {overlapping} AS overlapping, "
+           f"{draw_sql(have)} AS draw, CAST(100 * CAST(correct AS INTEGER) AS DOUBLE) AS acc "
+           f"FROM {relation(con, view, scoring)} {where}")
+    with temp_table(con, sql, params) as name:
+        yield name, design
+
+
+@contextmanager
+def cells_table(con, table: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
+                strata: Sequence[str], draw_level: Sequence[str]) -> Iterator[str]:
+    """The cells of ``factor``'s levels over ``table``'s rows selected by ``where``: one row per (group, stratum,
+    draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t`` (``key_sql(draw_level)``),
+    ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100)."""
+    sql = (f"SELECT {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, {key_sql(draw_level)} AS _t, draw, "
+           f"CAST({quote(factor)} AS VARCHAR) AS lvl, avg(acc) AS y FROM {table} "
+           f"{where} {'AND' if where else 'WHERE'} {quote(factor)} IS NOT NULL GROUP BY ALL")
+    with temp_table(con, sql, params) as name:
+        yield name
+
+
+def _pairs_sql(pairs: Sequence[tuple[int, int, str, str]]) -> tuple[str, list]:
+    values = ", ".join("(?, ?, ?, ?)" for _ in pairs)
+    params = [v for p in pairs for v in (int(p[0]), int(p[1]), str(p[2]), str(p[3]))]
+    return (f"p AS (SELECT CAST(idx AS INTEGER) AS idx, CAST(gid AS BIGINT) AS _gid, a, b "
+            f"FROM (VALUES {values}) AS v(idx, gid, a, b))"), params
+
+
+def strata_counts(con, cells: str, pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, int]:
+    """Per contrast: the strata holding either of its levels."""
+    if not pairs:
+        return {}
+    p_sql, params = _pairs_sql(pairs)
+    rows = con.execute(f"WITH {p_sql} SELECT p.idx, count(DISTINCT c._s) FROM p JOIN {cells} c "
+                       "ON c._gid = p._gid AND (c.lvl = p.a OR c.lvl = p.b) GROUP BY p.idx", params).fetchall()
+    return {int(i): int(n) for i, n in rows}
+
+
+def paired_units(con, cells: str, pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, dict]:
+    """Per contrast answered paired: ``draws`` — (draw, mean over its shared strata of a − b, mean at a, mean at b)
+    in the order of the draws — and ``strata`` — (stratum, mean at a, mean at b over its shared draws). A contrast
+    with no (stratum, draw) at both levels is absent."""
+    if not pairs:
+        return {}
+    p_sql, params = _pairs_sql(pairs)
+    rows = con.execute(
+        f"WITH {p_sql}, j AS (SELECT p.idx, x.draw, x._s, x.y AS ya, y.y AS yb FROM p "
+        f"JOIN {cells} x ON x._gid = p._gid AND x.lvl = p.a "
+        f"JOIN {cells} y ON y._gid = p._gid AND y.lvl = p.b AND y._s = x._s AND y.draw = x.draw) "
+        "SELECT idx, draw, _s, GROUPING(draw) AS g, avg(ya - yb), avg(ya), avg(yb) FROM j "
+        "GROUP BY GROUPING SETS ((idx, draw), (idx, _s)) ORDER BY idx, g, draw, _s", params).fetchall()
+    out: dict[int, dict] = {}
+    for idx, draw, s, g, d, ya, yb in rows:
+        got = out.setdefault(int(idx), {"draws": [], "strata": []})
+        if g == 0:
+            got["draws"].append((draw, d, ya, yb))
+        else:
+            got["strata"].append((s, ya, yb))
+    return out
+
+
+def between_units(con, cells: str, pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, dict]:
+    """Per contrast answered between draws, over the strata that hold both levels: ``units`` — (draw, at a?, draw
+    stratum ``_t``, mean over its cells) — and ``strata`` — (stratum, at a?, mean over its draws); ``matched``: the
+    strata kept. A contrast with no stratum at both levels is absent."""
+    if not pairs:
+        return {}
+    p_sql, params = _pairs_sql(pairs)
+    rows = con.execute(
+        f"WITH {p_sql}, x AS (SELECT p.idx, c._s, c._t, c.draw, c.lvl = p.a AS _a, c.y FROM p JOIN {cells} c "
+        "ON c._gid = p._gid AND (c.lvl = p.a OR c.lvl = p.b)), "
+        "m AS (SELECT idx, _s FROM x GROUP BY idx, _s HAVING bool_or(_a) AND NOT bool_and(_a)), "
+        "k AS (SELECT x.* FROM x JOIN m USING (idx, _s)) "
+        "SELECT idx, draw, _t, _s, _a, GROUPING(draw) AS g, avg(y) FROM k "
+        "GROUP BY GROUPING SETS ((idx, draw, _a, _t), (idx, _s, _a)) ORDER BY idx, g, draw, _a, _t, _s",
+        params).fetchall()
+    out: dict[int, dict] = {}
+    for idx, draw, t, s, is_a, g, y in rows:
+        got = out.setdefault(int(idx), {"units": [], "strata": [], "matched": 0})
+        if g == 0:
+            got["units"].append((draw, bool(is_a), t, y))
+        else:
+            got["strata"].append((s, bool(is_a), y))
+    for got in out.values():
+        got["matched"] = len({s for s, _, _ in got["strata"]})
+    return out
