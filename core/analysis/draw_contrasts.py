@@ -2,6 +2,7 @@
 per (contrast, draw) and per (contrast, stratum), never the items.
 
     with items_table(con, run_ids, scoring, view) as (table, columns): ...     one TEMP table of a report's items
+    with configs_table(con, table, columns) as configs: ...                   the same, summed per configuration
     with cells_table(con, table, where, params, factor, groups, strata, draw_level) as cells: ...
     paired_units(con, cells, pairs) / between_units(con, cells, pairs)        per contrast: draws and strata
     draw_sql(columns) / draw_column(column, columns)                          what names a draw, in SQL
@@ -76,6 +77,17 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
            f"FROM {relation(con, view, scoring)} {where}")
     with temp_table(con, sql, params) as name:
         yield name, design
+
+
+@contextmanager
+def configs_table(con, items: str, design: Sequence[str]) -> Iterator[str]:
+    """``items_table``'s rows summed per (series, run, configuration and every design value): ``n`` items and ``s``
+    their verdicts' sum — what a finding's levels, series, runs and per-configuration table are read from, in place
+    of the items (a TEMP table, dropped on the way out)."""
+    cols = ", ".join(quote(c) for c in dict.fromkeys(["model", "model_name", "run_id", "config_id", *design,
+                                                       "overlapping"]))
+    with temp_table(con, f"SELECT {cols}, count(*) AS n, sum(acc) AS s FROM {items} GROUP BY ALL") as name:
+        yield name
 
 
 @contextmanager

@@ -41,21 +41,19 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import aggregated, reasoning, stats
-from core.analysis.draw_contrasts import between_units, cells_table, items_table, key_sql, paired_units, strata_counts
+from core.analysis.draw_contrasts import (
+    between_units,
+    cells_table,
+    configs_table,
+    items_table,
+    key_sql,
+    paired_units,
+    strata_counts,
+)
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.queries import factor_columns
-from core.analysis.sql import (
-    VIEW,
-    check_scoring,
-    columns_of,
-    quote,
-    relation,
-    series_label,
-    series_sql,
-    view_columns,
-    where_clause,
-)
+from core.analysis.sql import VIEW, check_scoring, quote, relation, series_label, series_sql, view_columns, where_clause
 from core.analysis.summaries import config_accuracy
 
 __all__ = ["BY_ID", "FINDINGS", "FAMILIES", "Finding", "VIEW", "check_scoring", "evaluate", "filter_sql", "points",
@@ -324,13 +322,15 @@ def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "str
     """One finding from the stored runs, per series (p values not yet adjusted: ``report`` adjusts per family)."""
     if f.kind == "metrics":
         return _evaluate(con, None, (), f, run_ids, scoring, view, confidence)
-    with items_table(con, run_ids, DESIGN, scoring, view) as (table, design):
-        return _evaluate(con, table, design, f, run_ids, scoring, view, confidence)
+    with items_table(con, run_ids, DESIGN, scoring, view) as (table, design), \
+            configs_table(con, table, design) as configs:
+        return _evaluate(con, (table, configs), design, f, run_ids, scoring, view, confidence)
 
 
-def _evaluate(con, table: str | None, design: Sequence[str], f: Finding, run_ids, scoring: str, view: str,
-              confidence: float) -> dict:
-    """One finding over the report's items table (``draw_contrasts.items_table``); see the module docstring."""
+def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Finding, run_ids, scoring: str,
+              view: str, confidence: float) -> dict:
+    """One finding over the report's items and configurations (``draw_contrasts.items_table``, ``configs_table``);
+    see the module docstring."""
     out: dict[str, Any] = {"id": f.id, "title": f.title, "factor": f.factor, "filters": dict(f.filters),
                            "within": list(f.within), "secondary_to": f.secondary_to, "source": f.source,
                            "claim": f.claim, "paper": _paper_rows(f), "contrasts": [], "unanswered": [],
@@ -346,11 +346,12 @@ def _evaluate(con, table: str | None, design: Sequence[str], f: Finding, run_ids
         return out
     where, params = filt
     strata = strata_candidates(design, f)
-    sl = _Slice(con, table, where, params, f, groups, strata)
+    table, configs = tables
+    sl = _Slice(con, configs, where, params, f, groups, strata)
     if not sl.groups:
         out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
         return out
-    out["table"] = _get_stats(con, table, where, params)
+    out["table"] = _get_stats(con, configs, columns, where, params)
     per_series: dict[str, set] = {}
     for (_, _), rows_ in sl.rows.items():
         for series, run, _ in rows_:
@@ -391,7 +392,7 @@ def _evaluate(con, table: str | None, design: Sequence[str], f: Finding, run_ids
 
     results = _in_parallel(compute, todo)
     unmatched = [t for t, (res, _) in zip(todo, results) if res is None]
-    reasons = _unmatched_reasons(con, table, where, params, f, groups, unmatched, sl) if unmatched else {}
+    reasons = _unmatched_reasons(con, configs, where, params, f, groups, unmatched, sl) if unmatched else {}
     for t, (res, spread) in zip(todo, results):
         part = sl.part(t["gid"], t["ka"], t["kb"])
         c: dict[str, Any] = {"a": plain(t["a"]), "b": plain(t["b"]), "strata_total": totals.get(t["idx"], 0),
@@ -430,12 +431,11 @@ def _describe(filters: Mapping[str, Sequence]) -> str:
     return ", ".join(f"{k} in {list(v)}" for k, v in filters.items()) or "any results"
 
 
-def _get_stats(con, table: str, where: str, params: list) -> list[dict]:
+def _get_stats(con, table: str, columns: Sequence[str], where: str, params: list) -> list[dict]:
     """The reference's get_stats: mean / std / min / max / N of per-configuration accuracy (a configuration = one
     run's cell of the grid) per series × operation × token type (× deceptive condition: the three conditions are
-    never pooled); ``items`` = the answered items behind them."""
-    have = columns_of(con, table)
-    present = [c for c in TABLE_BY if c in have]
+    never pooled); ``items`` = the answered items behind them. ``table``: ``draw_contrasts.configs_table``."""
+    present = [c for c in TABLE_BY if c in columns]
     if not present:
         return []
     filled = con.execute(f"SELECT {', '.join(f'count({quote(c)})' for c in present)} FROM {table} {where}",
@@ -446,8 +446,8 @@ def _get_stats(con, table: str, where: str, params: list) -> list[dict]:
     cols = ", ".join(quote(c) for c in by)
     firsts = ", ".join(f"any_value({quote(c)}) AS {quote(c)}" for c in by)
     got = con.execute(
-        f"WITH pc AS (SELECT run_id, config_id, avg(acc) AS accuracy, count(*) AS n, {firsts} FROM {table} {where} "
-        f"GROUP BY run_id, config_id) SELECT {cols}, avg(accuracy), stddev_samp(accuracy), min(accuracy), "
+        f"WITH pc AS (SELECT run_id, config_id, sum(s) / sum(n) AS accuracy, sum(n) AS n, {firsts} FROM {table} "
+        f"{where} GROUP BY run_id, config_id) SELECT {cols}, avg(accuracy), stddev_samp(accuracy), min(accuracy), "
         f"max(accuracy), count(*), sum(n) FROM pc GROUP BY {cols} ORDER BY "
         + ", ".join(f"{quote(c)} NULLS LAST" for c in by), params).fetchall()
     names = [*by, "mean", "std", "min", "max", "N", "items"]
@@ -509,7 +509,8 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
     with contextlib.ExitStack() as stack:
         table, design = (stack.enter_context(items_table(con, run_ids, DESIGN, scoring, view))
                          if any(f.kind == "contrast" for f in chosen) else (None, ()))
-        found = [_evaluate(con, table, design, f, run_ids, scoring, view, 0.95) for f in chosen]
+        tables = (table, stack.enter_context(configs_table(con, table, design))) if table is not None else None
+        found = [_evaluate(con, tables, design, f, run_ids, scoring, view, 0.95) for f in chosen]
         efforts = (con.execute(f"SELECT count(DISTINCT reasoning) FROM {table}").fetchone()[0]
                    if table is not None and "reasoning" in design else 0)
     members: dict[str, list[dict]] = {}
