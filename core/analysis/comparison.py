@@ -45,6 +45,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from core.analysis import stats
+from core.analysis.draw_contrasts import draw_column, draw_sql as draw_sql_of, exact
 from core.analysis.findings import plain as _plain  # a value as plain JSON: one home
 from core.analysis.findings_catalogue import DRAW, WITHIN_DRAW
 from core.analysis.queries import RUN_FACTORS, factor_columns
@@ -56,8 +57,6 @@ BY = ("operation", "members", "condition")
 TOO_FEW = stats.TOO_FEW   # the engine's one wording of its one rule (stats.too_few)
 DESCRIPTION_NOTE = ("description, not a test: configurations that reuse a draw are repeated measures, so their "
                     "per-configuration accuracies are not independent")
-# for deceptive items these columns are outcomes of the condition, not of the draw
-_CONDITION_OUTCOMES = ("pos", "set_a", "set_b")
 
 
 def testable(res: Mapping, rule: bool) -> bool:
@@ -137,21 +136,14 @@ def _columns(con, run_a: str, run_b: str, view: str) -> tuple[list[str], list[st
 def _cells_sql(con, run_a, run_b, cells, draw, filters, scoring, view) -> tuple[str, list]:
     """One row per (side, draw, cell): side 0 = A, 1 = B, the draw's hash, the cell's factors, the draw-level
     strata columns (``_t_<col>``), the mean verdict (0 – 100) and the items behind it."""
-    have = set(view_columns(con, view))
-    deceptive = "members" in have
-
-    def draw_expr(c: str) -> str:
-        q = quote(c)
-        return f"CASE WHEN members = 'deceptive' THEN NULL ELSE {q} END" if deceptive and c in _CONDITION_OUTCOMES \
-            else q
-
-    draw_sql = f"hash({', '.join(draw_expr(c) for c in draw)})" if draw else "0"
+    have = view_columns(con, view)
+    draw_sql = draw_sql_of(have) if draw else "0"
     strata = [c for c in cells if c in DRAW and c not in WITHIN_DRAW]
     where, params = where_clause(con, [run_a, run_b], filters, view=view)
     cell_sel = "".join(f", {quote(c)}" for c in cells)
-    strata_sel = "".join(f", {draw_expr(c)} AS {quote('_t_' + c)}" for c in strata)
+    strata_sel = "".join(f", {draw_column(c, have)} AS {quote('_t_' + c)}" for c in strata)
     sql = (f"SELECT CASE WHEN run_id = ? THEN 1 ELSE 0 END AS _side, {draw_sql} AS _draw{cell_sel}{strata_sel}, "
-           "100.0 * avg(CAST(correct AS INTEGER)) AS y, count(*) AS items "
+           f"{exact('100.0 * avg(CAST(correct AS INTEGER))')} AS y, count(*) AS items "
            f"FROM {relation(con, view, scoring)} {where} GROUP BY ALL")
     return sql, [run_b, *params]
 
@@ -341,15 +333,13 @@ def _compare_cells(con, base_sql, a, b, scoring, filters, by, alpha, confidence,
 
 
 def _factor_rows(units: dict, factors: list[str], paired: bool, alpha: float, confidence: float) -> list[dict]:
-    rows = []
+    asked = []
     for f in factors:
         levels = sorted((k[1] for k in units if k is not None and k[0] == f), key=lambda v: (v is None, str(v)))
-        if len(levels) < 2:
-            continue
-        for lv in levels:
-            res = _contrast(units[(f, lv)], paired, confidence)
-            if res.get("cells"):
-                rows.append({"factor": f, "level": _plain(lv), **res})
+        if len(levels) >= 2:
+            asked += [(f, lv) for lv in levels]
+    results = stats.in_parallel(lambda key: _contrast(units[key], paired, confidence), asked)
+    rows = [{"factor": f, "level": _plain(lv), **res} for (f, lv), res in zip(asked, results) if res.get("cells")]
     adjusted = stats.holm([r["p"] if r["testable"] and r["p"] is not None else math.nan for r in rows])
     family = f"Holm over the {sum(1 for x in adjusted if not math.isnan(x))} testable per-level rows"
     for r, p in zip(rows, adjusted):

@@ -37,6 +37,12 @@ from core.store.scratch import temp_table
 CONDITION_OUTCOMES = ("pos", "set_a", "set_b")
 
 
+def exact(expr: str) -> str:
+    """``expr`` as a decimal of 18 places: sums of such values are exact, so a mean over cells is the same number
+    whatever order DuckDB's threads add them in (a report is reproducible to the digit)."""
+    return f"CAST({expr} AS DECIMAL(38, 18))"
+
+
 def draw_column(column: str, have: Sequence[str]) -> str:
     """SQL of ``column`` as a draw knows it: NULL for a deceptive item's condition outcomes."""
     q = quote(column)
@@ -97,7 +103,7 @@ def cells_table(con, table: str, where: str, params: Sequence, factor: str, grou
     draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t`` (``key_sql(draw_level)``),
     ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100)."""
     sql = (f"SELECT {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, {key_sql(draw_level)} AS _t, draw, "
-           f"CAST({quote(factor)} AS VARCHAR) AS lvl, avg(acc) AS y FROM {table} "
+           f"CAST({quote(factor)} AS VARCHAR) AS lvl, {exact('avg(acc)')} AS y FROM {table} "
            f"{where} {'AND' if where else 'WHERE'} {quote(factor)} IS NOT NULL GROUP BY ALL")
     with temp_table(con, sql, params) as name:
         yield name

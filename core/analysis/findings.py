@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -270,15 +268,6 @@ def _unmatched_reasons(con, table: str, where: str, params: list, f: Finding, gr
     return out
 
 
-def _in_parallel(fn, jobs: list) -> list:
-    """``[fn(j) for j in jobs]``, on the machine's cores (the resampling is numpy: it releases the GIL)."""
-    workers = min(len(jobs), os.cpu_count() or 1)
-    if workers <= 1:
-        return [fn(j) for j in jobs]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(fn, jobs))
-
-
 def _paired_result(units: dict, confidence: float) -> tuple[dict, dict]:
     d = np.array([u[1] for u in units["draws"]], dtype=float)
     res = stats.paired_contrast(d, confidence)
@@ -390,7 +379,7 @@ def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Fin
             return _between_result(between[t["idx"]], [x for x in part["matched_on"] if x in draw_level], confidence)
         return None, None
 
-    results = _in_parallel(compute, todo)
+    results = stats.in_parallel(compute, todo)
     unmatched = [t for t, (res, _) in zip(todo, results) if res is None]
     reasons = _unmatched_reasons(con, configs, where, params, f, groups, unmatched, sl) if unmatched else {}
     for t, (res, spread) in zip(todo, results):
@@ -443,15 +432,16 @@ def _get_stats(con, table: str, columns: Sequence[str], where: str, params: list
     by = [c for c, n in zip(present, filled) if n]
     if not by:
         return []
-    cols = ", ".join(quote(c) for c in by)
     firsts = ", ".join(f"any_value({quote(c)}) AS {quote(c)}" for c in by)
-    got = con.execute(
-        f"WITH pc AS (SELECT run_id, config_id, sum(s) / sum(n) AS accuracy, sum(n) AS n, {firsts} FROM {table} "
-        f"{where} GROUP BY run_id, config_id) SELECT {cols}, avg(accuracy), stddev_samp(accuracy), min(accuracy), "
-        f"max(accuracy), count(*), sum(n) FROM pc GROUP BY {cols} ORDER BY "
-        + ", ".join(f"{quote(c)} NULLS LAST" for c in by), params).fetchall()
-    names = [*by, "mean", "std", "min", "max", "N", "items"]
-    return [{k: plain(v) if k not in ("N", "items") else int(v) for k, v in zip(names, r)} for r in got]
+    per_config = con.execute(f"SELECT run_id, config_id, sum(s) / sum(n) AS accuracy, sum(n) AS n, {firsts} "
+                             f"FROM {table} {where} GROUP BY run_id, config_id ORDER BY run_id, config_id",
+                             params).df()
+    # pandas over the configurations, in a fixed order: the same digits on every run
+    got = (per_config.groupby(by, dropna=False, sort=True)
+           .agg(mean=("accuracy", "mean"), std=("accuracy", "std"), min=("accuracy", "min"),
+                max=("accuracy", "max"), N=("accuracy", "size"), items=("n", "sum")).reset_index())
+    return [{k: plain(v) if k not in ("N", "items") else int(v) for k, v in row.items()}
+            for row in got.to_dict("records")]
 
 
 def _paper_rows(f: Finding) -> list[dict]:
