@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from core.errors import ConfigError
-from core.tasks.base import REASONING_EFFORTS, is_int
+from core.tasks.base import INT64, REASONING_EFFORTS, is_int
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS, Quantifier, parse_quantifier
 from core.tasks.quantifiers.presets import PRESETS
 
@@ -234,7 +234,7 @@ class Config:
     predicates: tuple[tuple[str, str], ...] = _key((("large", "small"),), _listed("predicates", _predicate_pairs))
     template: str = _key("gqg", _template)
     samples: int | None = _key(None, _samples)
-    seed: int = _key(0, _whole("seed", -(2**63), 2**63 - 1))
+    seed: int = _key(0, _whole("seed", *INT64))
     name: str | None = _key(None, _name)
     # reasoning efforts crossed with the grid (the outermost factor: every level asks the same items); None: not a
     # factor, every item is asked with the run's own effort (``SamplingParams.reasoning_effort``)
