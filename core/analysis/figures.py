@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from core.analysis import summaries
 from core.analysis.compare import AGREEMENT_LEVELS
-from core.analysis.queries import label
+from core.analysis.labels import label
 from core.analysis.sql import is_missing
 from core.tasks.setops import OPERATIONS
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from core.analysis import svg
 from core.analysis.figures import BOX_COLOR, PALETTE, level_mask, level_order, level_text
-from core.analysis.queries import label
+from core.analysis.labels import label
 from core.analysis.sql import is_missing
 
 Y_LOW, Y_HIGH = -5.0, 112.0          # the Plotly figure's y range: room below 0 and for the μ · σ · N line
