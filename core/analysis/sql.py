@@ -14,7 +14,7 @@ import pandas as pd
 import core.store.provenance as provenance  # noqa: PLR0402
 from core.errors import UserError
 from core.store.schema import REASONING_EFFECTIVE, RUN_PARAM_FACTORS
-from core.tasks.base import RESULTS_VIEW
+from core.tasks import RESULTS_VIEW
 
 VIEW = RESULTS_VIEW   # the store's results view
 

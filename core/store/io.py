@@ -60,7 +60,7 @@ from core.store.provenance import made_here_sql
 from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.schema import FACTOR_COLUMNS
 from core.store.writers import DatabaseReplaced
-from core.tasks.base import INT64
+from core.tasks import INT64
 from core.tasks.setops.reference_csv import (
     REFERENCE_COLUMNS,
     claim_digest_cells,

@@ -28,8 +28,7 @@ import duckdb
 # a submodule import: never waits on a core.store another thread is initialising
 import core.store.aggregates as aggregates  # noqa: PLR0402
 import core.store.provenance as provenance  # noqa: PLR0402
-from core.tasks import item_columns
-from core.tasks.base import RESULTS_VIEW
+from core.tasks import RESULTS_VIEW, item_columns
 
 # column types as DuckDB names (core/store/rows.py maps them to Arrow types: pyarrow is imported at the first write,
 # not by every process that opens the store — a run sends its first calls before it writes a row)

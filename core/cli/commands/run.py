@@ -14,7 +14,7 @@ from core.cli.commands.options import add_db_option
 from core.config import RunOptions, read_run_spec
 from core.errors import UserError
 from core.models.providers import PROVIDERS
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks import REASONING_EFFORTS
 
 
 def register(subparsers) -> None:
