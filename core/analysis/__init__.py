@@ -82,10 +82,10 @@ from core.analysis.error_table import (
     error_table_paper_layout,
     reference_error_table,
 )
+from core.analysis.labels import LABELS, label
 from core.analysis.queries import (
     ALL_FACTORS,
     DETAIL_COLUMNS,
-    LABELS,
     QUANTIFIER_FACTORS,
     RUN_FACTORS,
     SCORINGS,
@@ -99,7 +99,6 @@ from core.analysis.queries import (
     factor_levels_of,
     filters_from_pairs,
     item_detail,
-    label,
     run_overview,
     run_overview_among,
     view_columns,

@@ -35,7 +35,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from core.analysis.queries import VIEW, scored_expr, view_columns, where_clause
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks import REASONING_EFFORTS
 
 COLUMNS = ["model", "provenance", "series", "runs", "reasoning", "answered", "correct", "accuracy", "imported", "calls",
            "tokens_in", "tokens_out",

@@ -14,12 +14,12 @@ import plotly.graph_objects as go
 
 from core.analysis import summaries
 from core.analysis.compare import AGREEMENT_LEVELS
-from core.analysis.queries import label
+from core.analysis.labels import label
 from core.analysis.sql import is_missing
+from core.tasks.setops import OPERATIONS
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974",
            "#64B5CD")
-OPERATION_ORDER = ("union", "intersection", "difference", "symmetric_difference")
 OPERATION_LABELS = {"union": "Union", "intersection": "Intersection", "difference": "Difference",
                     "symmetric_difference": "Symmetric difference"}
 CONDITION_LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}
@@ -52,8 +52,8 @@ def level_texts(values: pd.Series, column: str) -> pd.Series:
 def level_order(column: str, values: Sequence) -> list:
     vals = list(dict.fromkeys(values))
     if column == "operation":
-        known = [v for v in OPERATION_ORDER if v in vals]
-        return known + sorted((v for v in vals if v not in OPERATION_ORDER), key=str)
+        known = [v for v in OPERATIONS if v in vals]
+        return known + sorted((v for v in vals if v not in OPERATIONS), key=str)
     if column == "condition":
         known = [v for v in CONDITION_LABELS if v in vals]
         return known + sorted((v for v in vals if v not in CONDITION_LABELS), key=str)

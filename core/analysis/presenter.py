@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 
 from core.analysis.sql import VIEW, check_scoring, relation
 from core.analysis.stats import MIN_UNITS, wilson_interval
-from core.tasks.setops.scoring import member_list as as_list  # an item's set (list or JSON text) as a list
+from core.tasks.setops.scoring import DID_NOT_FOLLOW_SQL, member_list as as_list  # as_list: an item's set as a list
 
 CONDITIONS = ("not_swapped", "swapped", "random")
 LABELS = {"not_swapped": "Not swapped", "swapped": "Swapped", "random": "Random baseline"}
@@ -47,7 +47,7 @@ def condition_stats(con, run_id: str, scoring: str = "strict", upto: Sequence[in
         params.append([int(i) for i in upto])
     df = con.execute(
         f"SELECT condition, count(*) AS n, sum(CAST(correct AS INTEGER)) AS correct, "
-        f"sum(CAST(coalesce(followed, false) AS INTEGER)) AS followed FROM {relation(con, view, scoring)} "
+        f"count(*) FILTER (WHERE NOT ({DID_NOT_FOLLOW_SQL})) AS followed FROM {relation(con, view, scoring)} "
         f"WHERE run_id = ? AND correct IS NOT NULL AND condition IS NOT NULL{only} GROUP BY condition",
         params).df()
     rows = []

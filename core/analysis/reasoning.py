@@ -41,7 +41,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks import REASONING_EFFORTS
 
 ALPHA = 0.05
 EFFORTS = REASONING_EFFORTS   # none, then the scale from the least to the most thinking

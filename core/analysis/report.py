@@ -30,7 +30,8 @@ from core.analysis import figures
 from core.analysis.compare import Series, compare_runs, series_without_points
 from core.analysis.comparison import compare_pair, headline_text, interval_text, p_words, series_line
 from core.analysis.error_table import ERROR_TABLE_HELP, error_table, error_table_paper_layout
-from core.analysis.queries import check_scoring, factor_columns, label, run_overview
+from core.analysis.labels import label
+from core.analysis.queries import check_scoring, factor_columns, run_overview
 from core.analysis.summaries import group_summary, robustness, robustness_caveat, violin_view
 from core.analysis.views import run_labels, run_rows, run_split, split_note, tasks_of, view_defaults
 from core.errors import UserError

@@ -14,8 +14,9 @@ import pandas as pd
 import core.store.provenance as provenance  # noqa: PLR0402
 from core.errors import UserError
 from core.store.schema import REASONING_EFFECTIVE, RUN_PARAM_FACTORS
+from core.tasks import RESULTS_VIEW
 
-VIEW = "v_results"
+VIEW = RESULTS_VIEW   # the store's results view
 
 # Which verdict a view shows: "strict" = the SetLexSem reference's rule (core/tasks/setops/parse_strict.py), "lenient"
 # = our parser. Only set-operation rows have a strict verdict; other tasks' rows keep theirs under either choice.

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.analysis.queries import label
+from core.analysis.labels import label
 
 TASK_ORDER = ("setops", "quantifiers")
 FIRST_SPLIT = {"setops": ("condition", "operation"), "quantifiers": ("quantifier",)}

@@ -16,7 +16,7 @@ import pandas as pd
 
 from core.analysis import svg
 from core.analysis.figures import BOX_COLOR, PALETTE, level_mask, level_order, level_text
-from core.analysis.queries import label
+from core.analysis.labels import label
 from core.analysis.sql import is_missing
 
 Y_LOW, Y_HIGH = -5.0, 112.0          # the Plotly figure's y range: room below 0 and for the μ · σ · N line
@@ -147,58 +147,90 @@ def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title
             ys, d = density(shape)
             if not len(ys):
                 continue
-            q1, med, q3 = (float(v) for v in np.quantile(shape, [0.25, 0.5, 0.75]))
-            tip = (f"{cat}{' · ' + level_text(color, c) if color else ''}: {n:,} configurations"
-                   + (f", {int(row['items']):,} items" if "items" in row and not is_missing(row["items"]) else "")
-                   + f"; mean {_fmt(row['mean'])} %, std {_fmt(row['std'])}, median {med:.1f}, quartiles "
-                   f"{q1:.1f}–{q3:.1f}, min {_fmt(row['min'])}, max {_fmt(row['max'])}")
-            out.append(f"<g><title>{esc(tip)}</title>")
-            if len(ys) == 1:   # every configuration at one accuracy: a flat violin
-                out.append(f'<rect x="{cx - half:.1f}" y="{y_of(ys[0]) - 1.5:.1f}" width="{2 * half:.1f}" '
-                           f'height="3" fill="{fill}" fill-opacity="0.6" stroke="{fill}"/>')
-            else:
-                right_side = " ".join(f"{cx + half * w:.1f},{y_of(v):.1f}" for v, w in zip(ys, d))
-                left_side = " ".join(f"{cx - half * w:.1f},{y_of(v):.1f}" for v, w in zip(ys[::-1], d[::-1]))
-                out.append(f'<polygon points="{right_side} {left_side}" fill="{fill}" fill-opacity="0.6" '
-                           f'stroke="{fill}" stroke-width="1.5"/>')
-            bx = max(half * 0.25, 4.0)
-            out.append(f'<rect x="{cx - bx:.1f}" y="{y_of(q3):.1f}" width="{2 * bx:.1f}" '
-                       f'height="{max(y_of(q1) - y_of(q3), 0.5):.1f}" fill="#fff" fill-opacity="0.75" '
-                       f'stroke="{BOX_COLOR}" stroke-width="1.5"/>'
-                       f'<line x1="{cx - bx:.1f}" y1="{y_of(med):.1f}" x2="{cx + bx:.1f}" y2="{y_of(med):.1f}" '
-                       f'stroke="{BOX_COLOR}" stroke-width="1"/>')
-            if not is_missing(row["mean"]):
-                ym = y_of(float(row["mean"]))
-                out.append(f'<line x1="{cx - bx:.1f}" y1="{ym:.1f}" x2="{cx + bx:.1f}" y2="{ym:.1f}" '
-                           f'stroke="{BOX_COLOR}" stroke-width="2.5"/>')
-                if color is None:   # dashed across the violin, and the numbers above it
-                    out.append(f'<line x1="{cx - band * 0.42:.1f}" y1="{ym:.1f}" x2="{cx + band * 0.42:.1f}" '
-                               f'y2="{ym:.1f}" stroke="{BOX_COLOR}" stroke-width="1.5" stroke-dasharray="6,4"/>')
-            out.append("</g>")
-            if color is None:   # on one line where the category is wide enough, else on two
-                stats = f"μ {_fmt(row['mean'])} · σ {_fmt(row['std'])}"
-                if band > 200:
-                    out.append(f'<text x="{cx:.1f}" y="{y_of(107) + 5:.1f}" text-anchor="middle" fill="#222" '
-                               f'font-size="13">{stats} · N {n:,}</text>')
-                else:
-                    size = 12 if band > 120 else 10
-                    out.append(f'<text x="{cx:.1f}" y="{y_of(109):.1f}" text-anchor="middle" fill="#222" '
-                               f'font-size="{size}">{stats}<tspan x="{cx:.1f}" dy="{size + 2}">N {n:,}</tspan>'
-                               "</text>")
+            tip_head = f"{cat}{' · ' + level_text(color, c) if color else ''}: {n:,} configurations"
+            out += _one_violin(row, shape, ys, d, cx, half, band, fill, y_of, tip_head, coloured=color is not None)
     if refs is not None:   # the published mean ± std
-        for _, r in refs.iterrows():
-            xi = xs.index(r[x])
-            cx = left + band * (xi + 0.5)
-            m = float(r["mean"])
-            sd = 0.0 if is_missing(r.get("std")) else float(r["std"])
-            lo_y, hi_y = y_of(max(m - sd, Y_LOW)), y_of(min(m + sd, Y_HIGH))
-            tip = f"{reference_name or 'published'}: {cats[xi]} mean {m:.1f} ± {sd:.1f}"
-            out.append(f"<g><title>{esc(tip)}</title>"
-                       f'<line x1="{cx:.1f}" y1="{lo_y:.1f}" x2="{cx:.1f}" y2="{hi_y:.1f}" stroke="#222" '
-                       'stroke-width="1.5"/>'
-                       + "".join(f'<line x1="{cx - 6:.1f}" y1="{yy:.1f}" x2="{cx + 6:.1f}" y2="{yy:.1f}" '
-                                 'stroke="#222" stroke-width="1.5"/>' for yy in (lo_y, hi_y))
-                       + f'<path d="{_diamond(cx, y_of(m), 7)}" fill="#222"/></g>')
+        out += _reference_marks(refs, x, xs, cats, left, band, y_of, reference_name)
+    out += _x_axis(cats, ticks, counts, left, right, band, bottom, tick_font, two_lines,
+                   x_title or (label(x) if x else ""))
+    out.extend(legend_items)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _one_violin(row, shape: np.ndarray, ys, d, cx: float, half: float, band: float, fill: str, y_of, tip_head: str,
+                coloured: bool) -> list[str]:
+    """One violin (its density outline ``ys``/``d``), its box, mean line and tooltip; uncoloured, the numbers above."""
+    esc = svg.escape
+    n = int(row["N"])
+    out: list[str] = []
+    q1, med, q3 = (float(v) for v in np.quantile(shape, [0.25, 0.5, 0.75]))
+    tip = (tip_head
+           + (f", {int(row['items']):,} items" if "items" in row and not is_missing(row["items"]) else "")
+           + f"; mean {_fmt(row['mean'])} %, std {_fmt(row['std'])}, median {med:.1f}, quartiles "
+           f"{q1:.1f}–{q3:.1f}, min {_fmt(row['min'])}, max {_fmt(row['max'])}")
+    out.append(f"<g><title>{esc(tip)}</title>")
+    if len(ys) == 1:   # every configuration at one accuracy: a flat violin
+        out.append(f'<rect x="{cx - half:.1f}" y="{y_of(ys[0]) - 1.5:.1f}" width="{2 * half:.1f}" '
+                   f'height="3" fill="{fill}" fill-opacity="0.6" stroke="{fill}"/>')
+    else:
+        right_side = " ".join(f"{cx + half * w:.1f},{y_of(v):.1f}" for v, w in zip(ys, d))
+        left_side = " ".join(f"{cx - half * w:.1f},{y_of(v):.1f}" for v, w in zip(ys[::-1], d[::-1]))
+        out.append(f'<polygon points="{right_side} {left_side}" fill="{fill}" fill-opacity="0.6" '
+                   f'stroke="{fill}" stroke-width="1.5"/>')
+    bx = max(half * 0.25, 4.0)
+    out.append(f'<rect x="{cx - bx:.1f}" y="{y_of(q3):.1f}" width="{2 * bx:.1f}" '
+               f'height="{max(y_of(q1) - y_of(q3), 0.5):.1f}" fill="#fff" fill-opacity="0.75" '
+               f'stroke="{BOX_COLOR}" stroke-width="1.5"/>'
+               f'<line x1="{cx - bx:.1f}" y1="{y_of(med):.1f}" x2="{cx + bx:.1f}" y2="{y_of(med):.1f}" '
+               f'stroke="{BOX_COLOR}" stroke-width="1"/>')
+    if not is_missing(row["mean"]):
+        ym = y_of(float(row["mean"]))
+        out.append(f'<line x1="{cx - bx:.1f}" y1="{ym:.1f}" x2="{cx + bx:.1f}" y2="{ym:.1f}" '
+                   f'stroke="{BOX_COLOR}" stroke-width="2.5"/>')
+        if not coloured:   # dashed across the violin, and the numbers above it
+            out.append(f'<line x1="{cx - band * 0.42:.1f}" y1="{ym:.1f}" x2="{cx + band * 0.42:.1f}" '
+                       f'y2="{ym:.1f}" stroke="{BOX_COLOR}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+    out.append("</g>")
+    if not coloured:   # on one line where the category is wide enough, else on two
+        stats = f"μ {_fmt(row['mean'])} · σ {_fmt(row['std'])}"
+        if band > 200:
+            out.append(f'<text x="{cx:.1f}" y="{y_of(107) + 5:.1f}" text-anchor="middle" fill="#222" '
+                       f'font-size="13">{stats} · N {n:,}</text>')
+        else:
+            size = 12 if band > 120 else 10
+            out.append(f'<text x="{cx:.1f}" y="{y_of(109):.1f}" text-anchor="middle" fill="#222" '
+                       f'font-size="{size}">{stats}<tspan x="{cx:.1f}" dy="{size + 2}">N {n:,}</tspan>'
+                       "</text>")
+    return out
+
+
+def _reference_marks(refs: pd.DataFrame, x: str, xs: list, cats: list, left: float, band: float, y_of,
+                     reference_name: str | None) -> list[str]:
+    """The published mean ± std of each category, a bar with a diamond."""
+    esc = svg.escape
+    out: list[str] = []
+    for _, r in refs.iterrows():
+        xi = xs.index(r[x])
+        cx = left + band * (xi + 0.5)
+        m = float(r["mean"])
+        sd = 0.0 if is_missing(r.get("std")) else float(r["std"])
+        lo_y, hi_y = y_of(max(m - sd, Y_LOW)), y_of(min(m + sd, Y_HIGH))
+        tip = f"{reference_name or 'published'}: {cats[xi]} mean {m:.1f} ± {sd:.1f}"
+        out.append(f"<g><title>{esc(tip)}</title>"
+                   f'<line x1="{cx:.1f}" y1="{lo_y:.1f}" x2="{cx:.1f}" y2="{hi_y:.1f}" stroke="#222" '
+                   'stroke-width="1.5"/>'
+                   + "".join(f'<line x1="{cx - 6:.1f}" y1="{yy:.1f}" x2="{cx + 6:.1f}" y2="{yy:.1f}" '
+                             'stroke="#222" stroke-width="1.5"/>' for yy in (lo_y, hi_y))
+                   + f'<path d="{_diamond(cx, y_of(m), 7)}" fill="#222"/></g>')
+    return out
+
+
+def _x_axis(cats: list, ticks: list, counts: dict, left: float, right: float, band: float, bottom: float,
+            tick_font: int, two_lines: bool, title: str) -> list[str]:
+    """The x tick labels with N of each violin, the axis line and its title."""
+    esc = svg.escape
+    out: list[str] = []
     below = 16 if two_lines else 0
     for xi, (cat, lines) in enumerate(zip(cats, ticks)):   # x tick labels with N of each violin
         cx = left + band * (xi + 0.5)
@@ -210,10 +242,8 @@ def _one_svg(summary: pd.DataFrame, x, color, reference, reference_name, x_title
                    f"N={esc(' · '.join(f'{k:,}' for k in ns))}</text>")
     out.append(f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#bbb"/>'
                f'<text x="{(left + right) / 2:.1f}" y="{bottom + 66 + below}" text-anchor="middle" fill="#333">'
-               f"{esc(x_title or (label(x) if x else ''))}</text>")
-    out.extend(legend_items)
-    out.append("</svg>")
-    return "".join(out)
+               f"{esc(title)}</text>")
+    return out
 
 
 def _legend(color: str | None, colours: list, reference: str | None, left: float, right: float, y0: float = 0

@@ -1,4 +1,4 @@
-"""`python -m core …` — one entry point, subcommands live in core/commands/.
+"""`python -m core …` — one entry point, subcommands live in core/cli/commands/.
 
 Each module in COMMANDS defines ``register(subparsers)`` which adds its sub-parser and sets
 ``func`` (a callable taking the parsed args and returning an exit code). Modules are imported

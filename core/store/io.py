@@ -60,6 +60,7 @@ from core.store.provenance import made_here_sql
 from core.store.readers import CHUNK_ROWS, FORMATS, MAX_IMPORT_BYTES, MAX_ROWS, Source, raw_chunks  # noqa: F401
 from core.store.schema import FACTOR_COLUMNS
 from core.store.writers import DatabaseReplaced
+from core.tasks import INT64
 from core.tasks.setops.reference_csv import (
     REFERENCE_COLUMNS,
     claim_digest_cells,
@@ -69,7 +70,6 @@ from core.tasks.setops.reference_csv import (
 )
 from core.tasks.setops.scoring import STRICT_COLUMNS
 
-INT64 = (-(2 ** 63), 2 ** 63 - 1)
 log = logging.getLogger(__name__)
 
 STORE_BATCH_ROWS = 20_000      # imported items per DuckDB transaction

@@ -28,7 +28,7 @@ import duckdb
 # a submodule import: never waits on a core.store another thread is initialising
 import core.store.aggregates as aggregates  # noqa: PLR0402
 import core.store.provenance as provenance  # noqa: PLR0402
-from core.tasks import item_columns
+from core.tasks import RESULTS_VIEW, item_columns
 
 # column types as DuckDB names (core/store/rows.py maps them to Arrow types: pyarrow is imported at the first write,
 # not by every process that opens the store — a run sends its first calls before it writes a row)
@@ -82,8 +82,7 @@ RUN_PARAM_FACTORS = {
 # The reasoning effort of an item: its own when the config crosses it, else the run's (``none`` when not stored).
 REASONING_EFFECTIVE = "coalesce(i.reasoning, json_extract_string(ru.params_json, '$.reasoning_effort'), 'none')"
 
-V_RESULTS = """
-CREATE OR REPLACE VIEW v_results AS
+V_RESULTS = "CREATE OR REPLACE VIEW " + RESULTS_VIEW + """ AS
 SELECT i.* REPLACE (""" + REASONING_EFFECTIVE + """ AS reasoning),
        ru.model, ru.task, ru.name, ru.base_url, ru.status AS run_status, ru.source,
        CASE WHEN """ + provenance.uploaded_sql("ru") + """ THEN 'uploaded' ELSE 'made here' END AS provenance,
@@ -243,8 +242,8 @@ def _refresh_view(con, where: str) -> None:
     with _LOCK:
         if where in _VIEW_CURRENT:
             return
-        have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'v_results' "
-                                          "AND database_name = current_database()").fetchall()}
+        have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ? "
+                                          "AND database_name = current_database()", [RESULTS_VIEW]).fetchall()}
         if not set(RUN_PARAM_FACTORS) | {"reasoning_text", "provenance"} <= have:
             con.execute(V_RESULTS)
         _VIEW_CURRENT.add(where)

@@ -25,6 +25,10 @@ names.
     PRESETS                     named configs (mappings)
     FACTORS                     the grid factors of its items
 
+Shared by every task and by the layers above (defined in ``core.tasks.base``, imported from here): ``stable_id``,
+``is_int``, ``INT64`` (the range of a stored whole number), ``REASONING_EFFORTS`` and ``RESULTS_VIEW`` (the name of
+the store's results view).
+
 Each task's ``factors`` module names its item columns (``COLUMNS``) and the order views group by (``GROUP_BY``);
 ``item_columns()`` and ``group_by()`` gather them for the store and the analysis.
 """
@@ -36,6 +40,7 @@ from types import ModuleType
 from typing import Any, Iterator, Mapping, Protocol
 
 from core.errors import ConfigError
+from core.tasks.base import INT64, REASONING_EFFORTS, RESULTS_VIEW, is_int, stable_id  # noqa: F401  (shared by every layer)
 
 TASKS = {
     "setops": "core.tasks.setops",

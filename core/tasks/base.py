@@ -87,6 +87,14 @@ def spread_indices(cells: Sequence[Mapping[str, Any]], samples: int, n: int, see
     return sorted(out)
 
 
+# The store's view of results, one row per item of a run with its factors and verdicts: the relation the SQL of the
+# tasks (metrics, scoring definitions), the store and the analysis read.
+RESULTS_VIEW = "v_results"
+
+# The range of a 64-bit signed whole number (DuckDB's BIGINT): seeds and stored integers stay inside it.
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+
+
 def is_int(v) -> bool:
     """A whole number, and not a bool (``True`` is an ``int`` to Python, never to a config)."""
     return isinstance(v, int) and not isinstance(v, bool)

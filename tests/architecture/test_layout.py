@@ -137,6 +137,8 @@ ONE_HOME = {
     "STRICT_COLUMNS": "core/tasks/setops/scoring.py",
     "DID_NOT_FOLLOW_SQL": "core/tasks/setops/scoring.py",
     "VIEW": "core/analysis/sql.py",
+    "INT64": "core/tasks/base.py",
+    "RESULTS_VIEW": "core/tasks/base.py",
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.commands.options import add_db_option
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks import REASONING_EFFORTS
 
 SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "seed", "reasoning_effort")
 

@@ -52,7 +52,7 @@ def register_findings(sub) -> None:
 
 def _findings(args: argparse.Namespace) -> int:
     from core import store
-    from core.analysis import findings, findings_view, memo
+    from core.analysis import findings, findings_report, findings_view
     from core.files import check_output_path
 
     fmt = args.format or {".json": "json", ".md": "md", ".html": "html", ".htm": "html"}.get(
@@ -68,8 +68,7 @@ def _findings(args: argparse.Namespace) -> int:
         raise UserError(f"--only: unknown finding {unknown[0]!r}; known: {', '.join(known)}")
     run_ids = _runs(args)
     with store.connect(args.db) as con:
-        rep = memo.call(con, "findings", findings.report, run_ids, scoring=args.scoring, alpha=args.alpha,
-                        only=only, family=args.family, persist=True)
+        rep = findings_report(con, run_ids, scoring=args.scoring, alpha=args.alpha, only=only, family=args.family)
         if fmt == "html":
             text = findings_view.to_html(con, rep, run_ids)
     if fmt == "json":

@@ -14,7 +14,7 @@ from core.cli.commands.options import add_db_option
 from core.config import RunOptions, read_run_spec
 from core.errors import UserError
 from core.models.providers import PROVIDERS
-from core.tasks.base import REASONING_EFFORTS
+from core.tasks import REASONING_EFFORTS
 
 
 def register(subparsers) -> None:
@@ -274,9 +274,9 @@ def _run_ray(args, config, model, params, base_url, provider, name) -> int:
     return 0 if c["failed"] == 0 else 1
 
 
-def main(args: argparse.Namespace) -> int:
-    from core import runner
-    from core.cli import error_line
+def _checked_spec(args: argparse.Namespace):
+    """The run spec of the command line (config file and flags), checked: (spec, model, provider, batch limits);
+    UserError on a flag that does not go with the others."""
     from core.models import DEFAULT_MODEL
     from core.models.registry import check_base_url, parse_spec
 
@@ -286,86 +286,85 @@ def main(args: argparse.Namespace) -> int:
                          params={n: getattr(args, n) for n in ("temperature", "top_p", "top_k", "max_tokens", "seed",
                                                                "answer_cap", "stop", "answer_format",
                                                                "reasoning_effort")})
-    config, params = spec.config_dict(), spec.params
     for line in spec.notes:   # what a reference experiment YAML asks that is not honoured exactly
         print(f"note: {line}", file=sys.stderr)
     model = spec.model or DEFAULT_MODEL
-    base_url = spec.base_url
     provider = parse_spec(model)[0]
-    _check_engine(args, model, provider, base_url)
-    if base_url and provider in ("local", "reference"):
+    _check_engine(args, model, provider, spec.base_url)
+    if spec.base_url and provider in ("local", "reference"):
         raise UserError(f"--base-url does not apply to {model} (it runs in this process); it is for "
                         "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
-    if base_url:
-        check_base_url(base_url)
-
+    if spec.base_url:
+        check_base_url(spec.base_url)
     if (args.no_wait or args.poll_interval is not None or args.batch_max_requests is not None
             or args.batch_max_bytes is not None) and not args.batch:
         raise UserError("--no-wait, --poll-interval and --batch-max-* go with --batch")
     limits = _batch_limits(args, provider) if args.batch else None
     if args.batch and args.poll_interval is not None and not args.poll_interval >= 0:
         raise UserError(f"--poll-interval must be a number of seconds >= 0, got {args.poll_interval:g}")
+    return spec, model, provider, limits
 
-    if args.estimate:
-        est = runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db, fresh=args.fresh,
-                              limit=args.limit, batch=args.batch)
-        cost = "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}"
-        price = " at the batch price (half the list price)" if args.batch else ""
-        print(f"{est.run_id}: {est.n_items} items, {est.n_cached} cached/done, {est.n_calls} calls to make, "
-              f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}{price}")
-        if (params or {}).get("reasoning_effort") not in (None, "none") or any(
-                e not in (None, "none") for e in config.get("reasoning") or ()):
-            print("note: reasoning tokens are not in this estimate (how long a model thinks is not known before it "
-                  "does); each reply may use up to its effort's allowance more, billed as output tokens",
-                  file=sys.stderr)
-        return 0
 
-    if args.engine == "ray":
-        return _run_ray(args, config, model, params, base_url, provider, args.name or spec.name)
+def _print_estimate(args: argparse.Namespace, config: dict, model: str, params, base_url) -> int:
+    from core import runner
 
-    bar = None
+    est = runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db, fresh=args.fresh,
+                          limit=args.limit, batch=args.batch)
+    cost = "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+    price = " at the batch price (half the list price)" if args.batch else ""
+    print(f"{est.run_id}: {est.n_items} items, {est.n_cached} cached/done, {est.n_calls} calls to make, "
+          f"~{est.tokens_in} tokens in, ~{est.tokens_out} tokens out, estimated cost {cost}{price}")
+    if (params or {}).get("reasoning_effort") not in (None, "none") or any(
+            e not in (None, "none") for e in config.get("reasoning") or ()):
+        print("note: reasoning tokens are not in this estimate (how long a model thinks is not known before it "
+              "does); each reply may use up to its effort's allowance more, billed as output tokens",
+              file=sys.stderr)
+    return 0
 
-    def on_progress(p) -> None:
-        nonlocal bar
-        if args.no_progress:
+
+class _ProgressBar:
+    """A tqdm bar on stderr fed by the runner's progress reports (none with --no-progress)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.bar = None
+
+    def __call__(self, p) -> None:
+        if self.args.no_progress:
             return
-        if bar is None:  # created on the first report, i.e. after the run was validated and started
+        if self.bar is None:  # created on the first report, i.e. after the run was validated and started
             from tqdm import tqdm
 
-            bar = tqdm(total=p.total, unit="item", dynamic_ncols=True, file=sys.stderr, mininterval=0.2)
+            self.bar = tqdm(total=p.total, unit="item", dynamic_ncols=True, file=sys.stderr, mininterval=0.2)
+        bar = self.bar
         if bar.total != p.total:
             bar.total = p.total
         bar.n = p.done + p.failed
         acc = "-" if p.accuracy is None else f"{p.accuracy:.3f}"
         batches = ""
-        if args.batch:
+        if self.args.batch:
             states = ", ".join(f"{n} {state}" for state, n in sorted(p.batches.items()))
             batches = f" batches: {states or 'none yet'}; waiting={p.waiting}"
         bar.set_postfix_str(f"cached={p.cached} failed={p.failed} acc={acc} cost=${p.cost_usd:.4f}{batches}",
                             refresh=False)
         bar.refresh()
 
-    if base_url:
-        why = _unreachable(base_url)
-        # a down server only matters when there is something to ask it (cached / finished runs need no call)
-        if why and runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db,
-                                   fresh=args.fresh, limit=args.limit).n_calls:
-            raise UserError(f"cannot reach {base_url}: {why} (is the server running? the embedded model serves "
-                            "with: python -m core serve-local --port 8080)")
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
-    handle = runner.start_run(config, model, params=params, base_url=base_url, db_path=args.db,
-                              concurrency=args.concurrency, fresh=args.fresh, name=args.name or spec.name, limit=args.limit,
-                              rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts, call_timeout=args.timeout,
-                              on_progress=on_progress, source="cli", batch=args.batch, wait=not args.no_wait,
-                              poll_interval=args.poll_interval, batch_limits=limits)
+
+def _follow(handle, args: argparse.Namespace, bar: _ProgressBar) -> int | None:
+    """Wait for the run to finish; on Ctrl-C cancel it, say where it stopped and return 130."""
+    from core.cli import error_line
+
     try:
         while not handle.done:
             handle.wait(0.2)
     except KeyboardInterrupt:   # Ctrl-C: no new calls; finished ones are durable and kept
         handle.cancel()
         handle.wait()
-        if bar is not None:
-            bar.close()
+        bar.close()
         p = handle.progress()
         again = "the same command without --fresh" if args.fresh else "the same command again"
         if p.waiting:
@@ -376,10 +375,15 @@ def main(args: argparse.Namespace) -> int:
                        f"{again} continues it")
         return 130
     finally:
-        if bar is not None:
-            bar.close()
-    progress = handle.progress()
-    acc = _accuracy_text(args.db, progress, config.get("task"))
+        bar.close()
+    return None
+
+
+def _report(args: argparse.Namespace, progress, task: str | None) -> int:
+    """The closing line of a finished run (and what is left to do); the command's exit code."""
+    from core.cli import error_line
+
+    acc = _accuracy_text(args.db, progress, task)
     print(f"run {progress.run_id}: {progress.status}; {progress.done}/{progress.total} answered "
           f"({progress.cached} cached, {progress.calls} calls this time), {progress.failed} failed, "
           f"accuracy {acc}, cost ${progress.cost_usd:.4f}, {progress.elapsed:.1f} s")
@@ -398,3 +402,31 @@ def main(args: argparse.Namespace) -> int:
         error_line(f"{progress.failed} item(s) failed{because}; run the same command again to retry them")
         return 1
     return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    from core import runner
+
+    spec, model, provider, limits = _checked_spec(args)
+    config, params, base_url = spec.config_dict(), spec.params, spec.base_url
+    if args.estimate:
+        return _print_estimate(args, config, model, params, base_url)
+    if args.engine == "ray":
+        return _run_ray(args, config, model, params, base_url, provider, args.name or spec.name)
+    if base_url:
+        why = _unreachable(base_url)
+        # a down server only matters when there is something to ask it (cached / finished runs need no call)
+        if why and runner.estimate(config, model, params=params, base_url=base_url, db_path=args.db,
+                                   fresh=args.fresh, limit=args.limit).n_calls:
+            raise UserError(f"cannot reach {base_url}: {why} (is the server running? the embedded model serves "
+                            "with: python -m core serve-local --port 8080)")
+    bar = _ProgressBar(args)
+    handle = runner.start_run(config, model, params=params, base_url=base_url, db_path=args.db,
+                              concurrency=args.concurrency, fresh=args.fresh, name=args.name or spec.name, limit=args.limit,
+                              rpm=args.rpm, tpm=args.tpm, max_attempts=args.max_attempts, call_timeout=args.timeout,
+                              on_progress=bar, source="cli", batch=args.batch, wait=not args.no_wait,
+                              poll_interval=args.poll_interval, batch_limits=limits)
+    interrupted = _follow(handle, args, bar)
+    if interrupted is not None:
+        return interrupted
+    return _report(args, handle.progress(), config.get("task"))

@@ -9,10 +9,10 @@ import hashlib
 import re
 import string
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from core.errors import ConfigError
-from core.tasks.base import REASONING_EFFORTS, is_int
+from core.tasks.base import INT64, REASONING_EFFORTS, is_int
 from core.tasks.quantifiers.catalogue import GQG_QUANTIFIERS, Quantifier, parse_quantifier
 from core.tasks.quantifiers.presets import PRESETS
 
@@ -67,10 +67,6 @@ MAX_TOTAL = 1000
 MAX_TEMPLATE = 2000
 _WORD = re.compile(r"^[a-z][a-z' -]{0,38}[a-z]$|^[a-z]$")
 
-_KEYS = ("task", "name", "preset", "quantifiers", "objects", "noun_groups", "nouns_per_group", "total",
-         "count_range", "predicates", "template", "samples", "seed", "reasoning")
-
-
 def _noun_groups() -> dict[str, tuple[str, ...]]:
     from core.tasks.quantifiers.nouns import load_noun_groups
 
@@ -86,26 +82,25 @@ def _clean_word(value: Any, what: str) -> str:
     return text
 
 
-def _int(d: dict, key: str, default: int | None, lo: int, hi: int) -> int | None:
-    value = d.get(key, default)
-    if value is None:
-        return None
-    if not is_int(value):
-        raise ConfigError(f"{key} must be a whole number, got {value!r}")
-    if not lo <= value <= hi:
-        raise ConfigError(f"{key} must be between {lo} and {hi}, got {value}")
-    return value
+def _whole(key: str, lo: int, hi: int) -> Callable[[Any, dict], int]:
+    def check(value: Any, _seen: dict) -> int:
+        if not is_int(value):
+            raise ConfigError(f"{key} must be a whole number, got {value!r}")
+        if not lo <= value <= hi:
+            raise ConfigError(f"{key} must be between {lo} and {hi}, got {value}")
+        return value
+    return check
 
 
-def _as_list(d: dict, key: str) -> list | None:
-    value = d.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)) or not value:
-        raise ConfigError(f"{key} must be a non-empty list")
-    return list(value)
+def _listed(key: str, each: Callable[[list, dict], Any]) -> Callable[[Any, dict], Any]:
+    """A key whose value is a non-empty list (a lone string counts as a list of one), then checked by ``each``."""
+    def check(value: Any, seen: dict) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ConfigError(f"{key} must be a non-empty list")
+        return each(list(value), seen)
+    return check
 
 
 def _check_template(text: str) -> None:
@@ -131,23 +126,120 @@ def _check_template(text: str) -> None:
         raise ConfigError("template must state at least one count: {count_first} or {count_second}")
 
 
+# ---- the checks of the config's keys, one per key (named in the field that holds it) --------------------------------
+def _quantifier_names(names: list, _seen: dict) -> tuple[str, ...]:
+    canon = tuple(parse_quantifier(q).name for q in names)
+    dup = sorted({q for q in canon if canon.count(q) > 1})
+    if dup:
+        raise ConfigError(f"quantifier listed twice: {', '.join(dup)}")
+    return canon
+
+
+def _objects(words: list, _seen: dict) -> tuple[str, ...]:
+    return tuple(_clean_word(o, "object") for o in words)
+
+
+def _group_names(groups: list, _seen: dict) -> tuple[str, ...]:
+    available = _noun_groups()
+    keys = []
+    for g in groups:
+        key = "_".join(str(g).strip().lower().replace("-", " ").split())
+        if key not in available:
+            raise ConfigError(f"unknown noun group {g!r}; expected one of: {', '.join(available)}")
+        keys.append(key)
+    return tuple(keys)
+
+
+def _nouns_per_group(value: Any, seen: dict) -> int:
+    if seen["noun_groups"] is None:
+        raise ConfigError("nouns_per_group needs noun_groups")
+    return _whole("nouns_per_group", 1, 10_000)(value, seen)
+
+
+def _count_range(rng: Any, seen: dict) -> tuple[int, int] | None:
+    total = seen["total"]
+    if (not isinstance(rng, (list, tuple)) or len(rng) != 2
+            or any(isinstance(x, bool) or not isinstance(x, int) for x in rng)):
+        raise ConfigError(f"count_range must be two whole numbers [low, high], got {rng!r}")
+    lo, hi = rng
+    if not 0 <= lo <= hi <= total:
+        raise ConfigError(f"count_range must satisfy 0 ≤ low ≤ high ≤ total ({total}), got [{lo}, {hi}]")
+    return None if (lo, hi) == (0, total) else (lo, hi)
+
+
+def _predicate_pairs(pairs_in: list, _seen: dict) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for p in pairs_in:
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
+            raise ConfigError(f"each entry of predicates must be a pair like [large, small], got {p!r}")
+        a, b = _clean_word(p[0], "predicate"), _clean_word(p[1], "predicate")
+        if a == b:
+            raise ConfigError(f"a predicate pair needs two different words, got [{a}, {b}]")
+        pairs.append((a, b))
+    if len(set(pairs)) != len(pairs):
+        raise ConfigError("a predicate pair is listed twice")
+    return tuple(pairs)
+
+
+def _template(template: Any, _seen: dict) -> str:
+    if not isinstance(template, str) or not template.strip():
+        raise ConfigError("template must be a template name or a text with {fields}")
+    if template not in TEMPLATES:
+        if "{" not in template:
+            raise ConfigError(f"unknown template {template!r}; expected one of: {', '.join(TEMPLATES)} "
+                              "or a text with {fields}")
+        _check_template(template)
+    return template
+
+
+def _samples(value: Any, seen: dict) -> int | None:
+    samples = _whole("samples", 1, MAX_TOTAL + 1)(value, seen)
+    lo, hi = seen["count_range"] or (0, seen["total"])
+    if samples > hi - lo + 1:
+        raise ConfigError(f"samples ({samples}) exceeds the {hi - lo + 1} possible counts {lo}…{hi}")
+    return None if samples == hi - lo + 1 else samples  # all counts: same items as not sampling
+
+
+def _name(value: Any, _seen: dict) -> str:
+    if not isinstance(value, str):
+        raise ConfigError("name must be a text")
+    return value
+
+
+def _efforts(values: list, _seen: dict) -> tuple[str, ...]:
+    levels = ["none" if v is None else v.strip().lower() if isinstance(v, str) else v for v in values]
+    bad = [v for v in levels if v not in REASONING_EFFORTS]
+    if bad:
+        raise ConfigError(f"reasoning: {bad[0]!r} is not valid (expected one of: {', '.join(REASONING_EFFORTS)})")
+    return tuple(dict.fromkeys(levels))
+
+
+def _key(default: Any, check: Callable[[Any, dict], Any]) -> Any:
+    """A config key: its value when the key is absent (or null), and the check that validates and normalises a given
+    value (it sees the keys declared before it, already checked)."""
+    return field(default=default, metadata={"check": check})
+
+
 @dataclass(frozen=True)
 class Config:
-    quantifiers: tuple[str, ...] = GQG_QUANTIFIERS
-    objects: tuple[str, ...] | None = None
-    noun_groups: tuple[str, ...] | None = None
-    nouns_per_group: int | None = None
-    total: int = 50
-    count_range: tuple[int, int] | None = None
-    predicates: tuple[tuple[str, str], ...] = (("large", "small"),)
-    template: str = "gqg"
-    samples: int | None = None
-    seed: int = 0
-    name: str | None = None
+    """A quantifier config. Each field is a key of the YAML/dict form and declares its own check; ``from_dict``
+    applies them in the order declared here (a key's check may read the keys above it)."""
+
+    quantifiers: tuple[str, ...] = _key(GQG_QUANTIFIERS, _listed("quantifiers", _quantifier_names))
+    objects: tuple[str, ...] | None = _key(None, _listed("objects", _objects))
+    noun_groups: tuple[str, ...] | None = _key(None, _listed("noun_groups", _group_names))
+    nouns_per_group: int | None = _key(None, _nouns_per_group)
+    total: int = _key(50, _whole("total", 1, MAX_TOTAL))
+    count_range: tuple[int, int] | None = _key(None, _count_range)
+    predicates: tuple[tuple[str, str], ...] = _key((("large", "small"),), _listed("predicates", _predicate_pairs))
+    template: str = _key("gqg", _template)
+    samples: int | None = _key(None, _samples)
+    seed: int = _key(0, _whole("seed", *INT64))
+    name: str | None = _key(None, _name)
     # reasoning efforts crossed with the grid (the outermost factor: every level asks the same items); None: not a
     # factor, every item is asked with the run's own effort (``SamplingParams.reasoning_effort``)
-    reasoning: tuple[str, ...] | None = None
-    # derived (not part of equality): parsed quantifiers, (noun, group) list, template text
+    reasoning: tuple[str, ...] | None = _key(None, _listed("reasoning", _efforts))
+    # derived (not part of equality): parsed quantifiers, (noun, group) list
     _quants: tuple[Quantifier, ...] = field(default=(), compare=False, repr=False)
     _nouns: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
@@ -169,127 +261,15 @@ class Config:
     def from_dict(cls, d: Any) -> "Config":
         if isinstance(d, Config):
             return d
-        if not isinstance(d, dict):
-            raise ConfigError("a quantifier config must be a mapping (YAML dictionary)")
-        d = dict(d)
-        if "preset" in d:
-            preset = d.pop("preset")
-            if preset not in PRESETS:
-                raise ConfigError(f"unknown quantifier preset {preset!r}; expected one of: {', '.join(PRESETS)}")
-            d = {**PRESETS[preset], **d}
-        unknown = sorted(set(d) - set(_KEYS))
-        if unknown:
-            raise ConfigError(f"unknown key(s) in quantifier config: {', '.join(map(str, unknown))}; "
-                              f"allowed: {', '.join(k for k in _KEYS)}")
-        if d.get("task", TASK) != TASK:
-            raise ConfigError(f"task must be {TASK!r} for a quantifier config, got {d.get('task')!r}")
-        name = d.get("name")
-        if name is not None and not isinstance(name, str):
-            raise ConfigError("name must be a text")
-
-        # quantifiers
-        qnames = _as_list(d, "quantifiers") or list(GQG_QUANTIFIERS)
-        quants = tuple(parse_quantifier(q) for q in qnames)
-        canon = tuple(q.name for q in quants)
-        dup = sorted({q for q in canon if canon.count(q) > 1})
-        if dup:
-            raise ConfigError(f"quantifier listed twice: {', '.join(dup)}")
-
-        # nouns
-        objects = _as_list(d, "objects")
-        groups = _as_list(d, "noun_groups")
-        nouns: list[tuple[str, str]] = []
-        if objects is not None:
-            nouns += [(_clean_word(o, "object"), "custom") for o in objects]
-        per_group = _int(d, "nouns_per_group", None, 1, 10_000)
-        if per_group is not None and groups is None:
-            raise ConfigError("nouns_per_group needs noun_groups")
-        if groups is not None:
-            available = _noun_groups()
-            norm_groups = []
-            for g in groups:
-                key = "_".join(str(g).strip().lower().replace("-", " ").split())
-                if key not in available:
-                    raise ConfigError(f"unknown noun group {g!r}; expected one of: {', '.join(available)}")
-                norm_groups.append(key)
-                nouns += [(noun, key) for noun in available[key][:per_group]]
-            groups = norm_groups
-        if objects is None and groups is None:
-            groups = ["gqg"]
-            nouns = [(noun, "gqg") for noun in GQG_OBJECTS]
-        # a noun may sit in two groups (e.g. "books" is common and in the GQG pilot); within one group, never twice
-        if len(set(nouns)) != len(nouns):
-            dup = sorted({n for n, g in nouns if nouns.count((n, g)) > 1})
-            raise ConfigError(f"noun listed twice: {', '.join(dup)}")
-
-        total = _int(d, "total", 50, 1, MAX_TOTAL)
-        assert total is not None
-        rng = d.get("count_range")
-        if rng is None:
-            count_range = None
-        else:
-            if (not isinstance(rng, (list, tuple)) or len(rng) != 2
-                    or any(isinstance(x, bool) or not isinstance(x, int) for x in rng)):
-                raise ConfigError(f"count_range must be two whole numbers [low, high], got {rng!r}")
-            lo, hi = rng
-            if not 0 <= lo <= hi <= total:
-                raise ConfigError(f"count_range must satisfy 0 ≤ low ≤ high ≤ total ({total}), got [{lo}, {hi}]")
-            count_range = None if (lo, hi) == (0, total) else (lo, hi)
-
-        pairs_in = _as_list(d, "predicates") or [["large", "small"]]
-        pairs = []
-        for p in pairs_in:
-            if not isinstance(p, (list, tuple)) or len(p) != 2:
-                raise ConfigError(f"each entry of predicates must be a pair like [large, small], got {p!r}")
-            a, b = _clean_word(p[0], "predicate"), _clean_word(p[1], "predicate")
-            if a == b:
-                raise ConfigError(f"a predicate pair needs two different words, got [{a}, {b}]")
-            pairs.append((a, b))
-        if len(set(pairs)) != len(pairs):
-            raise ConfigError("a predicate pair is listed twice")
-
-        template = d.get("template", "gqg")
-        if not isinstance(template, str) or not template.strip():
-            raise ConfigError("template must be a template name or a text with {fields}")
-        if template not in TEMPLATES:
-            if "{" not in template:
-                raise ConfigError(f"unknown template {template!r}; expected one of: {', '.join(TEMPLATES)} "
-                                  "or a text with {fields}")
-            _check_template(template)
-
-        lo, hi = count_range or (0, total)
-        samples = _int(d, "samples", None, 1, MAX_TOTAL + 1)
-        if samples is not None and samples > hi - lo + 1:
-            raise ConfigError(f"samples ({samples}) exceeds the {hi - lo + 1} possible counts {lo}…{hi}")
-        if samples == hi - lo + 1:
-            samples = None  # all counts: same items as not sampling
-        seed = _int(d, "seed", 0, -(2**63), 2**63 - 1)
-        assert seed is not None
-        reasoning = _as_list(d, "reasoning")
-        if reasoning is not None:
-            levels = ["none" if v is None else v.strip().lower() if isinstance(v, str) else v for v in reasoning]
-            bad = [v for v in levels if v not in REASONING_EFFORTS]
-            if bad or not levels:
-                raise ConfigError(f"reasoning: {bad[0] if bad else reasoning!r} is not valid (expected one of: "
-                                  f"{', '.join(REASONING_EFFORTS)})")
-            reasoning = tuple(dict.fromkeys(levels))
-
-        return cls(
-            quantifiers=canon,
-            objects=tuple(n for n, g in nouns if g == "custom") or None,
-            noun_groups=tuple(groups) if groups else None,
-            nouns_per_group=per_group,
-            total=total,
-            count_range=count_range,
-            predicates=tuple(pairs),
-            template=template,
-            samples=samples,
-            seed=seed,
-            name=name,
-            reasoning=reasoning,
-            _quants=quants,
-            _nouns=tuple(nouns),
-        )
+        d = _known_keys(d)
+        values: dict[str, Any] = {}
+        for f in _DECLARED:
+            raw = d.get(f.name)
+            values[f.name] = f.default if raw is None else f.metadata["check"](raw, values)
+        if values["objects"] is None and values["noun_groups"] is None:
+            values["noun_groups"] = ("gqg",)
+        return cls(**values, _quants=tuple(parse_quantifier(q) for q in values["quantifiers"]),
+                   _nouns=_noun_list(values))
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"task": TASK}
@@ -334,6 +314,44 @@ class Config:
     def counts_per_cell(self) -> int:
         lo, hi = self.count_range or (0, self.total)
         return self.samples if self.samples is not None else hi - lo + 1
+
+
+_DECLARED = tuple(f for f in dataclasses.fields(Config) if "check" in f.metadata)
+_KEYS = ("task", "preset", *(f.name for f in _DECLARED))
+
+
+def _known_keys(d: Any) -> dict:
+    """The config as a plain dict with its preset expanded; ConfigError on a non-mapping, an unknown key or a task
+    other than this one."""
+    if not isinstance(d, dict):
+        raise ConfigError("a quantifier config must be a mapping (YAML dictionary)")
+    d = dict(d)
+    if "preset" in d:
+        preset = d.pop("preset")
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown quantifier preset {preset!r}; expected one of: {', '.join(PRESETS)}")
+        d = {**PRESETS[preset], **d}
+    unknown = sorted(set(d) - set(_KEYS))
+    if unknown:
+        raise ConfigError(f"unknown key(s) in quantifier config: {', '.join(map(str, unknown))}; "
+                          f"allowed: {', '.join(_KEYS)}")
+    if d.get("task", TASK) != TASK:
+        raise ConfigError(f"task must be {TASK!r} for a quantifier config, got {d.get('task')!r}")
+    return d
+
+
+def _noun_list(values: dict) -> tuple[tuple[str, str], ...]:
+    """(noun, group) in item order: the config's own objects, then each noun group's first ``nouns_per_group``."""
+    nouns = [(o, "custom") for o in values["objects"] or ()]
+    groups = values["noun_groups"] or ()
+    available = {"gqg": GQG_OBJECTS} if set(groups) <= {"gqg"} else _noun_groups()
+    for g in groups:
+        nouns += [(noun, g) for noun in available[g][:values["nouns_per_group"]]]
+    # a noun may sit in two groups (e.g. "books" is common and in the GQG pilot); within one group, never twice
+    if len(set(nouns)) != len(nouns):
+        dup = sorted({n for n, g in nouns if nouns.count((n, g)) > 1})
+        raise ConfigError(f"noun listed twice: {', '.join(dup)}")
+    return tuple(nouns)
 
 
 def load_config(d: Any) -> Config:

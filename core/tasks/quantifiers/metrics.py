@@ -29,6 +29,7 @@ import duckdb
 import pandas as pd
 
 from core.errors import UserError
+from core.tasks.base import RESULTS_VIEW
 from core.tasks.quantifiers.parse import ANSWER_RULES
 
 # Columns a caller may group by (whitelist: they are interpolated into SQL as identifiers).
@@ -63,7 +64,7 @@ GQG_PUBLISHED = {
 }
 
 # v_results has every quantifier factor as a column (count_asked and other_predicate included).
-_V_RESULTS_SOURCE = "SELECT * FROM v_results WHERE task = 'quantifiers'"
+_V_RESULTS_SOURCE = f"SELECT * FROM {RESULTS_VIEW} WHERE task = 'quantifiers'"
 
 _METRICS = """
 WITH src AS ({source}),
@@ -180,7 +181,7 @@ def quantifier_metrics(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str],
     source = _V_RESULTS_SOURCE
     if _bin > 1:  # an int checked by the caller: safe to inline
         source = (f"SELECT * REPLACE ((count_asked // {int(_bin)}) * {int(_bin)} AS count_asked) "
-                  f"FROM v_results WHERE task = 'quantifiers'")
+                  f"FROM {RESULTS_VIEW} WHERE task = 'quantifiers'")
     sql = metrics_sql(cols, source, " AND ".join(conds), rule)
     return _finish(con.execute(sql, params).df(), cols)
 

@@ -13,7 +13,7 @@ import yaml
 
 from core.errors import ConfigError, UserError
 from core.files import parse_yaml_mapping
-from core.tasks.base import REASONING_EFFORTS, is_int
+from core.tasks.base import INT64, REASONING_EFFORTS, is_int
 from core.tasks.setops import aliases
 from core.tasks.setops.factors import FACTORS
 from core.tasks.setops.operations import OPERATIONS
@@ -169,7 +169,7 @@ class Config:
         g.update(d)
         if g["task"] != TASK:
             raise ConfigError(f"task must be {TASK!r} for this config, not {g['task']!r}")
-        seed = _int("seed", g["seed"], -(2**63), 2**63 - 1)
+        seed = _int("seed", g["seed"], *INT64)
         samples = _int("samples", g["samples"], 1, MAX_SAMPLES)
         ops = tuple(dict.fromkeys(_choice("operations", v, OPERATIONS) for v in _as_list("operations", g["operations"])))
 

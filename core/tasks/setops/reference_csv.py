@@ -27,16 +27,15 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from core.errors import ImportFileError
-from core.tasks.base import stable_id
+from core.tasks.base import INT64, stable_id
 from core.tasks.setops import aliases
-from core.tasks.setops.operations import truth as set_truth
+from core.tasks.setops.operations import OPERATIONS, truth as set_truth
 from core.tasks.setops.scoring import flat_literal
 
 MAX_LITERAL_CHARS = 100_000
-INT64 = (-(2 ** 63), 2 ** 63 - 1)
 REFERENCE_COLUMNS = ("op_name", "prompt", "ground_truth", "result_obj", "llm_vs_gt", "set_A", "set_B")
 REFERENCE_OPTIONAL = ("context_length_in", "context_length_out", "log_context")
-OPERATION_NAMES = {**{op: op for op in ("union", "intersection", "difference", "symmetric_difference")},
+OPERATION_NAMES = {**{op: op for op in OPERATIONS},
                    **aliases.aliases_of("operations"), "symmetricdifference": "symmetric_difference",
                    "symmetric-difference": "symmetric_difference"}
 _MEMBER_FOLDERS = {"numbers": "numbers", "basicnumbersampler": "numbers", "words": "words",
