@@ -214,8 +214,7 @@ class Executor:
             have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
             if have < len(items):
                 self._items_missing = items   # inserted with the cached answers, or while the first calls fly
-            con.execute("UPDATE runs SET n_items = ?, status = 'running', updated_at = ? WHERE run_id = ?",
-                        [len(items), store.now_utc(), self.run_id])
+            store.update_run(con, self.run_id, status="running", n_items=len(items))
             done_rows = con.execute(
                 """SELECT r.idx, r.correct, coalesce(r.cached, false),
                           CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
