@@ -13,7 +13,7 @@ import duckdb
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
-from core.models.retry_policy import MAX_BACKOFF, UNREACHABLE_PER_ATTEMPT, backoff_delay
+from core.models.retry_policy import MAX_BACKOFF, Failed, Pause, Retry, RetryPolicy, call_with_retries
 from core.runner import gc_pacing, later_items
 from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
 from core.runner.group_commit import JournalWriter
@@ -76,7 +76,9 @@ class Executor:
         self.on_progress = on_progress
         self.fresh = fresh
         self._secret = api_key  # only to redact it from unexpected error messages; never stored
-        self.pause_until = 0.0
+        # how a call is retried (core/models/retry_policy.py); an outage's retries are paced by the breaker
+        self.retry_policy = RetryPolicy(max_attempts=max_attempts, outage_backoff=False)
+        self.pause = Pause()   # a server's Retry-After pauses every call of the run
         self.breaker = CircuitBreaker(outage_limit)   # run-wide pause while the endpoint cannot be reached
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
@@ -436,98 +438,92 @@ class Executor:
         self.emit()
 
     async def _call(self, key: str, items: list[dict]) -> tuple[dict, bool, int, float | None]:
-        """One distinct prompt: call with retries. Returns (journal record, success, attempts, cost)."""
+        """One distinct prompt, called under the run's retry policy. Returns (journal record, success, attempts,
+        cost)."""
         item = items[0]
         prompt = item["prompt"]
         params = self.plan.params_for(item)
         request = Request(prompt=prompt, params=params, item=item, task=self.plan.task_name,
                           shape=self.plan.shape_for(item))
         est_tokens = estimate_in_tokens(prompt) + estimate_out_tokens(item, params)
-        reason = "not attempted"
-        attempt, unreachable = 0, 0
+        outcome = await call_with_retries(self.retry_policy, lambda n: self._attempt(request, est_tokens),
+                                          pause=self.pause, on_retry=self._count_retry)
+        attempts, completion = outcome.attempts, outcome.value
+        if completion is None:
+            return ({"calls": [], "results": self._failure_rows(items, key, outcome.reason, attempts), "key": key},
+                    False, attempts, None)
+        # a reply that quotes a key (or part of one) is stored and scored without it
+        text = redact(completion.text, self._secret, keylike=False)
+        tokens_real = None
+        if completion.tokens_in is not None and completion.tokens_out is not None:
+            tokens_real = completion.tokens_in + completion.tokens_out
+        self.limiter.settle(est_tokens, tokens_real)
+        call = {
+            "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
+            "params_json": self.plan.params_json(params), "prompt_sha": store.sha256(prompt),
+            "draw": self.draw, "response": text, "latency_ms": completion.latency_ms,
+            "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+            "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
+            "dropped_params": (store.canonical_json(list(completion.dropped_params))
+                               if completion.dropped_params else "[]"),
+            "error": None, "attempts": attempts, "at": store.now_utc(),
+            "reasoning": (redact(completion.reasoning, self._secret, keylike=False)
+                          if completion.reasoning else None),
+            "tokens_reasoning": completion.tokens_reasoning,
+            "cost_reasoning_usd": completion.cost_reasoning_usd,
+            "reasoning_sent": completion.reasoning_sent,
+        }
+        results = self.result_rows(items, key, text, attempts, False)
+        return {"calls": [call], "results": results, "key": key}, True, attempts, completion.cost_usd
+
+    def _count_retry(self) -> None:
+        self.progress.add(retries=1)
+
+    async def _attempt(self, request: Request, est_tokens: int) -> Completion:
+        """One attempt of a call, behind the run's circuit breaker and rate limit: the completion, or ``Retry`` /
+        ``Failed`` (core.models.retry_policy) saying what the policy makes of the failure. Tells the breaker whether
+        the endpoint answered."""
         breaker = self.breaker
-        while attempt < self.max_attempts:
-            attempt += 1
-            wait = self.pause_until - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            generation, probe = await breaker.admit()   # waits while the endpoint is down (run-wide)
-            await self.limiter.acquire(est_tokens)
-            reported = False
-            try:
-                async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
-                    completion: Completion = await self.model.complete(request)
-                if completion is None or completion.text is None:
-                    raise RetryableError("empty reply")
-            except (RetryableError, asyncio.TimeoutError) as exc:
-                timed_out = isinstance(exc, asyncio.TimeoutError) or "timed out" in str(exc)
-                if isinstance(exc, asyncio.TimeoutError):
-                    exc = RetryableError(f"timeout after {self.call_timeout:g} s")
-                reason = redact(str(exc), self._secret)
-                if getattr(exc, "connection", False):
-                    breaker.failed(generation, probe)
-                    reported = True
-                    unreachable += 1
-                    if breaker.gave_up:
-                        reason = f"{reason}; the endpoint was unreachable for {breaker.down_for():.0f} s"
-                        break
-                    if unreachable <= self.max_attempts * UNREACHABLE_PER_ATTEMPT:
-                        attempt -= 1     # an outage costs time, not attempts: the breaker paces the retries
-                        self.progress.add(retries=1)
-                        continue
-                elif not timed_out:    # the endpoint answered, if only with an error: it is reachable
-                    breaker.reached(generation, probe)
-                    reported = True
-                if attempt == self.max_attempts:
-                    break
-                delay = backoff_delay(attempt, exc.retry_after)
-                if exc.retry_after is not None:
-                    self.pause_until = max(self.pause_until, time.monotonic() + exc.retry_after)
-                self.progress.add(retries=1)
-                await asyncio.sleep(delay)
-                continue
-            except ModelError as exc:
+        generation, probe = await breaker.admit()   # waits while the endpoint is down (run-wide)
+        await self.limiter.acquire(est_tokens)
+        reported = False
+        try:
+            async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
+                completion: Completion = await self.model.complete(request)
+            if completion is None or completion.text is None:
+                raise RetryableError("empty reply")
+        except (RetryableError, asyncio.TimeoutError) as exc:
+            timed_out = isinstance(exc, asyncio.TimeoutError) or "timed out" in str(exc)
+            if isinstance(exc, asyncio.TimeoutError):
+                exc = RetryableError(f"timeout after {self.call_timeout:g} s")
+            reason = redact(str(exc), self._secret)
+            if exc.connection:   # an outage costs time, not attempts: the breaker paces the retries
+                breaker.failed(generation, probe)
+                reported = True
+                if breaker.gave_up:
+                    raise Failed(f"{reason}; the endpoint was unreachable for {breaker.down_for():.0f} s") from None
+                raise Retry(reason, exc.retry_after, unreachable=True) from None
+            if not timed_out:    # the endpoint answered, if only with an error: it is reachable
                 breaker.reached(generation, probe)
                 reported = True
-                reason = redact(str(exc), self._secret)
-                break
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 — a bug in a provider: recorded, not retried blindly
-                reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
-                log.info("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
-                break
-            else:
-                breaker.reached(generation, probe)
-                reported = True
-                # a reply that quotes a key (or part of one) is stored and scored without it
-                text = redact(completion.text, self._secret, keylike=False)
-                tokens_real = None
-                if completion.tokens_in is not None and completion.tokens_out is not None:
-                    tokens_real = completion.tokens_in + completion.tokens_out
-                self.limiter.settle(est_tokens, tokens_real)
-                call = {
-                    "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
-                    "params_json": self.plan.params_json(params), "prompt_sha": store.sha256(prompt),
-                    "draw": self.draw, "response": text, "latency_ms": completion.latency_ms,
-                    "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
-                    "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
-                    "dropped_params": (store.canonical_json(list(completion.dropped_params))
-                                       if completion.dropped_params else "[]"),
-                    "error": None, "attempts": attempt, "at": store.now_utc(),
-                    "reasoning": (redact(completion.reasoning, self._secret, keylike=False)
-                                  if completion.reasoning else None),
-                    "tokens_reasoning": completion.tokens_reasoning,
-                    "cost_reasoning_usd": completion.cost_reasoning_usd,
-                    "reasoning_sent": completion.reasoning_sent,
-                }
-                results = self.result_rows(items, key, text, attempt, False)
-                return {"calls": [call], "results": results, "key": key}, True, attempt, completion.cost_usd
-            finally:
-                if not reported:     # cancelled, timed out or a provider bug: no verdict on the endpoint
-                    breaker.abandoned(probe)
-        return ({"calls": [], "results": self._failure_rows(items, key, reason, attempt), "key": key}, False, attempt,
-                None)
+            raise Retry(reason, exc.retry_after) from None
+        except ModelError as exc:
+            breaker.reached(generation, probe)
+            reported = True
+            raise Failed(redact(str(exc), self._secret)) from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 — a bug in a provider: recorded, not retried blindly
+            reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
+            log.info("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
+            raise Failed(reason) from None
+        else:
+            breaker.reached(generation, probe)
+            reported = True
+            return completion
+        finally:
+            if not reported:     # cancelled, timed out or a provider bug: no verdict on the endpoint
+                breaker.abandoned(probe)
 
 
 def _why(exc: BaseException | None) -> str:
