@@ -194,44 +194,17 @@ class Executor:
     # -- main
     async def _main(self) -> None:
         h = self.handle
-        loop = asyncio.get_running_loop()
         h.set_on_cancel(self._cancel_tasks)
         if h.cancelled:
             self._cancel_tasks()
         plan = self.plan
         items = await asyncio.to_thread(run_items, plan)
-        # the first prompts' keys now, the others' while the first calls are at the model (``_feed``)
+        # the first prompts' keys now, the others' while the first calls are at the model (``later_items.feed``)
         head, rest = later_items.split_head(items, self.claim_block)
         keys = {it["idx"]: call_key(plan, it, self.draw) for it in head}
-
-        def setup():
-            with store.connect(self.db_path) as con:
-                with store.transaction(con):
-                    _, recovered = recover_into(con, self.db_path)   # journals of dead processes first
-                    out = setup_in(con)
-                delete_journals(recovered)   # only after the COMMIT
-            return out
-
-        def setup_in(con):
-            have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
-            if have < len(items):
-                self._items_missing = items   # inserted with the cached answers, or while the first calls fly
-            store.update_run(con, self.run_id, status="running", n_items=len(items))
-            done_rows = con.execute(
-                """SELECT r.idx, r.correct, coalesce(r.cached, false),
-                          CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
-                   FROM results r LEFT JOIN calls c USING (cache_key)
-                   WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
-            done = {r[0] for r in done_rows}
-            order = list(dict.fromkeys(keys[it["idx"]] for it in head if it["idx"] not in done))
-            cached, waiting_keys = later_items.cached_and_waiting(con, order)
-            # the first block of calls is claimed right here (no extra DB open before the first call)
-            first_keys = [k for k in order if k not in cached and k not in waiting_keys][:self.claim_block]
-            first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
-            return done_rows, done, cached, waiting_keys, first_claim, first_keys
-
         # another run or a page of this process may recover journals meanwhile: a write conflict, done again
-        done_rows, done, cached, waiting_keys, first_claim, first_keys = await store.aretry_conflicts(setup)
+        done_rows, done, cached, waiting_keys, first_claim, first_keys = await store.aretry_conflicts(
+            lambda: self._setup(items, head, keys))
         if self.preparing is not None:   # the model's one-off costs (started by start_run): before the first call
             await asyncio.to_thread(self.preparing.join)
         prog = dict(total=len(items), done=len(done_rows), correct=sum(1 for r in done_rows if r[1]),
@@ -239,27 +212,64 @@ class Executor:
         self.progress.set(**prog)
         self.emit(force=True)
 
-        # answers already in the cache: score them and store in one transaction
         groups = self.to_answer(head, keys, done, cached, waiting_keys)
-        cached_rows = self.cached_rows(cached)
-        if cached_rows:
-            def write_cached():
-                with store.connect(self.db_path) as con, store.transaction(con):
-                    if self._items_missing is not None:
-                        store.insert_items(con, self.run_id, self._items_missing)
-                    store.write_calls_results(con, [], cached_rows)
-                    store.refresh_run_counts(con, self.run_id)
-                self._items_missing = None
-            await asyncio.to_thread(write_cached)
-            self.count_cached(cached_rows)
+        await self._store_cached(cached)
+        journal = Journal(store.journal_dir(self.db_path), self.run_id)
+        writer, feed = await self._make_calls(journal, groups, rest, done, first_claim, first_keys)
+        await self._finish(journal, writer, feed)
 
-        # the calls still to make. The items' rows (if missing) and the scorer's warm-up are done in a thread while
-        # the first wave of calls is at the model. Answers are journalled (durable, reported) meanwhile, but none
+    def _setup(self, items: list[dict], head: list[dict], keys: dict[int, str]) -> tuple:
+        """The run's start in one transaction (journals of dead processes merged first): its row marked running,
+        the results it already has, which of the first calls are cached or waited for, and the first block of
+        calls claimed (no extra DB open before the first call)."""
+        with store.connect(self.db_path) as con:
+            with store.transaction(con):
+                _, recovered = recover_into(con, self.db_path)
+                have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
+                if have < len(items):
+                    self._items_missing = items   # inserted with the cached answers, or while the first calls fly
+                store.update_run(con, self.run_id, status="running", n_items=len(items))
+                done_rows = con.execute(
+                    """SELECT r.idx, r.correct, coalesce(r.cached, false),
+                              CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
+                       FROM results r LEFT JOIN calls c USING (cache_key)
+                       WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
+                done = {r[0] for r in done_rows}
+                order = list(dict.fromkeys(keys[it["idx"]] for it in head if it["idx"] not in done))
+                cached, waiting_keys = later_items.cached_and_waiting(con, order)
+                first_keys = [k for k in order if k not in cached and k not in waiting_keys][:self.claim_block]
+                first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
+            delete_journals(recovered)   # only after the COMMIT
+        return done_rows, done, cached, waiting_keys, first_claim, first_keys
+
+    async def _store_cached(self, cached: dict[str, dict]) -> None:
+        """Answers already in the cache: scored and stored in one transaction (with the run's items if missing)."""
+        cached_rows = self.cached_rows(cached)
+        if not cached_rows:
+            return
+
+        def write_cached():
+            with store.connect(self.db_path) as con, store.transaction(con):
+                if self._items_missing is not None:
+                    store.insert_items(con, self.run_id, self._items_missing)
+                store.write_calls_results(con, [], cached_rows)
+                store.refresh_run_counts(con, self.run_id)
+            self._items_missing = None
+        await asyncio.to_thread(write_cached)
+        self.count_cached(cached_rows)
+
+    async def _make_calls(self, journal: Journal, groups: dict, rest: list[dict], done: set[int], first_claim,
+                          first_keys: list[str]) -> tuple[JournalWriter, asyncio.Task | None]:
+        """Make the calls still to make on ``concurrency`` workers, merging their answers as they come. Returns the
+        journal's writer and the task feeding the later items (None: there were none)."""
+        h = self.handle
+        loop = asyncio.get_running_loop()
+        # The items' rows (if missing) and the scorer's warm-up are done in a thread while the first wave of calls
+        # is at the model. Answers are journalled (durable, reported) meanwhile, but none
         # is merged before the items are in the DB (``_merge``), so the DB never holds results of items it does not
         # have; the workers do not wait for the insert (claim blocks take turns with it under the run's db_lock). A
         # failed insert stops the run; the next run in this process, or any command once this process has ended,
         # merges its journalled answers as cached calls.
-        journal = Journal(store.journal_dir(self.db_path), self.run_id)
         first = next(iter(groups.values()))[0] if groups else None
         items_ready = self.items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         items_ready.add_done_callback(self._items_inserted)
@@ -287,7 +297,11 @@ class Executor:
         except BaseException:
             journal.close(delete=False)   # its answers: merged as cached calls by the next command on this DB
             raise
+        return writer, feed
 
+    async def _finish(self, journal: Journal, writer: JournalWriter, feed: asyncio.Task | None) -> None:
+        """The run's last merge with its final status and counts, and the error it stopped on, if any."""
+        h = self.handle
         p = h.progress()
         status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else
                                                   "waiting" if p.waiting else "incomplete")
