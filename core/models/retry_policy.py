@@ -146,7 +146,7 @@ class Pause:
             await asyncio.sleep(left)
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     value: Any           # what the attempt returned; None when the call failed
     reason: str | None   # why the call failed for good; None when it was answered
@@ -191,19 +191,22 @@ async def call_with_retries(policy: RetryPolicy, attempt: Callable[[int], Awaita
     ``pause``, again while it raises ``Retry`` and the policy allows; ``on_retry()`` before each retry. Returns the
     ``Outcome``; errors other than ``Retry`` and ``Failed`` (a cancellation) propagate."""
     pause = pause or Pause()
+    # the first attempt outside tenacity: a call answered at once pays nothing for the retry machinery
+    if pause.until:
+        await pause.wait()
+    try:
+        return Outcome(await attempt(1), None, 1)
+    except Retry as exc:
+        first: Retry | None = exc
+    except Failed as exc:
+        return Outcome(None, exc.reason, 1)
     tally = _Tally(policy)
+    tally.started = 1
 
     async def attempt_once():
         await pause.wait()
         tally.started += 1
         return await attempt(tally.number)
-
-    try:   # the first attempt outside tenacity: a call answered at once pays nothing for the retry machinery
-        return Outcome(await attempt_once(), None, tally.number)
-    except Retry as exc:
-        first: Retry | None = exc
-    except Failed as exc:
-        return Outcome(None, exc.reason, tally.number)
 
     async def again():
         nonlocal first
