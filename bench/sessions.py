@@ -85,10 +85,11 @@ def prepare(db: str) -> tuple[list[str], int]:
     """The two big runs; results stored. What the store kept of earlier analyses goes, and runs left 'running' by an
     earlier bench become 'interrupted' (a run of the bench's own starts below)."""
     from core import store
+    from core.store import analysis_cache, runs
 
     with store.connect(db) as con:
-        con.execute("DELETE FROM analysis_cache")
-        con.execute("UPDATE runs SET status = 'interrupted' WHERE status IN ('running', 'pending')")
+        analysis_cache.clear(con)
+        runs.interrupt_unfinished(con)
         big = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id LIKE 'synth%' ORDER BY run_id").fetchall()]
         n = con.execute("SELECT count(*) FROM results").fetchone()[0]
     return big, n

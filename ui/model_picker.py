@@ -18,8 +18,11 @@ log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------------------------------ models
 
-MODEL_CHOICES = ("local/default", "local/smollm2", "reference/solver", "openai/gpt-4o-mini", "anthropic/claude-haiku-4-5",
-                 "openai-compatible/…", "other…")
+# what the picker offers: each provider's choices as it registers them (core/models/providers), those that run in
+# this process first (the servers found on this machine are listed after them), then a spec typed by hand
+IN_PROCESS_CHOICES = tuple(c for p in PROVIDERS.values() if p.in_process for c in p.choices)
+MODEL_CHOICES = (IN_PROCESS_CHOICES + tuple(c for p in PROVIDERS.values() if not p.in_process for c in p.choices)
+                 + ("other…",))
 
 
 @dataclass
@@ -88,7 +91,7 @@ def model_picker(key: str, default: str = "local/default", show_params: bool = T
     c1, c2 = st.columns([2, 3])
     qp_model = qp_get("model")
     found = found_servers()
-    options = [*MODEL_CHOICES[:3], *found, *MODEL_CHOICES[3:]]
+    options = [*IN_PROCESS_CHOICES, *found, *MODEL_CHOICES[len(IN_PROCESS_CHOICES):]]
     state = st.session_state.get(f"{key}_model")
     if state is not None and state not in options:   # a server that went away since: back to the default
         del st.session_state[f"{key}_model"]

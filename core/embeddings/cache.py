@@ -2,7 +2,7 @@
 
 Look-ups and inserts are batched (one query per call, Arrow tables for inserts). The connection is short-lived
 (``core.store.connect``) so a running dashboard and the CLI share the file. ``embed_texts`` is what callers use: it
-embeds only the texts missing from the cache and stores them.
+embeds only the texts missing from the cache and stores them (written by ``core.store.embedding_tables``).
 """
 
 from __future__ import annotations
@@ -43,25 +43,14 @@ def lookup(encoder_id: str, texts: Iterable[str], db_path=None) -> dict[str, np.
 
 def store(encoder_id: str, vectors: dict[str, np.ndarray], db_path=None) -> int:
     """Insert vectors (text → vector); existing (encoder, text) rows are kept. Returns the number offered."""
-    import pyarrow as pa
-
-    from core.store import connect, transaction
+    from core.store import connect, embedding_tables, transaction
 
     if not vectors:
         return 0
     texts = list(vectors)
-    table = pa.table({
-        "encoder": pa.array([encoder_id] * len(texts), pa.string()),
-        "text_sha": pa.array([_sha(t) for t in texts], pa.string()),
-        "text": pa.array(texts, pa.string()),
-        "vector": pa.array([np.asarray(vectors[t], dtype=np.float32).tolist() for t in texts], pa.list_(pa.float32())),
-    })
-    with connect(db_path) as con:
-        con.register("new_embeddings", table)
-        with transaction(con):
-            con.execute("INSERT INTO embedding_cache SELECT encoder, text_sha, text, vector FROM new_embeddings "
-                        "ON CONFLICT DO NOTHING")
-        con.unregister("new_embeddings")
+    with connect(db_path) as con, transaction(con):
+        embedding_tables.add_vectors(con, encoder_id, [_sha(t) for t in texts], texts,
+                                     [np.asarray(vectors[t], dtype=np.float32).tolist() for t in texts])
     return len(texts)
 
 
@@ -84,13 +73,8 @@ def embed_texts(encoder: Encoder, texts: Sequence[str], *, db_path=None, use_cac
 
 
 def clear(encoder_id: str | None = None, db_path=None) -> int:
-    from core.store import connect
+    """Forget the cached vectors of ``encoder_id`` (every encoder's with None). Returns how many went."""
+    from core.store import connect, embedding_tables
 
     with connect(db_path) as con:
-        if encoder_id is None:
-            n = con.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
-            con.execute("DELETE FROM embedding_cache")
-        else:
-            n = con.execute("SELECT count(*) FROM embedding_cache WHERE encoder = ?", [encoder_id]).fetchone()[0]
-            con.execute("DELETE FROM embedding_cache WHERE encoder = ?", [encoder_id])
-    return int(n)
+        return embedding_tables.drop_vectors(con, encoder_id)

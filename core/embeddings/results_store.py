@@ -10,8 +10,8 @@ makes *within* a result (which measure or ε to show) are views of it, not part 
     save(settings, report, rows, data_label="demo set (71 tuples)", db_path=db)
     load(digest(settings), db_path=db)    # -> {"report", "rows", "settings", "data_label", "created_at"} or None
 
-Writes go through ``core.store.connect`` (the inter-process lock) in one transaction; reads are one parameterised
-query. Nothing is evaluated: the report and the rows are JSON text.
+Writes go through ``core.store.embedding_tables`` under ``core.store.connect`` (the inter-process lock), in one
+transaction; reads are one parameterised query. Nothing is evaluated: the report and the rows are JSON text.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def digest(settings: dict) -> str:
 def save(settings: dict, report: dict, rows: list[dict], *, data_label: str = "", db_path=None) -> str:
     """Store one computed result under its settings' digest (replacing an earlier one of the same settings).
     Returns the digest."""
-    from core.store import connect, now_utc, transaction
+    from core.store import connect, embedding_tables, now_utc, transaction
 
     key = digest(settings)
     try:
@@ -90,10 +90,10 @@ def save(settings: dict, report: dict, rows: list[dict], *, data_label: str = ""
     except (TypeError, ValueError) as exc:
         raise UserError(f"this embeddings result cannot be stored ({exc})") from None
     with connect(db_path) as con, transaction(con):
-        con.execute("INSERT OR REPLACE INTO embedding_results (digest, encoder, encoder_label, data_label, "
-                    "settings_json, n_samples, report_json, rows_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [key, settings.get("encoder"), report.get("encoder_label"), data_label,
-                     json.dumps(settings, sort_keys=True), len(rows), report_json, rows_json, now_utc()])
+        embedding_tables.put_result(
+            con, digest=key, encoder=settings.get("encoder"), encoder_label=report.get("encoder_label"),
+            data_label=data_label, settings_json=json.dumps(settings, sort_keys=True), n_samples=len(rows),
+            report_json=report_json, rows_json=rows_json, created_at=now_utc())
     return key
 
 
@@ -141,13 +141,7 @@ def list_results(db_path=None) -> pd.DataFrame:
 
 def delete(key: str | None = None, db_path=None) -> int:
     """Forget one stored result (or every one with ``key=None``). Returns how many were removed."""
-    from core.store import connect, transaction
+    from core.store import connect, embedding_tables, transaction
 
     with connect(db_path) as con, transaction(con):
-        if key is None:
-            n = con.execute("SELECT count(*) FROM embedding_results").fetchone()[0]
-            con.execute("DELETE FROM embedding_results")
-        else:
-            n = con.execute("SELECT count(*) FROM embedding_results WHERE digest = ?", [key]).fetchone()[0]
-            con.execute("DELETE FROM embedding_results WHERE digest = ?", [key])
-    return int(n)
+        return embedding_tables.drop_results(con, key)

@@ -114,6 +114,13 @@ class BaseModel:
 
     __str__ = __repr__
 
+    @classmethod
+    def from_spec(cls, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
+                  timeout: float = 60, http_client=None) -> BaseModel:
+        """The model ``spec`` (``name`` its part after the provider) as ``get_model`` builds it (a provider that
+        takes fewer arguments, or checks the name, overrides this)."""
+        return cls(spec, name, base_url=base_url, api_key=api_key, timeout=timeout, http_client=http_client)
+
     def validate(self) -> None:
         """Raise ModelError if the model cannot be used at all (e.g. no key). No network call."""
 

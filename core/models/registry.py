@@ -1,4 +1,5 @@
-"""Model specs → model objects.
+"""Model specs → model objects, built by the provider each spec names (every provider registers itself in its
+module under core/models/providers/; ``PROVIDERS`` lists them):
 
     local/smollm2                 embedded SmolLM2-135M-Instruct (default; no key)       concurrency 1
     reference/solver              always-correct solver, not an LLM                       concurrency 64
@@ -17,7 +18,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from core.models.base import ModelError
-from core.models.providers import PROVIDERS, ProviderInfo, key_env_for  # noqa: F401  (re-exported)
+from core.models.providers import PROVIDERS, ProviderInfo, builder, key_env_for  # noqa: F401  (re-exported)
 from core.redaction import remember, remember_url
 
 DEFAULT_MODEL = "local/default"   # Qwen2.5-Coder-1.5B-Instruct, embedded (core/models/providers/embedded.py)
@@ -68,31 +69,9 @@ def get_model(spec: str, *, base_url: str | None = None, api_key: str | None = N
                          f"live model: python -m core run … --model {spec} --engine ray [--ray-address …] (a vLLM "
                          f"server is openai-compatible/{name} with --base-url)")
     if base_url:
-        if provider in ("local", "reference"):
+        if PROVIDERS[provider].in_process:
             raise ModelError(f"a base URL does not apply to {spec} (it runs in this process); it is for "
                              "openai-compatible/<model> (or a proxy in front of openai/ or anthropic/)")
         base_url = check_base_url(base_url)
-    if provider == "local":
-        from core.models.providers.embedded import resolve
-        from core.models.providers.local_llama import LocalLlamaModel
-
-        key = resolve(name).key
-        return LocalLlamaModel(f"local/{key}", key, timeout=timeout)
-    if provider == "reference":
-        if name.lower() != "solver":
-            raise ModelError(f"unknown reference model {name!r}; use reference/solver")
-        from core.models.providers.solver import ReferenceSolver
-
-        return ReferenceSolver("reference/solver", "solver")
-    if provider == "openai":
-        from core.models.providers.openai import OpenAIModel
-
-        return OpenAIModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout, http_client=http_client)
-    if provider == "openai-compatible":
-        from core.models.providers.openai_compatible import OpenAICompatibleModel
-
-        return OpenAICompatibleModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout,
-                                     http_client=http_client)
-    from core.models.providers.anthropic import AnthropicModel
-
-    return AnthropicModel(spec, name, base_url=base_url, api_key=api_key, timeout=timeout, http_client=http_client)
+    return builder(provider)(spec, name, base_url=base_url, api_key=api_key, timeout=timeout,
+                             http_client=http_client)

@@ -162,8 +162,7 @@ class BatchExecutor:
                 if con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0] \
                         < len(items):
                     store.insert_items(con, self.run_id, items)
-                con.execute("UPDATE runs SET n_items = ?, status = 'running', updated_at = ? WHERE run_id = ?",
-                            [len(items), store.now_utc(), self.run_id])
+                store.update_run(con, self.run_id, status="running", n_items=len(items))
             delete_journals(recovered)
         self.progress.set(total=len(items))
 

@@ -325,8 +325,7 @@ class _Writer:
             if self.owner is not None and self.keys:   # answered or failed for good: an identical run may go on
                 claims.release(con, self.keys, self.owner, self.run_id)
             if final:
-                con.execute("UPDATE runs SET n_items = ?, run_json = ?, updated_at = ? WHERE run_id = ?",
-                            [len(self.items), self.run_json, store.now_utc(), self.run_id])
+                store.update_run(con, self.run_id, n_items=len(self.items), run_json=self.run_json)
                 c = store.refresh_run_counts(con, self.run_id)
                 store.refresh_run_counts(con, self.run_id, finished=True,
                                          status="done" if c["n_done"] >= len(self.items) else "incomplete")

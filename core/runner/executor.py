@@ -13,7 +13,7 @@ import duckdb
 from core import store
 from core.errors import UserError
 from core.models.base import Completion, ModelError, Request, RetryableError, redact
-from core.models.retry_policy import MAX_BACKOFF, UNREACHABLE_PER_ATTEMPT, backoff_delay
+from core.models.retry_policy import MAX_BACKOFF, Failed, Pause, Retry, RetryPolicy, call_with_retries
 from core.runner import gc_pacing, later_items
 from core.runner.breaker import GIVE_UP_AFTER, CircuitBreaker
 from core.runner.group_commit import JournalWriter
@@ -76,7 +76,9 @@ class Executor:
         self.on_progress = on_progress
         self.fresh = fresh
         self._secret = api_key  # only to redact it from unexpected error messages; never stored
-        self.pause_until = 0.0
+        # how a call is retried (core/models/retry_policy.py); an outage's retries are paced by the breaker
+        self.retry_policy = RetryPolicy(max_attempts=max_attempts, outage_backoff=False)
+        self.pause = Pause()   # a server's Retry-After pauses every call of the run
         self.breaker = CircuitBreaker(outage_limit)   # run-wide pause while the endpoint cannot be reached
         self._last_emit = 0.0
         self._tasks: list[asyncio.Task] = []
@@ -192,45 +194,17 @@ class Executor:
     # -- main
     async def _main(self) -> None:
         h = self.handle
-        loop = asyncio.get_running_loop()
         h.set_on_cancel(self._cancel_tasks)
         if h.cancelled:
             self._cancel_tasks()
         plan = self.plan
         items = await asyncio.to_thread(run_items, plan)
-        # the first prompts' keys now, the others' while the first calls are at the model (``_feed``)
+        # the first prompts' keys now, the others' while the first calls are at the model (``later_items.feed``)
         head, rest = later_items.split_head(items, self.claim_block)
         keys = {it["idx"]: call_key(plan, it, self.draw) for it in head}
-
-        def setup():
-            with store.connect(self.db_path) as con:
-                with store.transaction(con):
-                    _, recovered = recover_into(con, self.db_path)   # journals of dead processes first
-                    out = setup_in(con)
-                delete_journals(recovered)   # only after the COMMIT
-            return out
-
-        def setup_in(con):
-            have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
-            if have < len(items):
-                self._items_missing = items   # inserted with the cached answers, or while the first calls fly
-            con.execute("UPDATE runs SET n_items = ?, status = 'running', updated_at = ? WHERE run_id = ?",
-                        [len(items), store.now_utc(), self.run_id])
-            done_rows = con.execute(
-                """SELECT r.idx, r.correct, coalesce(r.cached, false),
-                          CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
-                   FROM results r LEFT JOIN calls c USING (cache_key)
-                   WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
-            done = {r[0] for r in done_rows}
-            order = list(dict.fromkeys(keys[it["idx"]] for it in head if it["idx"] not in done))
-            cached, waiting_keys = later_items.cached_and_waiting(con, order)
-            # the first block of calls is claimed right here (no extra DB open before the first call)
-            first_keys = [k for k in order if k not in cached and k not in waiting_keys][:self.claim_block]
-            first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
-            return done_rows, done, cached, waiting_keys, first_claim, first_keys
-
         # another run or a page of this process may recover journals meanwhile: a write conflict, done again
-        done_rows, done, cached, waiting_keys, first_claim, first_keys = await store.aretry_conflicts(setup)
+        done_rows, done, cached, waiting_keys, first_claim, first_keys = await store.aretry_conflicts(
+            lambda: self._setup(items, head, keys))
         if self.preparing is not None:   # the model's one-off costs (started by start_run): before the first call
             await asyncio.to_thread(self.preparing.join)
         prog = dict(total=len(items), done=len(done_rows), correct=sum(1 for r in done_rows if r[1]),
@@ -238,27 +212,64 @@ class Executor:
         self.progress.set(**prog)
         self.emit(force=True)
 
-        # answers already in the cache: score them and store in one transaction
         groups = self.to_answer(head, keys, done, cached, waiting_keys)
-        cached_rows = self.cached_rows(cached)
-        if cached_rows:
-            def write_cached():
-                with store.connect(self.db_path) as con, store.transaction(con):
-                    if self._items_missing is not None:
-                        store.insert_items(con, self.run_id, self._items_missing)
-                    store.write_calls_results(con, [], cached_rows)
-                    store.refresh_run_counts(con, self.run_id)
-                self._items_missing = None
-            await asyncio.to_thread(write_cached)
-            self.count_cached(cached_rows)
+        await self._store_cached(cached)
+        journal = Journal(store.journal_dir(self.db_path), self.run_id)
+        writer, feed = await self._make_calls(journal, groups, rest, done, first_claim, first_keys)
+        await self._finish(journal, writer, feed)
 
-        # the calls still to make. The items' rows (if missing) and the scorer's warm-up are done in a thread while
-        # the first wave of calls is at the model. Answers are journalled (durable, reported) meanwhile, but none
+    def _setup(self, items: list[dict], head: list[dict], keys: dict[int, str]) -> tuple:
+        """The run's start in one transaction (journals of dead processes merged first): its row marked running,
+        the results it already has, which of the first calls are cached or waited for, and the first block of
+        calls claimed (no extra DB open before the first call)."""
+        with store.connect(self.db_path) as con:
+            with store.transaction(con):
+                _, recovered = recover_into(con, self.db_path)
+                have = con.execute("SELECT count(*) FROM items WHERE run_id = ?", [self.run_id]).fetchall()[0][0]
+                if have < len(items):
+                    self._items_missing = items   # inserted with the cached answers, or while the first calls fly
+                store.update_run(con, self.run_id, status="running", n_items=len(items))
+                done_rows = con.execute(
+                    """SELECT r.idx, r.correct, coalesce(r.cached, false),
+                              CASE WHEN coalesce(r.cached, false) THEN 0 ELSE coalesce(c.cost_usd, 0) END
+                       FROM results r LEFT JOIN calls c USING (cache_key)
+                       WHERE r.run_id = ? AND r.error IS NULL""", [self.run_id]).fetchall()
+                done = {r[0] for r in done_rows}
+                order = list(dict.fromkeys(keys[it["idx"]] for it in head if it["idx"] not in done))
+                cached, waiting_keys = later_items.cached_and_waiting(con, order)
+                first_keys = [k for k in order if k not in cached and k not in waiting_keys][:self.claim_block]
+                first_claim = claims.claim(con, first_keys, self.owner, self.run_id, self.lease_s)
+            delete_journals(recovered)   # only after the COMMIT
+        return done_rows, done, cached, waiting_keys, first_claim, first_keys
+
+    async def _store_cached(self, cached: dict[str, dict]) -> None:
+        """Answers already in the cache: scored and stored in one transaction (with the run's items if missing)."""
+        cached_rows = self.cached_rows(cached)
+        if not cached_rows:
+            return
+
+        def write_cached():
+            with store.connect(self.db_path) as con, store.transaction(con):
+                if self._items_missing is not None:
+                    store.insert_items(con, self.run_id, self._items_missing)
+                store.write_calls_results(con, [], cached_rows)
+                store.refresh_run_counts(con, self.run_id)
+            self._items_missing = None
+        await asyncio.to_thread(write_cached)
+        self.count_cached(cached_rows)
+
+    async def _make_calls(self, journal: Journal, groups: dict, rest: list[dict], done: set[int], first_claim,
+                          first_keys: list[str]) -> tuple[JournalWriter, asyncio.Task | None]:
+        """Make the calls still to make on ``concurrency`` workers, merging their answers as they come. Returns the
+        journal's writer and the task feeding the later items (None: there were none)."""
+        h = self.handle
+        loop = asyncio.get_running_loop()
+        # The items' rows (if missing) and the scorer's warm-up are done in a thread while the first wave of calls
+        # is at the model. Answers are journalled (durable, reported) meanwhile, but none
         # is merged before the items are in the DB (``_merge``), so the DB never holds results of items it does not
         # have; the workers do not wait for the insert (claim blocks take turns with it under the run's db_lock). A
         # failed insert stops the run; the next run in this process, or any command once this process has ended,
         # merges its journalled answers as cached calls.
-        journal = Journal(store.journal_dir(self.db_path), self.run_id)
         first = next(iter(groups.values()))[0] if groups else None
         items_ready = self.items_ready = loop.create_task(self._insert_items_during_first_wave(first))
         items_ready.add_done_callback(self._items_inserted)
@@ -286,7 +297,11 @@ class Executor:
         except BaseException:
             journal.close(delete=False)   # its answers: merged as cached calls by the next command on this DB
             raise
+        return writer, feed
 
+    async def _finish(self, journal: Journal, writer: JournalWriter, feed: asyncio.Task | None) -> None:
+        """The run's last merge with its final status and counts, and the error it stopped on, if any."""
+        h = self.handle
         p = h.progress()
         status = "cancelled" if h.cancelled else ("done" if p.failed == 0 and p.done >= p.total else
                                                   "waiting" if p.waiting else "incomplete")
@@ -437,98 +452,92 @@ class Executor:
         self.emit()
 
     async def _call(self, key: str, items: list[dict]) -> tuple[dict, bool, int, float | None]:
-        """One distinct prompt: call with retries. Returns (journal record, success, attempts, cost)."""
+        """One distinct prompt, called under the run's retry policy. Returns (journal record, success, attempts,
+        cost)."""
         item = items[0]
         prompt = item["prompt"]
         params = self.plan.params_for(item)
         request = Request(prompt=prompt, params=params, item=item, task=self.plan.task_name,
                           shape=self.plan.shape_for(item))
         est_tokens = estimate_in_tokens(prompt) + estimate_out_tokens(item, params)
-        reason = "not attempted"
-        attempt, unreachable = 0, 0
+        outcome = await call_with_retries(self.retry_policy, lambda n: self._attempt(request, est_tokens),
+                                          pause=self.pause, on_retry=self._count_retry)
+        attempts, completion = outcome.attempts, outcome.value
+        if completion is None:
+            return ({"calls": [], "results": self._failure_rows(items, key, outcome.reason, attempts), "key": key},
+                    False, attempts, None)
+        # a reply that quotes a key (or part of one) is stored and scored without it
+        text = redact(completion.text, self._secret, keylike=False)
+        tokens_real = None
+        if completion.tokens_in is not None and completion.tokens_out is not None:
+            tokens_real = completion.tokens_in + completion.tokens_out
+        self.limiter.settle(est_tokens, tokens_real)
+        call = {
+            "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
+            "params_json": self.plan.params_json(params), "prompt_sha": store.sha256(prompt),
+            "draw": self.draw, "response": text, "latency_ms": completion.latency_ms,
+            "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+            "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
+            "dropped_params": (store.canonical_json(list(completion.dropped_params))
+                               if completion.dropped_params else "[]"),
+            "error": None, "attempts": attempts, "at": store.now_utc(),
+            "reasoning": (redact(completion.reasoning, self._secret, keylike=False)
+                          if completion.reasoning else None),
+            "tokens_reasoning": completion.tokens_reasoning,
+            "cost_reasoning_usd": completion.cost_reasoning_usd,
+            "reasoning_sent": completion.reasoning_sent,
+        }
+        results = self.result_rows(items, key, text, attempts, False)
+        return {"calls": [call], "results": results, "key": key}, True, attempts, completion.cost_usd
+
+    def _count_retry(self) -> None:
+        self.progress.add(retries=1)
+
+    async def _attempt(self, request: Request, est_tokens: int) -> Completion:
+        """One attempt of a call, behind the run's circuit breaker and rate limit: the completion, or ``Retry`` /
+        ``Failed`` (core.models.retry_policy) saying what the policy makes of the failure. Tells the breaker whether
+        the endpoint answered."""
         breaker = self.breaker
-        while attempt < self.max_attempts:
-            attempt += 1
-            wait = self.pause_until - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            generation, probe = await breaker.admit()   # waits while the endpoint is down (run-wide)
-            await self.limiter.acquire(est_tokens)
-            reported = False
-            try:
-                async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
-                    completion: Completion = await self.model.complete(request)
-                if completion is None or completion.text is None:
-                    raise RetryableError("empty reply")
-            except (RetryableError, asyncio.TimeoutError) as exc:
-                timed_out = isinstance(exc, asyncio.TimeoutError) or "timed out" in str(exc)
-                if isinstance(exc, asyncio.TimeoutError):
-                    exc = RetryableError(f"timeout after {self.call_timeout:g} s")
-                reason = redact(str(exc), self._secret)
-                if getattr(exc, "connection", False):
-                    breaker.failed(generation, probe)
-                    reported = True
-                    unreachable += 1
-                    if breaker.gave_up:
-                        reason = f"{reason}; the endpoint was unreachable for {breaker.down_for():.0f} s"
-                        break
-                    if unreachable <= self.max_attempts * UNREACHABLE_PER_ATTEMPT:
-                        attempt -= 1     # an outage costs time, not attempts: the breaker paces the retries
-                        self.progress.add(retries=1)
-                        continue
-                elif not timed_out:    # the endpoint answered, if only with an error: it is reachable
-                    breaker.reached(generation, probe)
-                    reported = True
-                if attempt == self.max_attempts:
-                    break
-                delay = backoff_delay(attempt, exc.retry_after)
-                if exc.retry_after is not None:
-                    self.pause_until = max(self.pause_until, time.monotonic() + exc.retry_after)
-                self.progress.add(retries=1)
-                await asyncio.sleep(delay)
-                continue
-            except ModelError as exc:
+        generation, probe = await breaker.admit()   # waits while the endpoint is down (run-wide)
+        await self.limiter.acquire(est_tokens)
+        reported = False
+        try:
+            async with asyncio.timeout(self.call_timeout):   # cheaper than wait_for (no extra task)
+                completion: Completion = await self.model.complete(request)
+            if completion is None or completion.text is None:
+                raise RetryableError("empty reply")
+        except (RetryableError, asyncio.TimeoutError) as exc:
+            timed_out = isinstance(exc, asyncio.TimeoutError) or "timed out" in str(exc)
+            if isinstance(exc, asyncio.TimeoutError):
+                exc = RetryableError(f"timeout after {self.call_timeout:g} s")
+            reason = redact(str(exc), self._secret)
+            if exc.connection:   # an outage costs time, not attempts: the breaker paces the retries
+                breaker.failed(generation, probe)
+                reported = True
+                if breaker.gave_up:
+                    raise Failed(f"{reason}; the endpoint was unreachable for {breaker.down_for():.0f} s") from None
+                raise Retry(reason, exc.retry_after, unreachable=True) from None
+            if not timed_out:    # the endpoint answered, if only with an error: it is reachable
                 breaker.reached(generation, probe)
                 reported = True
-                reason = redact(str(exc), self._secret)
-                break
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 — a bug in a provider: recorded, not retried blindly
-                reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
-                log.info("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
-                break
-            else:
-                breaker.reached(generation, probe)
-                reported = True
-                # a reply that quotes a key (or part of one) is stored and scored without it
-                text = redact(completion.text, self._secret, keylike=False)
-                tokens_real = None
-                if completion.tokens_in is not None and completion.tokens_out is not None:
-                    tokens_real = completion.tokens_in + completion.tokens_out
-                self.limiter.settle(est_tokens, tokens_real)
-                call = {
-                    "cache_key": key, "model": self.plan.model_spec, "base_url": self.plan.base_url,
-                    "params_json": self.plan.params_json(params), "prompt_sha": store.sha256(prompt),
-                    "draw": self.draw, "response": text, "latency_ms": completion.latency_ms,
-                    "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
-                    "cost_usd": completion.cost_usd, "finish_reason": completion.finish_reason,
-                    "dropped_params": (store.canonical_json(list(completion.dropped_params))
-                                       if completion.dropped_params else "[]"),
-                    "error": None, "attempts": attempt, "at": store.now_utc(),
-                    "reasoning": (redact(completion.reasoning, self._secret, keylike=False)
-                                  if completion.reasoning else None),
-                    "tokens_reasoning": completion.tokens_reasoning,
-                    "cost_reasoning_usd": completion.cost_reasoning_usd,
-                    "reasoning_sent": completion.reasoning_sent,
-                }
-                results = self.result_rows(items, key, text, attempt, False)
-                return {"calls": [call], "results": results, "key": key}, True, attempt, completion.cost_usd
-            finally:
-                if not reported:     # cancelled, timed out or a provider bug: no verdict on the endpoint
-                    breaker.abandoned(probe)
-        return ({"calls": [], "results": self._failure_rows(items, key, reason, attempt), "key": key}, False, attempt,
-                None)
+            raise Retry(reason, exc.retry_after) from None
+        except ModelError as exc:
+            breaker.reached(generation, probe)
+            reported = True
+            raise Failed(redact(str(exc), self._secret)) from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 — a bug in a provider: recorded, not retried blindly
+            reason = redact(f"{type(exc).__name__}: {exc}", self._secret)
+            log.info("run %s: the provider failed unexpectedly: %s", self.run_id, reason)
+            raise Failed(reason) from None
+        else:
+            breaker.reached(generation, probe)
+            reported = True
+            return completion
+        finally:
+            if not reported:     # cancelled, timed out or a provider bug: no verdict on the endpoint
+                breaker.abandoned(probe)
 
 
 def _why(exc: BaseException | None) -> str:

@@ -238,17 +238,13 @@ def register_run(con, plan: Plan, run_id: str, draw: int, exists: bool, run_json
                  status: str = "running") -> None:
     """Insert the run's row, or mark an existing one ``status`` with its new run_json (caller's transaction)."""
     if exists:
-        con.execute("UPDATE runs SET status = ?, run_json = ?, updated_at = ? WHERE run_id = ?",
-                    [status, run_json, store.now_utc(), run_id])
+        store.update_run(con, run_id, status=status, run_json=run_json)
         return
-    con.execute(
-        """INSERT INTO runs (run_id, run_key, draw, created_at, updated_at, task, name, config_json, run_json,
-           model, base_url, params_json, status, n_items, n_done, n_failed, n_cached, cost_usd, source,
-           schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, 0, ?, ?)""",
-        [run_id, plan.run_key, draw, store.now_utc(), store.now_utc(), plan.task_name,
-         plan.name or f"{plan.task_name} · {plan.model_spec}", store.canonical_json(plan.config_dict), run_json,
-         plan.model_spec, plan.base_url, store.canonical_json(plan.params.to_dict()), status, plan.source,
-         store.SCHEMA_VERSION])
+    store.insert_run(
+        con, run_id=run_id, run_key=plan.run_key, draw=draw, task=plan.task_name,
+        name=plan.name or f"{plan.task_name} · {plan.model_spec}", config_json=store.canonical_json(plan.config_dict),
+        run_json=run_json, model=plan.model_spec, base_url=plan.base_url,
+        params_json=store.canonical_json(plan.params.to_dict()), status=status, source=plan.source)
 
 
 def estimate_out_tokens(item: dict, params: SamplingParams) -> int:

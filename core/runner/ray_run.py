@@ -69,7 +69,7 @@ class RayRun:
                     "limit_pick": plan.limit_pick if self.limit is not None else None, "draw": draw,
                     "owner": self.owner, "engine": "ray", **settings})
                 register_run(con, plan, run_id, draw, exists, run_json)
-                con.execute("UPDATE runs SET n_items = ? WHERE run_id = ?", [len(self.items), run_id])
+                store.update_run(con, run_id, n_items=len(self.items))
             return run_id, draw
 
         # an identical run may register it meanwhile (its row is there then): found as existing on the next try

@@ -3,8 +3,9 @@ and the preprocess / postprocess around Ray Data's vLLM processor with a ``vllm/
 column (an OpenAI batch request line, as ``export_batch`` writes it) and leave a ``line`` column (an OpenAI batch
 output line, as ``import_batch`` reads it).
 
-The driver ships this module and ``ray_mapping`` to the workers by value (``cloudpickle.register_pickle_by_value``,
-see ``ray_engine.ship_worker_code``): a worker needs Python, Ray and httpx (HTTP) or vLLM (GPU), not this project.
+The driver ships this module, ``ray_mapping`` and ``retry_policy`` to the workers by value
+(``cloudpickle.register_pickle_by_value``, see ``ray_connect.ship_worker_code``): a worker needs Python, Ray and
+httpx with tenacity (HTTP) or vLLM (GPU), not this project.
 So nothing here imports the rest of ``core`` at module level.
 """
 
@@ -13,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 
 from core.models.retry_policy import (
-    UNREACHABLE_PER_ATTEMPT,
-    backoff_delay,
+    Pause,
+    Retry,
+    RetryPolicy,
+    call_with_retries,
     parse_retry_after,
     reply_problem,
     retryable_status,
@@ -32,62 +34,54 @@ class HttpCaller:
     live runner's retry policy (``core.models.retry_policy``): 408/409/425/429/5xx, timeouts, protocol errors and
     2xx replies that are no chat completion are retried after a full-jitter back-off of at least the server's
     Retry-After (which also pauses the actor's other requests); unreachable-endpoint errors cost time, not
-    attempts; any other status fails the request at once."""
+    attempts (with no circuit breaker here, each such retry backs off); any other status fails the request at
+    once."""
 
     def __init__(self, base_url: str, inflight: int = 8, timeout: float = 120.0, max_attempts: int = 6,
                  api_key: str | None = None, env: dict | None = None):
         os.environ.update(env or {})   # extra environment for the actor (the fault-injection tests use it)
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.inflight, self.timeout, self.max_attempts = max(1, int(inflight)), float(timeout), int(max_attempts)
+        self.inflight, self.timeout = max(1, int(inflight)), float(timeout)
+        self.policy = RetryPolicy(max_attempts=int(max_attempts))   # the live runner's, backing off in an outage too
+        self.pause = Pause()   # a server's Retry-After pauses the actor's other requests
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.pause_until = 0.0
 
-    async def _attempt(self, client, line_body: dict):
-        """One POST → (final output body or None, retry reason or None, Retry-After seconds, unreachable)."""
+    async def _attempt(self, client, line_body: dict) -> tuple[int, object]:
+        """One POST → the final (status, output body), or ``Retry`` (core.models.retry_policy) when the policy
+        retries what came back."""
         import httpx
 
         try:
             r = await client.post(self.url, json=line_body, headers=self.headers)
         except httpx.ConnectError as exc:
-            return None, f"connection error ({type(exc).__name__})", None, True
+            raise Retry(f"connection error ({type(exc).__name__})", unreachable=True) from None
         except httpx.HTTPError as exc:   # timeouts, resets, protocol errors
-            return None, f"{type(exc).__name__}", None, False
+            raise Retry(f"{type(exc).__name__}") from None
         try:
             body = r.json()
         except ValueError:
             body = None
         if r.status_code >= 300:
             if retryable_status(r.status_code):
-                return None, f"HTTP {r.status_code}", parse_retry_after(r.headers), False
-            return (r.status_code, body), None, None, False
+                raise Retry(f"HTTP {r.status_code}", parse_retry_after(r.headers))
+            return r.status_code, body
         problem = reply_problem(body)
         if problem is not None:
-            return None, problem, None, False
-        return (200, body), None, None, False
+            raise Retry(problem)
+        return 200, body
 
     async def _one(self, client, sem, line: str) -> str:
         req = json.loads(line)
-        cid, reason = req["custom_id"], "not attempted"
-        attempt, unreachable = 0, 0
-        while attempt < self.max_attempts:
-            attempt += 1
-            wait = self.pause_until - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
+        cid = req["custom_id"]
+
+        async def attempt(n: int):
             async with sem:
-                final, reason, retry_after, down = await self._attempt(client, req["body"])
-            if final is not None:
-                return json.dumps(http_output_line(cid, final[0], final[1]))
-            if down:
-                unreachable += 1
-                if unreachable <= self.max_attempts * UNREACHABLE_PER_ATTEMPT:
-                    attempt -= 1    # an outage costs time, not attempts
-            if attempt >= self.max_attempts:
-                break
-            if retry_after is not None:
-                self.pause_until = max(self.pause_until, time.monotonic() + retry_after)
-            await asyncio.sleep(backoff_delay(max(1, attempt), retry_after))
-        return json.dumps(error_line(cid, f"{reason} after {attempt} attempts"))
+                return await self._attempt(client, req["body"])
+
+        outcome = await call_with_retries(self.policy, attempt, pause=self.pause)
+        if outcome.value is not None:
+            return json.dumps(http_output_line(cid, *outcome.value))
+        return json.dumps(error_line(cid, f"{outcome.reason} after {outcome.attempts} attempts"))
 
     async def _all(self, lines):
         import httpx

@@ -48,7 +48,7 @@ Modules: ``db`` (file, connections, transactions, damaged files) · ``oslock`` (
 (per-process fsynced journals, their recovery, quarantine of bad lines) · ``retry`` (a transaction done again after a
 write conflict) · ``writers`` (leases of imports and
 batch collection, which restore waits for; a swapped file detected) · ``claims`` (claims on calls in flight) ·
-``runs`` (run list and records) · ``analysis_cache`` (results of slow analyses kept for the next process) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``model_info`` (how a model takes thinking, asked once) · ``io``
+``runs`` (run list and records) · ``analysis_cache`` (results of slow analyses kept for the next process) · ``aggregates`` (counts per run and configuration, kept by the writers: what the views read) · ``digest`` (content digests of a file's claims) · ``rescore`` (imports judged by us) · ``leftovers`` (clean-up after killed processes) · ``liveness`` (is a process alive) · ``batches`` (provider batches, written before the provider creates them) · ``embedding_tables`` (writes of the embedding cache and the Embeddings results) · ``model_info`` (how a model takes thinking, asked once) · ``io``
 (import of result files; the export layout) · ``readers`` (result files as streams of row chunks) · ``exports`` (CSV /
 Parquet / JSONL export) · ``backup`` (backup and restore) · ``backfill`` (re-scoring stored rows from their responses
 when a migration adds derived columns).
@@ -82,6 +82,7 @@ from core.store.rows import (
 from core.store.runs import (
                            delete_run,
                            get_run,
+                           insert_run,
                            list_runs,
                            recover_journals,
                            resolve_run_id,
@@ -89,13 +90,14 @@ from core.store.runs import (
                            run_columns,
                            run_record,
                            set_run_status,
+                           update_run,
 )
 from core.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION", "DB_BUSY_TIMEOUT", "MERGE_INTERVAL", "DatabaseBusy", "DatabaseDamaged", "STORE_ERRORS", "default_db_path", "resolve_db_path",
     "journal_dir", "connect", "transaction", "writing", "query_df", "cache_key", "canonical_json", "sha256", "insert_items",
-    "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "list_runs", "get_run",
+    "write_calls_results", "lookup_calls", "refresh_run_counts", "set_run_status", "insert_run", "update_run", "list_runs", "get_run",
     "run_record", "run_columns", "resolve_run_id", "delete_run", "results_df", "recover_journals", "item_table",
     "rows_table", "JSON_ITEM_KEYS", "now_utc", "retry_conflicts", "aretry_conflicts",
 ]

@@ -38,3 +38,8 @@ def put(con, key: str, text: str, *, group: str, keep: int) -> bool:
         log.debug("analysis result not kept (%s)", type(exc).__name__)
         return False
     return True
+
+
+def clear(con) -> None:
+    """Forget every result kept (the next analysis computes afresh)."""
+    con.execute("DELETE FROM analysis_cache")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
 from core.errors import UserError
-from core.store.db import connect, transaction
+from core.store.db import connect, now_utc, transaction
 from core.store.rows import refresh_run_counts
 
 if TYPE_CHECKING:   # not imported by a run (see db.py)
@@ -18,6 +18,47 @@ if TYPE_CHECKING:   # not imported by a run (see db.py)
 def set_run_status(db_path, run_id: str, status: str, finished: bool = False) -> None:
     with connect(db_path) as con, transaction(con):
         refresh_run_counts(con, run_id, status=status, finished=finished)
+
+
+# columns a new run's row is given by its caller; the rest start empty (counts 0, finished_at NULL)
+_NEW_RUN_FIELDS = ("run_id", "run_key", "draw", "task", "name", "config_json", "run_json", "model", "base_url",
+                   "params_json", "status", "source")
+
+
+def insert_run(con, **fields) -> None:
+    """Insert a new run's row (caller's transaction): ``fields`` are exactly the columns of ``_NEW_RUN_FIELDS``;
+    created/updated now, no items counted yet, stamped with the current schema version."""
+    from core.store.schema import SCHEMA_VERSION
+
+    if set(fields) != set(_NEW_RUN_FIELDS):
+        raise TypeError(f"insert_run needs exactly {', '.join(_NEW_RUN_FIELDS)}; "
+                        f"got {', '.join(sorted(fields))}")
+    at = now_utc()
+    con.execute(
+        f"""INSERT INTO runs ({', '.join(_NEW_RUN_FIELDS)}, created_at, updated_at, n_items, n_done, n_failed,
+            n_cached, cost_usd, schema_version)
+            VALUES ({', '.join('?' * len(_NEW_RUN_FIELDS))}, ?, ?, NULL, 0, 0, 0, 0, ?)""",
+        [fields[k] for k in _NEW_RUN_FIELDS] + [at, at, SCHEMA_VERSION])
+
+
+def update_run(con, run_id: str, *, status: str | None = None, n_items: int | None = None,
+               run_json: str | None = None) -> None:
+    """Set a run's status, its number of items and/or its run_json (those given), and its updated_at (caller's
+    transaction). The counts of answers are ``refresh_run_counts``'s."""
+    sets, args = ["updated_at = ?"], [now_utc()]
+    for column, value in (("status", status), ("n_items", n_items), ("run_json", run_json)):
+        if value is not None:
+            sets.append(f"{column} = ?")
+            args.append(value)
+    con.execute(f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", args + [run_id])
+
+
+def interrupt_unfinished(con) -> list[str]:
+    """Mark every run left 'running' or 'pending' as 'interrupted' (caller's connection; for a file no process is
+    running anything on). Returns the runs changed."""
+    return sorted(r[0] for r in con.execute(
+        "UPDATE runs SET status = 'interrupted', updated_at = ? WHERE status IN ('running', 'pending') "
+        "RETURNING run_id", [now_utc()]).fetchall())
 
 
 def settle_restored(con) -> list[str]:

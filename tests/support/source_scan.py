@@ -46,6 +46,30 @@ class Violation:
         return f"{self.path}:{self.line}: {self.what}"
 
 
+# calls that import the module named by their first argument, and calls that reach the attribute named by their second
+_IMPORT_CALLS = frozenset({"import_module", "__import__"})
+_ATTR_CALLS = frozenset({"getattr", "hasattr", "delattr"})
+
+
+def _called(node: ast.Call) -> str | None:
+    """The name a call calls: ``f(…)`` → ``f``, ``mod.f(…)`` → ``f``."""
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _literal_arg(node: ast.Call, pos: int) -> str | None:
+    if len(node.args) > pos and isinstance(node.args[pos], ast.Constant) and isinstance(node.args[pos].value, str):
+        return node.args[pos].value
+    return None
+
+
+def dynamic_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """Modules imported by a call with a literal name: ``importlib.import_module("m")``, ``__import__("m")``."""
+    return [(node.lineno, name) for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and _called(node) in _IMPORT_CALLS
+            and (name := _literal_arg(node, 0)) is not None and not name.startswith(".")]
+
+
 def _absolute(node: ast.ImportFrom, me: str, is_package: bool) -> str:
     if not node.level:
         return node.module or ""
@@ -88,9 +112,10 @@ def _defined_private_attrs(tree: ast.AST) -> set[str]:
 
 
 def private_uses(path: Path, root: Path = ROOT) -> list[Violation]:
-    """Cross-module private names in one file: ``from m import _x``, ``import m._x``, ``from m import _sub`` of a
-    private module outside its package, and ``obj._x`` where ``obj`` is not ``self``/``cls`` and ``_x`` is not an
-    attribute this module defines itself (another module's or a library's private state)."""
+    """Cross-module private names in one file: ``from m import _x``, ``import m._x`` (also by
+    ``importlib.import_module("m._x")``), ``from m import _sub`` of a private module outside its package, and
+    ``obj._x`` (also ``getattr(obj, "_x")``, ``hasattr``, ``delattr``) where ``obj`` is not ``self``/``cls`` and ``_x``
+    is not an attribute this module defines itself (another module's or a library's private state)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     me = module_name(path, root)
     rel = str(path.relative_to(root))
@@ -109,7 +134,18 @@ def private_uses(path: Path, root: Path = ROOT) -> list[Violation]:
             for alias in node.names:
                 if alias.name.split(".")[0] in SCANNED and not _private_module_allowed(alias.name, me):
                     out.append(Violation(rel, node.lineno, f"import {alias.name}"))
+    for line, name in dynamic_imports(tree):
+        if name.split(".")[0] in SCANNED and not _private_module_allowed(name, me):
+            out.append(Violation(rel, line, f"import {name}"))
     own = _defined_private_attrs(tree)
+    for node in ast.walk(tree):   # getattr(obj, "_x") and its kin: the same reach as obj._x
+        if isinstance(node, ast.Call) and _called(node) in _ATTR_CALLS and node.args:
+            attr = _literal_arg(node, 1)
+            if attr is None or not is_private(attr) or attr in own or attr in PUBLIC_UNDERSCORE_ATTRS:
+                continue
+            if isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls"):
+                continue
+            out.append(Violation(rel, node.lineno, f"attribute .{attr} of {ast.unparse(node.args[0])}"))
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Attribute) and is_private(node.attr)):
             continue
@@ -127,7 +163,8 @@ def all_private_uses(root: Path = ROOT, tops: tuple[str, ...] = SCANNED) -> list
 
 def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
     """Every module name ``path`` imports (project or library, at any depth of the file), fully qualified as written
-    (``from a.b import c`` gives ``a.b`` and ``a.b.c``)."""
+    (``from a.b import c`` gives ``a.b`` and ``a.b.c``), also by a call with a literal name
+    (``importlib.import_module("a.b")``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     me = module_name(path, root)
     out: set[str] = set()
@@ -138,6 +175,7 @@ def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
             base = _absolute(node, me, path.name == "__init__.py")
             out.add(base)
             out.update(f"{base}.{a.name}" for a in node.names)
+    out.update(name for _, name in dynamic_imports(tree))
     return out
 
 

@@ -45,12 +45,10 @@ import threading
 import time
 import weakref
 
-import anthropic
-
 from core.models import capabilities as C, reasoning as R
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
-from core.models.providers import PROVIDERS
+from core.models.providers import ProviderInfo, register
 from core.models.providers.sdk_common import ClientPerLoop, describe_status, map_sdk_error
 
 log = logging.getLogger(__name__)
@@ -71,7 +69,20 @@ def known_unsupported(name: str) -> frozenset[str]:
     return frozenset(SAMPLING)
 
 
-KEY_ENV = PROVIDERS["anthropic"].key_env
+INFO = ProviderInfo("anthropic", "anthropic/claude-haiku-4-5", 8,
+                    ("temperature", "top_p", "top_k", "max_tokens", "stop"), "ANTHROPIC_API_KEY", False,
+                    "seed dropped; top_p dropped for Opus 4.1 and the 4.5/4.6 models (not with temperature); all "
+                    "sampling parameters dropped for models after Opus 4.6 (deprecated by the API); a reasoning "
+                    "effort is adaptive thinking or a budget as the model's description says; no constrained "
+                    "answers", choices=("anthropic/claude-haiku-4-5",))
+KEY_ENV = INFO.key_env
+
+
+def sdk():
+    """The anthropic SDK, imported at the first use (listing the providers imports this module, not the SDK)."""
+    import anthropic
+
+    return anthropic
 
 
 def split_blocks(blocks) -> tuple[str, str | None]:
@@ -102,9 +113,8 @@ def sent_json(body: dict) -> str | None:
     return R.sent_json({k: body[k] for k in ("thinking", "output_config") if k in body})
 
 
+@register(INFO)
 class AnthropicModel(BaseModel):
-    provider = "anthropic"
-    default_concurrency = PROVIDERS["anthropic"].default_concurrency
     supported_params = ("temperature", "top_p", "top_k", "max_tokens", "stop", "reasoning_effort")
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -135,6 +145,7 @@ class AnthropicModel(BaseModel):
         return self.__key
 
     def _make_client(self, http_client):
+        anthropic = sdk()
         kwargs = dict(api_key=self._key(), max_retries=0, timeout=self.timeout)
         if self.base_url:
             kwargs["base_url"] = self.base_url
@@ -219,6 +230,7 @@ class AnthropicModel(BaseModel):
 
     async def _resolve_mode(self) -> None:
         """Settle the mode from this process, the store or the Models API (once); else keep the name's guess."""
+        anthropic = sdk()
         if self._settled() or self._mode is not None:   # settled, or already asked: the guess stands until a call
             return
         kept = await asyncio.to_thread(self._stored_mode)
@@ -237,6 +249,7 @@ class AnthropicModel(BaseModel):
         """The same as the first thinking call does, blocking (for batch bodies built before any call): the store,
         else the Models API, else the name; a provisional guess is tried with one small live call at ``params``'
         effort (a refusal corrects it) so that a batch is never refused request by request."""
+        anthropic = sdk()
         if not self._settled() and self._mode is None:
             kept = self._stored_mode()
             if kept is not None:
@@ -256,6 +269,7 @@ class AnthropicModel(BaseModel):
 
     def _probe_sync(self, params) -> None:
         """One short live call with ``params``' thinking: it settles the guess, or its refusal corrects it."""
+        anthropic = sdk()
         probe = params.replace(max_tokens=16, stop=None, temperature=None, top_p=None, top_k=None, seed=None)
         body, _ = self._sampling(probe)
         try:
@@ -310,6 +324,7 @@ class AnthropicModel(BaseModel):
         return await self._complete(request)
 
     async def _complete(self, request: Request) -> Completion:
+        anthropic = sdk()
         relearned = False
         for _ in range(len(SAMPLING) + 2):
             body, dropped = self._sampling(request.params)
@@ -329,6 +344,7 @@ class AnthropicModel(BaseModel):
         raise ModelError(f"{self.spec}: the API refused every sampling parameter combination")
 
     def _mapped(self, exc):
+        anthropic = sdk()
         err = map_sdk_error(exc, anthropic, label=self.spec, key_env=KEY_ENV, secret=self.__key)
         if err is None:
             err = RetryableError(f"{self.spec}: {redact(type(exc).__name__ + ': ' + str(exc), self.__key)[:300]}")
@@ -375,6 +391,7 @@ class AnthropicModel(BaseModel):
     # -- what the batch back end (core.models.batch.anthropic) shares with live calls ------------------------
     def sync_client(self, timeout: float | None = None):
         """A blocking SDK client with this model's key and base URL; it never retries by itself."""
+        anthropic = sdk()
         kwargs = dict(api_key=self._key(), max_retries=0, timeout=timeout or self.timeout)
         if self.base_url:
             kwargs["base_url"] = self.base_url

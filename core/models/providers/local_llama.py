@@ -37,7 +37,7 @@ import time
 import weakref
 
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError
-from core.models.providers import PROVIDERS, embedded
+from core.models.providers import ProviderInfo, embedded, register
 
 log = logging.getLogger(__name__)
 
@@ -275,9 +275,15 @@ def grammar_for(gbnf: str):
         raise ModelError(f"the answer grammar was refused by llama.cpp: {exc}") from None
 
 
+INFO = ProviderInfo("local", "local/default", 1,
+                    ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format"), None, False,
+                    "embedded via llama.cpp: local/default = Qwen2.5-Coder-1.5B-Instruct, local/smollm2 = "
+                    "SmolLM2-135M-Instruct; no key, no download; constrained answers through a llama.cpp grammar",
+                    constrained=True, in_process=True, choices=("local/default", "local/smollm2"))
+
+
+@register(INFO)
 class LocalLlamaModel(BaseModel):
-    provider = "local"
-    default_concurrency = PROVIDERS["local"].default_concurrency
     supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format")
     constrained = True
 
@@ -286,6 +292,11 @@ class LocalLlamaModel(BaseModel):
         self.key = embedded.resolve(name).key
         self.timeout = timeout  # generation budget in seconds (None = no limit); checked after every token
         self.last_interrupt: str | None = None  # "timeout" / "cancelled" if the last call was cut short
+
+    @classmethod
+    def from_spec(cls, spec: str, name: str, *, timeout: float | None = None, **_ignored) -> LocalLlamaModel:
+        key = embedded.resolve(name).key
+        return cls(f"local/{key}", key, timeout=timeout)
 
     def validate(self) -> None:
         m = embedded.resolve(self.key)

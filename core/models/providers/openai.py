@@ -27,24 +27,32 @@ import os
 import re
 import time
 
-import openai
-
 from core.models import reasoning as R
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
-from core.models.providers import PROVIDERS
+from core.models.providers import ProviderInfo, register
 from core.models.providers.sdk_common import ClientPerLoop, describe_status, map_sdk_error
 
 _REASONING = re.compile(r"^(o1|o3|o4|gpt-5)")
 _UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|does not support", re.I)
 
 
-KEY_ENV = PROVIDERS["openai"].key_env
+INFO = ProviderInfo("openai", "openai/gpt-4o-mini", 16, ("temperature", "top_p", "max_tokens", "seed", "stop"),
+                    "OPENAI_API_KEY", False,
+                    "top_k dropped (not in the OpenAI API); temperature/top_p/stop dropped for o1/o3/o4/gpt-5 "
+                    "models; no constrained answers", choices=("openai/gpt-4o-mini",))
+KEY_ENV = INFO.key_env
 
 
+def sdk():
+    """The openai SDK, imported at the first use (listing the providers imports this module, not the SDK)."""
+    import openai
+
+    return openai
+
+
+@register(INFO)
 class OpenAIModel(BaseModel):
-    provider = "openai"
-    default_concurrency = PROVIDERS["openai"].default_concurrency
     supported_params = ("temperature", "top_p", "max_tokens", "seed", "stop", "reasoning_effort")
 
     def __init__(self, spec: str, name: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -71,6 +79,7 @@ class OpenAIModel(BaseModel):
         self._key_for_client()
 
     def _make_client(self, http_client):
+        openai = sdk()
         kwargs = dict(api_key=self._key_for_client(), base_url=self.base_url, max_retries=0, timeout=self.timeout)
         if http_client is not None:
             kwargs["http_client"] = http_client
@@ -110,6 +119,7 @@ class OpenAIModel(BaseModel):
 
     # -- the call --------------------------------------------------------------------------------------------
     async def complete(self, request: Request) -> Completion:
+        openai = sdk()
         body, dropped = self._sampling(request.params)
         try:
             return await self._send(request, body, dropped)
@@ -135,6 +145,7 @@ class OpenAIModel(BaseModel):
             raise self._mapped(exc) from None
 
     def _mapped(self, exc):
+        openai = sdk()
         err = map_sdk_error(exc, openai, label=self._label, key_env=KEY_ENV, secret=self.__key)
         if err is None:
             err = RetryableError(f"{self._label}: {redact(type(exc).__name__ + ': ' + str(exc), self.__key)[:300]}")
@@ -208,6 +219,7 @@ class OpenAIModel(BaseModel):
     # -- what the batch back end (core.models.batch.openai) shares with live calls ---------------------------
     def sync_client(self, timeout: float | None = None):
         """A blocking SDK client with this model's key and base URL; it never retries by itself."""
+        openai = sdk()
         return openai.OpenAI(api_key=self._key_for_client(), base_url=self.base_url, max_retries=0,
                              timeout=timeout or self.timeout)
 

@@ -62,14 +62,19 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from core.models import reasoning as R
 from core.models.base import BaseModel, Completion, ModelError, Request, RetryableError, redact, restore_stop
 from core.models.pricing import estimate_cost
-from core.models.providers import PROVIDERS
+from core.models.providers import ProviderInfo, register
 from core.models.providers.sdk_common import ClientPerLoop, error_text, map_status
 from core.models.retry_policy import reply_problem
 from core.redaction import redact_url, remember, remember_basic
 
 log = logging.getLogger(__name__)
 
-KEY_ENV = PROVIDERS["openai-compatible"].key_env
+INFO = ProviderInfo("openai-compatible", "openai-compatible/smollm2", 8,
+                    ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format"),
+                    "OPENAI_COMPATIBLE_API_KEY", True, "vLLM, Ollama, llama.cpp server, LM Studio…; top_k sent in "
+                    "the body; constrained answers where the server offers a grammar or guided decoding",
+                    key_optional=True, constrained=True, choices=("openai-compatible/…",))
+KEY_ENV = INFO.key_env
 KEYLESS_PLACEHOLDER = None   # kept for old imports: a keyless endpoint now gets no Authorization header at all
 POOL_LIMIT = 1024            # connections (open and idle kept alive); the runner's concurrency is far below
 _UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|does not support|unrecognized|"
@@ -126,9 +131,8 @@ def _split_credentials(base_url: str) -> tuple[str, tuple[str, str] | None]:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), (user, password)
 
 
+@register(INFO)
 class OpenAICompatibleModel(BaseModel):
-    provider = "openai-compatible"
-    default_concurrency = PROVIDERS["openai-compatible"].default_concurrency
     supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "answer_format",
                         "reasoning_effort")
     constrained = True

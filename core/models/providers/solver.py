@@ -6,14 +6,23 @@ from __future__ import annotations
 import time
 
 from core.models.base import BaseModel, Completion, ModelError, Request
-from core.models.providers import PROVIDERS
+from core.models.providers import ProviderInfo, register
+
+INFO = ProviderInfo("reference", "reference/solver", 64, (), None, False,
+                    "computes the true answer; not an LLM; checks the pipeline", constrained=True, in_process=True,
+                    choices=("reference/solver",))
 
 
+@register(INFO)
 class ReferenceSolver(BaseModel):
-    provider = "reference"
-    default_concurrency = PROVIDERS["reference"].default_concurrency
     supported_params = ()  # deterministic: every sampling parameter is ignored
     constrained = True     # its replies always have the answer's form
+
+    @classmethod
+    def from_spec(cls, spec: str, name: str, **_ignored) -> ReferenceSolver:
+        if name.lower() != "solver":
+            raise ModelError(f"unknown reference model {name!r}; use reference/solver")
+        return cls("reference/solver", "solver")
 
     async def complete(self, request: Request) -> Completion:
         if request.item is None or not request.task:
