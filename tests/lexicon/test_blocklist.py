@@ -9,7 +9,7 @@ from core.tasks import setops as S
 from core.tasks.setops.sets import deceptive as D
 from tests.support import ROOT
 
-DEMO_GRIDS = (ROOT / "data" / "configs" / "deceptive_demo.yaml",)
+DEMO_GRIDS = (ROOT / "data" / "configs" / "deceptive_demo.yaml", ROOT / "data" / "demo" / "recording.yaml")
 
 
 def _grid(path):
@@ -90,3 +90,17 @@ def test_the_reference_pool_is_the_shipped_groups_unchanged():
     assert ref.groups == tuple(sorted(groups, key=lambda g: g.synset))
     with pytest.raises(ValueError, match="unknown word pool"):
         D.vocabulary(None, None, "clean")
+
+
+def test_no_blocked_word_in_the_shipped_recording():
+    """The recording's 200 draws (both conditions, the items its grid generates: the recorded items) are safe to
+    project, and they are the draws the recording file holds."""
+    from core.analysis import presenter
+    from core.lexicon.blocklist import item_is_safe
+    from core.tasks import setops
+
+    items = list(setops.items(_grid(DEMO_GRIDS[1])))
+    assert len(items) == 400
+    assert [it["sample"] for it in items if not item_is_safe(it)] == []
+    recorded = presenter.read_result_file(presenter.recording_path())
+    assert sorted(map(int, recorded["sample"].unique())) == sorted({int(it["sample"]) for it in items})
