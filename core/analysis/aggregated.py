@@ -80,7 +80,7 @@ def _answers(con, view: str, run_ids: Sequence[str] | None, columns: Iterable[st
     if view != VIEW or not enabled() or not aggregates.present(con):
         return False
     columns = set(columns)
-    if not columns:
+    if columns <= set(RUN_LEVEL):   # a run's own columns never change inside one of its configurations
         return True
     if not columns <= CONFIG_LEVEL:
         return False
@@ -198,11 +198,7 @@ def column_facts(con, run_ids: Sequence[str] | None, columns: Sequence[str],
         if fast and not values:
             out.update((c, Facts(None, None, None, c in inside["varies"], c in inside["partial_null"])) for c in fast)
         elif fast:
-            from core.analysis import memo
-
-            # memoised: a page asks for the factors and for the varying ones, the same scan
-            row = memo.call(con, "column_stats", _config_stats, run_ids, fast,
-                            {k: list(v) if isinstance(v, (list, tuple, set)) else v for k, v in filters.items()})
+            row = _config_stats(con, run_ids, fast, filters)
             for i, c in enumerate(fast):
                 non_null, differs, null_configs = row[3 * i: 3 * i + 3]
                 varies, partial = c in inside["varies"], c in inside["partial_null"]
@@ -227,13 +223,16 @@ def _row_facts(con, run_ids, columns, filters, view) -> dict[str, Facts]:
     # min/max/count are much cheaper than count(DISTINCT …) on a million rows
     inner = ", ".join(f"count({q}) AS n{i}, min({q}) AS lo{i}, max({q}) AS hi{i}"
                       for i, q in enumerate(map(quote, columns)))
-    outer = ", ".join(f"coalesce(sum(n{i}), 0) > 0, min(lo{i}) IS DISTINCT FROM max(hi{i}), "
-                      f"coalesce(sum(n{i}), 0) < coalesce(sum(total), 0), "
-                      f"coalesce(bool_or(lo{i} IS DISTINCT FROM hi{i}), FALSE), "
-                      f"coalesce(bool_or(n{i} > 0 AND n{i} < total), FALSE)" for i in range(len(columns)))
-    row = con.execute(f"SELECT {outer} FROM (SELECT count(*) AS total, {inner} FROM {relation(con, view)} "
-                      f"{where} GROUP BY run_id, config_id)", params).fetchone()
-    return {c: Facts(*(bool(v) for v in row[5 * i: 5 * i + 5])) for i, c in enumerate(columns)}
+    outer = ", ".join(f"coalesce(sum(n{i}), 0), min(lo{i}) IS DISTINCT FROM max(hi{i}), "
+                      f"bool_or(lo{i} IS DISTINCT FROM hi{i}), bool_or(n{i} > 0 AND n{i} < total)"
+                      for i in range(len(columns)))
+    row = con.execute(f"SELECT coalesce(sum(total), 0), {outer} FROM (SELECT count(*) AS total, {inner} "
+                      f"FROM {relation(con, view)} {where} GROUP BY run_id, config_id)", params).fetchone()
+    total, out = row[0], {}
+    for i, c in enumerate(columns):
+        non_null, differs, varies, partial = row[1 + 4 * i: 5 + 4 * i]
+        out[c] = Facts(non_null > 0, bool(differs), non_null < total, bool(varies), bool(partial))
+    return out
 
 
 def change_token(con, view: str = VIEW) -> str | None:

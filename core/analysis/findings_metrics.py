@@ -89,8 +89,10 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
                 100.0 * avg(correct) AS accuracy
             FROM s GROUP BY {keys} ORDER BY {keys}""", params).df()
         return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
-    # the run beside the model: an upload's series (series_sql) is told by its run
-    src = aggregated.source(con, run_ids, ["run_id", *by, "task"], filters, scoring=scoring, view=view,
+    # grouped by run (the model beside it): an upload's series (series_sql) is told by its run
+    src = aggregated.source(con, run_ids, ["run_id", *(c for c in by if c != "model")],
+                            {"task": ["setops"], **(filters or {})}, scoring=scoring, view=view,
+                            carry=[c for c in ("model", "task") if c in have],
                             counts=("n", "n_correct", "precision_sum", "precision_n", "recall_sum", "recall_n",
                                     "jaccard_sum", "jaccard_n"))
     df = con.execute(

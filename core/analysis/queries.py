@@ -70,12 +70,14 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
     present = [c for c in ALL_FACTORS if c in view_columns(con, view)]
     if not present:
         return []
-    from core.analysis import aggregated
+    from core.analysis import aggregated, memo
 
-    facts = aggregated.column_facts(con, run_ids, present, view=view)
+    # memoised on the store's view: a page asks for the factors and for the varying ones, the same scan
+    facts = memo.call(con, "column_facts", aggregated.column_facts, run_ids, present) if view == VIEW else \
+        aggregated.column_facts(con, run_ids, present, view=view)
     out = []
     for c in present:
-        f = facts[c]
+        f = aggregated.Facts(*facts[c])   # the memo hands back a copy of plain tuples
         if not f.non_null:
             continue
         if f.varies and not per_sample and c not in RUN_FACTORS:
@@ -312,7 +314,7 @@ def _run_overview(con, run_ids: Sequence[str] | None, view: str, scorings: Seque
 
     parts, params = [], []
     for sc in scorings:
-        src = aggregated.source(con, run_ids, ["run_id", "config_id", "model", "task"], scoring=sc, view=view,
+        src = aggregated.source(con, run_ids, ["run_id", "config_id"], scoring=sc, view=view, carry=("model", "task"),
                                 counts=("n_items", "n", "n_failed", "n_correct", "cost_usd"))
         parts.append(f"SELECT '{sc}' AS scoring, run_id, any_value(model) AS model, any_value(task) AS task, "
                      "CAST(sum(n_items) AS BIGINT) AS items, CAST(coalesce(sum(n), 0) AS BIGINT) AS answered, "

@@ -295,3 +295,39 @@ def test_findings_report_is_kept_in_the_store_by_the_runs_versions(tmp_path, mon
     with store.connect(db) as con:
         changed = A.findings_report(con, [rid])
     assert len(calls) == 2 and changed != first
+
+
+def test_source_counts_the_same_on_both_paths(tmp_path):
+    """Every count ``aggregated.source`` gives (the store's definitions, counted from the rows on the row path) and
+    the error table's length counts, summed by groups of design factors inside slices, equal on both paths; a column
+    that changes inside a configuration (a deceptive sample's part of speech) is read from the rows."""
+    db = str(tmp_path / "s.duckdb")
+    ids = [runner.run(g, "reference/solver", db_path=db).run_id for g in (SETOPS, DECEPTIVE)]
+    _perturb(db, ids, random.Random(4))
+    counts = [c for c in aggregated.COUNTS if c != "n_rows"]   # result rows: a count of the store's own bookkeeping
+    with store.connect(db) as con:
+        assert aggregated.source(con, ids, ["operation"], counts=["n"]).aggregated
+        assert not aggregated.source(con, ids, ["pos"], counts=["n"]).aggregated
+        with aggregated.rows_only():
+            assert not aggregated.source(con, ids, ["operation"], counts=["n"]).aggregated
+        for scoring in A.SCORINGS:
+            for by, filters in ((["run_id", "config_id"], None), (["operation"], {"members": ["words"]}), ([], None),
+                                (["members", "size_a"], {"operation": ["union", "difference"]}), (["pos"], None)):
+                keys = ", ".join(by)
+                group = f"GROUP BY {keys} ORDER BY {keys}" if by else ""
+
+                def summed():
+                    src = aggregated.source(con, ids, by, filters, counts=counts, scoring=scoring)
+                    sums = ", ".join(f"coalesce(sum({c}), 0) AS {c}" for c in counts)
+                    return con.execute(f"SELECT {keys + ', ' if by else ''}{sums} FROM {src.sql} {group}",
+                                       src.params).df()
+
+                def lengths():
+                    src = aggregated.source(con, ids, by, filters, scoring=scoring, lengths=True)
+                    cols = ", ".join([*by, "correct", "CAST(truth_len AS BIGINT) AS t", "CAST(answer_len AS BIGINT) AS a"])
+                    return con.execute(f"SELECT {cols}, CAST(sum(k) AS BIGINT) AS k FROM {src.sql} GROUP BY ALL "
+                                       "ORDER BY ALL NULLS LAST", src.params).df()
+
+                got = _same(summed)
+                assert int(got["n"].sum()) > 0 and int(got["n_correct"].sum()) > 0
+                assert int(_same(lengths)["k"].sum()) == int(got["n"].sum())
