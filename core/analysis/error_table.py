@@ -25,18 +25,8 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import aggregated
-from core.analysis.sql import (
-    VIEW,
-    check_column,
-    check_scoring,
-    is_missing,
-    plain_value,
-    relation,
-    view_columns,
-    where_clause,
-)
+from core.analysis.sql import VIEW, check_column, check_scoring, is_missing, plain_value, view_columns
 from core.errors import UserError
-from core.tasks.setops.scoring import DID_NOT_FOLLOW_SQL
 
 ERROR_ROWS = (
     ("accuracy", "Accuracy"),
@@ -107,49 +97,16 @@ def _counts(con, run_ids, by, filters, view, scoring, unparsed):
     cols = [check_column(con, c, view) for c in by]
     if "task" in view_columns(con, view):
         filters = {**(filters or {}), "task": [ERROR_TABLE_TASK]}
-    if by and aggregated.usable(con, view, run_ids, [*by, *(filters or {})]):
-        return (*_aggregate_counts(con, run_ids, by, cols, filters, scoring, ref), by)
-    where, params = where_clause(con, run_ids, filters, view=view)
-    src = relation(con, view, scoring)
+    counts = ("n", "n_correct", "n_followed", "n_empty", "empty_equal", "made_up_sum", "n_unparsed",
+              "answers_made_up_ref" if ref else "answers_made_up")
+    src = aggregated.source(con, run_ids, by, filters, counts=counts, scoring=scoring, view=view)
     head = "".join(f"{c}, " for c in cols)
     grp = f"GROUP BY {', '.join(cols)} ORDER BY {', '.join(cols)}" if by else ""
-    c = "CAST(correct AS INTEGER)"
-    e = "CAST(coalesce(empty_truth, FALSE) AS INTEGER)"
-    # the per-row made-up count and answer length under the chosen definition of an unparsed answer
-    made_up = "(coalesce(made_up, 0) + CASE WHEN answer_len IS NULL THEN 1 ELSE 0 END)" if ref \
-        else "coalesce(made_up, 0)"
-    length = f"coalesce(CAST(CAST(answer_len AS BIGINT) AS VARCHAR), '{'1' if ref else '?'}')"
-    base = con.execute(f"""
-        SELECT {head}
-            count(*) AS n,
-            sum({c}) AS n_correct,
-            count(*) - sum({c}) AS n_wrong,
-            sum({c} * {e}) AS empty_equal,
-            sum((1 - {c}) * {e}) AS empty_mismatch,
-            sum({c} * (1 - {e})) AS correct_non_empty,
-            count(*) - sum({e}) AS n_non_empty,
-            sum({made_up}) AS made_up_sum,
-            count(*) FILTER (WHERE {made_up} > 0) AS answers_made_up,
-            count(*) FILTER (WHERE {DID_NOT_FOLLOW_SQL}) AS did_not_follow
-        FROM {src} {where} {grp}""", params).df()
-    pairs = con.execute(f"""
-        SELECT {head} correct, truth_len, answer_len,
-               'G' || coalesce(CAST(CAST(truth_len AS BIGINT) AS VARCHAR), '?') || ' vs. L' || {length} AS label,
-               count(*) AS k
-        FROM {src} {where} GROUP BY ALL""", params).df()
-    return base, pairs, by
-
-
-def _aggregate_counts(con, run_ids, by, cols, filters, scoring, ref):
-    """``_counts`` from the store's per-configuration counts (core/analysis/aggregated.py): the same frames."""
-    where, params = where_clause(con, run_ids, filters, answered=False)
-    where = f"{where} AND n > 0" if where else "WHERE n > 0"
-    head = ", ".join(cols)
-    rel = aggregated.relation(con, scoring)
+    # an answer that did not follow the instructions: one made-up member by the reference's definition
     made_up = "made_up_sum + n_unparsed" if ref else "made_up_sum"
     base = con.execute(f"""
-        SELECT {head},
-            CAST(sum(n) AS BIGINT) AS n,
+        SELECT {head}
+            CAST(coalesce(sum(n), 0) AS BIGINT) AS n,
             CAST(sum(n_correct) AS HUGEINT) AS n_correct,
             CAST(sum(n) - sum(n_correct) AS HUGEINT) AS n_wrong,
             CAST(sum(empty_equal) AS HUGEINT) AS empty_equal,
@@ -157,20 +114,17 @@ def _aggregate_counts(con, run_ids, by, cols, filters, scoring, ref):
             CAST(sum(n_correct) - sum(empty_equal) AS HUGEINT) AS correct_non_empty,
             CAST(sum(n) - sum(n_empty) AS HUGEINT) AS n_non_empty,
             CAST(sum({made_up}) AS HUGEINT) AS made_up_sum,
-            CAST(sum({'answers_made_up_ref' if ref else 'answers_made_up'}) AS BIGINT) AS answers_made_up,
-            CAST(sum(n) - sum(n_followed) AS BIGINT) AS did_not_follow
-        FROM {rel} {where} GROUP BY {head} ORDER BY {head}""", params).df()
-    length = f"coalesce(CAST(l.answer_len AS VARCHAR), '{'1' if ref else '?'}')"
-    gsel = ", ".join(f"g.{c}" for c in cols)
+            CAST(coalesce(sum({counts[-1]}), 0) AS BIGINT) AS answers_made_up,
+            CAST(coalesce(sum(n) - sum(n_followed), 0) AS BIGINT) AS did_not_follow
+        FROM {src.sql} WHERE n > 0 {grp}""", src.params).df()
+    lengths = aggregated.source(con, run_ids, by, filters, scoring=scoring, lengths=True, view=view)
+    length = f"coalesce(CAST(CAST(answer_len AS BIGINT) AS VARCHAR), '{'1' if ref else '?'}')"
     pairs = con.execute(f"""
-        SELECT {gsel}, l.correct, l.truth_len, l.answer_len,
-               'G' || coalesce(CAST(l.truth_len AS VARCHAR), '?') || ' vs. L' || {length} AS label,
-               CAST(sum(l.k) AS BIGINT) AS k
-        FROM {aggregated.lengths(scoring)}
-        JOIN (SELECT run_id, config_id, {head} FROM {rel} {where}) AS g
-          ON g.run_id = l.run_id AND g.config_id = l.config_id
-        GROUP BY ALL""", params).df()
-    return base, pairs
+        SELECT {head} correct, truth_len, answer_len,
+               'G' || coalesce(CAST(CAST(truth_len AS BIGINT) AS VARCHAR), '?') || ' vs. L' || {length} AS label,
+               CAST(sum(k) AS BIGINT) AS k
+        FROM {lengths.sql} GROUP BY ALL""", lengths.params).df()
+    return base, pairs, by
 
 
 def _key(row, by) -> tuple:

@@ -50,7 +50,6 @@ from core.analysis.draw_contrasts import (
 )
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
-from core.analysis.queries import factor_columns
 from core.analysis.sql import VIEW, check_scoring, quote, relation, series_label, series_sql, view_columns, where_clause
 from core.analysis.summaries import config_accuracy
 
@@ -73,11 +72,8 @@ def points(con, run_ids, f: Finding, scoring: str = "strict", view: str = VIEW) 
     reference's unit for its tables and violins)."""
     # a column that changes inside a configuration (a deceptive sample's part of speech) is not a design factor:
     # grouping configurations by it would split them
-    if aggregated.usable(con, view, run_ids, ()):
-        inside = aggregated.inside_columns(con, run_ids)["varies"]
-    else:
-        inside = set(factor_columns(con, run_ids, view, per_sample=True)) - set(factor_columns(con, run_ids, view))
-    design = [c for c in _design(con, view) if c not in inside]
+    facts = aggregated.column_facts(con, run_ids, _design(con, view), view=view, values=False)
+    design = [c for c, got in facts.items() if not got.varies]
     pts = config_accuracy(con, run_ids, ["model", *design], f.filters, view, scoring)
     if not pts.empty and "runs" in {t[0] for t in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}:
         # the series, as the verdicts have them: an upload's configurations are never drawn with the runs made here

@@ -89,19 +89,15 @@ def metrics_table(con, run_ids: Sequence[str] | None, filters: Mapping[str, Sequ
                 100.0 * avg(correct) AS accuracy
             FROM s GROUP BY {keys} ORDER BY {keys}""", params).df()
         return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
-    if aggregated.usable(con, view, run_ids, [*by, "task", *filters]):
-        where, params = where_clause(con, run_ids, filters, answered=False, view=view)
-        cond = f"{where} AND task = 'setops' AND n > 0" if where else "WHERE task = 'setops' AND n > 0"
-        df = con.execute(
-            f"SELECT {sel}, CAST(sum(n) AS BIGINT) AS n, 100 * (sum(precision_sum) / sum(precision_n)) AS precision, "
-            f"100 * (sum(recall_sum) / sum(recall_n)) AS recall, 100 * (sum(jaccard_sum) / sum(jaccard_n)) AS jaccard, "
-            f"100.0 * (sum(n_correct) / sum(n)) AS accuracy FROM {aggregated.relation(con, scoring)} {cond} "
-            f"GROUP BY {keys} ORDER BY {keys}", params).df()
-        return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
-    where, params = where_clause(con, run_ids, filters, view=view)
-    cond = f"{where} AND task = 'setops'" if where else "WHERE task = 'setops'"
+    # grouped by run (the model beside it): an upload's series (series_sql) is told by its run
+    src = aggregated.source(con, run_ids, ["run_id", *(c for c in by if c != "model")],
+                            {"task": ["setops"], **(filters or {})}, scoring=scoring, view=view,
+                            carry=[c for c in ("model", "task") if c in have],
+                            counts=("n", "n_correct", "precision_sum", "precision_n", "recall_sum", "recall_n",
+                                    "jaccard_sum", "jaccard_n"))
     df = con.execute(
-        f"SELECT {sel}, count(*) AS n, 100 * avg(precision) AS precision, 100 * avg(recall) AS recall, "
-        f"100 * avg(jaccard) AS jaccard, 100.0 * avg(CAST(correct AS INTEGER)) AS accuracy "
-        f"FROM {relation(con, view, scoring)} {cond} GROUP BY {keys} ORDER BY {keys}", params).df()
+        f"SELECT {sel}, CAST(sum(n) AS BIGINT) AS n, 100 * (sum(precision_sum) / sum(precision_n)) AS precision, "
+        f"100 * (sum(recall_sum) / sum(recall_n)) AS recall, 100 * (sum(jaccard_sum) / sum(jaccard_n)) AS jaccard, "
+        f"100.0 * (sum(n_correct) / sum(n)) AS accuracy FROM {src.sql} WHERE task = 'setops' AND n > 0 "
+        f"GROUP BY {keys} ORDER BY {keys}", src.params).df()
     return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]

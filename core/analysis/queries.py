@@ -48,11 +48,11 @@ _CALL_NAMES = {"reasoning_text": "reasoning"}   # v_results name -> calls column
 def change_token(con, view: str = VIEW) -> str:
     """Fingerprint of the stored results (row counts); changes when rows are added, answered or deleted. On the
     store: the runs' aggregate versions (no scan of the rows)."""
-    import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
     from core.analysis import aggregated
 
-    if aggregated.usable(con, view, None, ()):
-        return "v" + ",".join(f"{r}:{v}" for r, v in aggregates.versions(con))
+    token = aggregated.change_token(con, view)
+    if token is not None:
+        return token
     row = con.execute(f"SELECT count(*), count(correct), count(DISTINCT run_id) FROM {view}").fetchone()
     return "-".join(str(x) for x in row)
 
@@ -70,63 +70,22 @@ def factor_columns(con, run_ids: Sequence[str] | None = None, view: str = VIEW, 
     present = [c for c in ALL_FACTORS if c in view_columns(con, view)]
     if not present:
         return []
-    from core.analysis import aggregated
+    from core.analysis import aggregated, memo
 
-    if aggregated.usable(con, view, run_ids, ()) and set(present) <= aggregated.CONFIG_LEVEL:
-        return _factor_columns_aggregated(con, run_ids, present, varying, per_sample)
-    where, params = where_clause(con, run_ids, None, answered=False, view=view)
-    # min/max/count are much cheaper than count(DISTINCT …) on a million rows
-    inner = ", ".join(f"count({quote(c)}) AS n{i}, min({quote(c)}) AS lo{i}, max({quote(c)}) AS hi{i}"
-                      for i, c in enumerate(present))
-    outer = ", ".join(f"sum(n{i}), min(lo{i}) IS DISTINCT FROM max(hi{i}), bool_or(lo{i} IS DISTINCT FROM hi{i})"
-                      for i in range(len(present)))
-    row = con.execute(f"SELECT sum(total), {outer} FROM (SELECT count(*) AS total, {inner} FROM {relation(con, view)} "
-                      f"{where} GROUP BY run_id, config_id)", params).fetchone()
-    total, out = row[0] or 0, []
-    for i, c in enumerate(present):
-        n_non_null, differs, inside = row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i]
-        if not n_non_null:
-            continue
-        if inside and not per_sample and c not in RUN_FACTORS:
-            continue
-        if varying and not (differs or n_non_null < total):
-            continue
-        out.append(c)
-    return out
-
-
-def _factor_columns_aggregated(con, run_ids, present, varying, per_sample) -> list[str]:
-    """``factor_columns`` from the store's per-configuration table: a configuration holds a column's value (its
-    minimum when it varies inside), agg_inside says which columns vary inside one or are NULL for part of one."""
-
-    from core.analysis import memo
-
-    # memoised: a page asks for the factors and for the varying ones, the same scan
-    inside, row = memo.call(con, "factor_stats", _factor_stats_aggregated, run_ids, list(present))
+    # memoised on the store's view: a page asks for the factors and for the varying ones, the same scan
+    facts = memo.call(con, "column_facts", aggregated.column_facts, run_ids, present) if view == VIEW else \
+        aggregated.column_facts(con, run_ids, present, view=view)
     out = []
-    for i, c in enumerate(present):
-        n_non_null, differs, n_null = row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i]
-        if not n_non_null:
+    for c in present:
+        f = aggregated.Facts(*facts[c])   # the memo hands back a copy of plain tuples
+        if not f.non_null:
             continue
-        if c in inside["varies"] and not per_sample and c not in RUN_FACTORS:
+        if f.varies and not per_sample and c not in RUN_FACTORS:
             continue
-        if varying and not (differs or c in inside["varies"] or n_null or c in inside["partial_null"]):
+        if varying and not (f.two_values or f.has_null):
             continue
         out.append(c)
     return out
-
-
-def _factor_stats_aggregated(con, run_ids, present) -> tuple[dict, tuple]:
-    """Which columns vary inside a configuration (aggregated.inside_columns) and, per column of ``present``, its
-    non-null configurations, whether it takes two values and its NULL configurations (after the total)."""
-    from core.analysis import aggregated
-
-    where, params = where_clause(con, run_ids, None, answered=False, view=VIEW)
-    inside = aggregated.inside_columns(con, run_ids)
-    parts = ", ".join(f"count({quote(c)}), min({quote(c)}) IS DISTINCT FROM max({quote(c)}), "
-                      f"count(*) - count({quote(c)})" for c in present)
-    row = con.execute(f"SELECT count(*), {parts} FROM {aggregated.configs(con)} {where}", params).fetchone()
-    return inside, row
 
 
 def varies_inside(con, run_ids: Sequence[str] | None, columns: Iterable[str],
@@ -138,25 +97,12 @@ def varies_inside(con, run_ids: Sequence[str] | None, columns: Iterable[str],
     cols = [c for c in dict.fromkeys(columns) if c and c not in RUN_FACTORS and c != "config_id"]
     if not cols:
         return []
-    qs = [check_column(con, c, view) for c in cols]
+    for c in cols:
+        check_column(con, c, view)
     from core.analysis import aggregated
 
-    if aggregated.usable(con, view, run_ids, ()):
-        # the store's per-run record of the columns that vary (or are partly NULL) inside a configuration: a column
-        # it does not name varies inside no configuration of these runs, whatever the slice; without a slice, one
-        # it names does. Only a named column inside a slice needs the rows.
-        inside = aggregated.inside_columns(con, run_ids)
-        named = [c for c in cols if c in inside["varies"] | inside["partial_null"]]
-        if not named or not filters:
-            return named
-        cols, qs = named, [check_column(con, c, view) for c in named]
-    where, params = where_clause(con, run_ids, filters, answered=False, view=view)
-    inner = ", ".join(f"min({q}) IS DISTINCT FROM max({q}) OR count({q}) NOT IN (0, count(*)) AS d{i}"
-                      for i, q in enumerate(qs))
-    outer = ", ".join(f"coalesce(bool_or(d{i}), FALSE)" for i in range(len(qs)))
-    row = con.execute(f"SELECT {outer} FROM (SELECT {inner} FROM {relation(con, view)} {where} "
-                      "GROUP BY run_id, config_id)", params).fetchone()
-    return [c for c, inside in zip(cols, row) if inside]
+    facts = aggregated.column_facts(con, run_ids, cols, filters, view, values=False)
+    return [c for c in cols if facts[c].varies or facts[c].partial_null]
 
 
 def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) -> bool:
@@ -167,41 +113,35 @@ def sizes_equal_in_runs(con, run_ids: Sequence[str] | None, view: str = VIEW) ->
         return False
     from core.analysis import aggregated
 
-    where, params = where_clause(con, run_ids, None, answered=False, view=view)
-    cond = f"{where} AND" if where else "WHERE"
-    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, ("size_a", "size_b")) else relation(con, view)
-    row = con.execute(f"SELECT count(*), count(*) FILTER (WHERE size_a IS DISTINCT FROM size_b) FROM {src} "
-                      f"{cond} size_a IS NOT NULL", params).fetchone()
+    src = aggregated.source(con, run_ids, ["size_a", "size_b"], view=view)
+    row = con.execute(f"SELECT count(*), count(*) FILTER (WHERE size_a IS DISTINCT FROM size_b) FROM {src.sql} "
+                      "WHERE size_a IS NOT NULL", src.params).fetchone()
     return bool(row[0]) and not row[1]
 
 
 def factor_levels(con, run_ids: Sequence[str] | None, column: str, view: str = VIEW) -> list:
     """The distinct values of ``column`` in these runs (NULL last), items not yet answered included."""
-    col = check_column(con, column, view)
-    from core.analysis import aggregated
-
-    where, params = where_clause(con, run_ids, None, answered=False, view=view)
-    src = aggregated.configs(con) if aggregated.usable(con, view, run_ids, [column]) else relation(con, view)
-    rows = con.execute(f"SELECT DISTINCT {col} AS lv FROM {src} {where} ORDER BY lv NULLS LAST", params).fetchall()
-    return [r[0] for r in rows]
+    return factor_levels_of(con, run_ids, [column], view)[column]
 
 
 def factor_levels_of(con, run_ids: Sequence[str] | None, columns: Sequence[str], view: str = VIEW
                      ) -> dict[str, list]:
     """{column: factor_levels(con, run_ids, column)} for several columns on one connection (a page's slice
-    filters: one cached call instead of one per factor); the columns the aggregates answer in one scan."""
+    filters: one cached call instead of one per factor): one scan of what answers them (the configurations for the
+    columns the aggregates answer, the rows for the others)."""
     from core.analysis import aggregated
 
     columns = list(dict.fromkeys(columns))
-    fast = [c for c in columns if aggregated.usable(con, view, run_ids, [c])]
+    reads: dict[tuple, list[str]] = {}
+    for c in columns:
+        check_column(con, c, view)
+        src = aggregated.source(con, run_ids, [c], view=view)
+        reads.setdefault((src.sql, tuple(src.params)), []).append(c)
     out: dict[str, list] = {}
-    if fast:
-        where, params = where_clause(con, run_ids, None, answered=False, view=view)
-        lists = ", ".join(f"list(DISTINCT {q} ORDER BY {q} NULLS LAST)"
-                          for q in (check_column(con, c, view) for c in fast))
-        out.update(zip(fast, (list(v) for v in con.execute(f"SELECT {lists} FROM {aggregated.configs(con)} {where}",
-                                                               params).fetchone())))
-    return {c: out[c] if c in out else factor_levels(con, run_ids, c, view=view) for c in columns}
+    for (sql, params), cols in reads.items():
+        lists = ", ".join(f"list(DISTINCT {q} ORDER BY {q} NULLS LAST)" for q in map(quote, cols))
+        out.update(zip(cols, (list(v) for v in con.execute(f"SELECT {lists} FROM {sql}", list(params)).fetchone())))
+    return {c: out[c] for c in columns}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -344,26 +284,16 @@ def run_overview(con, run_ids: Sequence[str] | None = None, view: str = VIEW, sc
     accuracy (over the answered items), cost — the headline numbers; verdicts of ``scoring``."""
     from core.analysis import aggregated
 
-    if aggregated.usable(con, view, run_ids, ()):
-        import core.store.aggregates as aggregates
-
-        if scoring not in aggregates.SCORINGS:
-            aggregated.relation(con, scoring)   # says which scorings there are
+    check_scoring(scoring)
+    if aggregated.source(con, run_ids, view=view).aggregated:
         from core.analysis import memo
 
         # both scorings in one statement, memoised: a page shows the strict overview and the lenient one beside it
         # (answers without a strict verdict), and the second then costs no query
-        both = memo.call(con, "run_overview_scorings", _run_overview_aggregated, run_ids)
-        return both[both["scoring"] == scoring].drop(columns="scoring").reset_index(drop=True)
-    where, params = where_clause(con, run_ids, None, answered=False, view=view)
-    failed = "count(*) FILTER (WHERE correct IS NULL AND error IS NOT NULL)" if "error" in view_columns(con, view) \
-        else "0"
-    sql = (f"SELECT run_id, any_value(model) AS model, any_value(task) AS task, count(*) AS items, "
-           f"count(correct) AS answered, {failed} AS failed, sum(CAST(correct AS INTEGER)) AS n_correct, "
-           f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy, count(DISTINCT config_id) AS configs, "
-           f"sum(cost_usd) AS cost_usd FROM {scored(con, view, scoring, view)} {where} GROUP BY run_id "
-           "ORDER BY run_id")
-    return con.execute(sql, params).df()
+        both = memo.call(con, "run_overview_scorings", _run_overview, run_ids, view, SCORINGS)
+    else:
+        both = _run_overview(con, run_ids, view, (scoring,))
+    return both[both["scoring"] == scoring].drop(columns="scoring").reset_index(drop=True)
 
 
 def run_overview_among(con, run_ids: Sequence[str], view: str = VIEW, scoring: str = "lenient") -> pd.DataFrame:
@@ -372,25 +302,27 @@ def run_overview_among(con, run_ids: Sequence[str], view: str = VIEW, scoring: s
     scan of the rows, never every run's."""
     from core.analysis import aggregated
 
-    if aggregated.usable(con, view, None, ()):
+    if aggregated.source(con, None, view=view).aggregated:
         every = run_overview(con, None, view, scoring)
         return every[every["run_id"].isin(list(run_ids))].reset_index(drop=True)
     return run_overview(con, run_ids, view, scoring)
 
 
-def _run_overview_aggregated(con, run_ids: Sequence[str] | None) -> pd.DataFrame:
-    """run_overview from the store's aggregates, for every scoring (column ``scoring``) in one statement."""
-    import core.store.aggregates as aggregates
+def _run_overview(con, run_ids: Sequence[str] | None, view: str, scorings: Sequence[str]) -> pd.DataFrame:
+    """run_overview of every scoring of ``scorings`` (column ``scoring``) in one statement."""
     from core.analysis import aggregated
 
-    where, params = where_clause(con, run_ids, None, answered=False, view=VIEW)
-    parts = [f"SELECT '{sc}' AS scoring, run_id, any_value(model) AS model, any_value(task) AS task, "
-             f"CAST(sum(n_items) AS BIGINT) AS items, CAST(coalesce(sum(n), 0) AS BIGINT) AS answered, "
-             f"CAST(coalesce(sum(n_failed), 0) AS BIGINT) AS failed, CAST(sum(n_correct) AS HUGEINT) AS n_correct, "
-             f"100.0 * (sum(n_correct) / sum(n)) AS accuracy, count(*) AS configs, sum(cost_usd) AS cost_usd "
-             f"FROM {aggregated.relation(con, sc)} {where} GROUP BY run_id" for sc in aggregates.SCORINGS]
-    return con.execute(" UNION ALL ".join(f"({p})" for p in parts) + " ORDER BY scoring, run_id",
-                       params * len(parts)).df()
+    parts, params = [], []
+    for sc in scorings:
+        src = aggregated.source(con, run_ids, ["run_id", "config_id"], scoring=sc, view=view, carry=("model", "task"),
+                                counts=("n_items", "n", "n_failed", "n_correct", "cost_usd"))
+        parts.append(f"SELECT '{sc}' AS scoring, run_id, any_value(model) AS model, any_value(task) AS task, "
+                     "CAST(sum(n_items) AS BIGINT) AS items, CAST(coalesce(sum(n), 0) AS BIGINT) AS answered, "
+                     "CAST(coalesce(sum(n_failed), 0) AS BIGINT) AS failed, CAST(sum(n_correct) AS HUGEINT) AS n_correct, "
+                     "100.0 * (sum(n_correct) / sum(n)) AS accuracy, count(*) AS configs, sum(cost_usd) AS cost_usd "
+                     f"FROM {src.sql} GROUP BY run_id")
+        params += src.params
+    return con.execute(" UNION ALL ".join(f"({p})" for p in parts) + " ORDER BY scoring, run_id", params).df()
 
 
 _ALIAS_KINDS = {"operation": "operations", "phrasing": "phrasings", "approach": "approaches", "members": "members"}

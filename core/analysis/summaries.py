@@ -11,7 +11,7 @@ import pandas as pd
 
 from core.analysis import aggregated
 from core.analysis.queries import RUN_FACTORS, factor_columns
-from core.analysis.sql import VIEW, check_column, quote, relation, where_clause
+from core.analysis.sql import VIEW, check_column, quote, relation
 from core.analysis.stats import wilson_interval
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -45,15 +45,10 @@ def config_accuracy_sql(con, run_ids, by, filters, view, scoring) -> tuple[str, 
     by = [c for c in dict.fromkeys(by) if c and c not in ("run_id", "config_id")]
     cols = [check_column(con, c, view) for c in by]
     sel = ", ".join(["run_id", "config_id", *cols])
-    if aggregated.usable(con, view, run_ids, [*by, *(filters or {})]):
-        where, params = where_clause(con, run_ids, filters, answered=False, view=view)
-        where = f"{where} AND n > 0" if where else "WHERE n > 0"
-        return (f"SELECT {sel}, n, CAST(n_correct AS HUGEINT) AS n_correct, 100.0 * (n_correct / n) AS accuracy "
-                f"FROM {aggregated.relation(con, scoring)} {where}", params, sel)
-    where, params = where_clause(con, run_ids, filters, view=view)
-    return (f"SELECT {sel}, count(*) AS n, sum(CAST(correct AS INTEGER)) AS n_correct, "
-            f"100.0 * avg(CAST(correct AS INTEGER)) AS accuracy FROM {relation(con, view, scoring)} {where} "
-            f"GROUP BY {sel}", params, sel)
+    src = aggregated.source(con, run_ids, ["run_id", "config_id", *by], filters, counts=("n", "n_correct"),
+                            scoring=scoring, view=view)
+    return (f"SELECT {sel}, n, CAST(n_correct AS HUGEINT) AS n_correct, 100.0 * (n_correct / n) AS accuracy "
+            f"FROM {src.sql} WHERE n > 0", src.params, sel)
 
 
 def group_summary(points: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
@@ -243,20 +238,11 @@ def robustness(con, run_ids: Sequence[str] | None, factors: Sequence[str] | None
     qf = [check_column(con, c, view) for c in factors]
     import duckdb
 
-    if aggregated.usable(con, view, run_ids, [*factors, *(filters or {})]):
-        where, params = where_clause(con, run_ids, filters, answered=False, view=view)
-        where = f"{where} AND n > 0" if where else "WHERE n > 0"
-        cols = "".join(f", {q}" for q in qf)
-        cfg_df = con.execute(f"SELECT model, run_id, config_id{cols}, 100.0 * (n_correct / n) AS acc "
-                             f"FROM {aggregated.relation(con, scoring)} {where} ORDER BY run_id, config_id",
-                             params).df()
-    else:
-        where, params = where_clause(con, run_ids, filters, view=view)
-        any_cols = "".join(f", any_value({q}) AS {q}" for q in qf)
-        cfg_df = con.execute(
-            f"SELECT model, run_id, config_id{any_cols}, 100.0 * avg(CAST(correct AS INTEGER)) AS acc "
-            f"FROM {relation(con, view, scoring)} {where} GROUP BY model, run_id, config_id ORDER BY run_id, config_id",
-            params).df()
+    src = aggregated.source(con, run_ids, ["model", "run_id", "config_id"], filters, counts=("n", "n_correct"),
+                            scoring=scoring, carry=factors, view=view)
+    cols = "".join(f", {q}" for q in qf)
+    cfg_df = con.execute(f"SELECT model, run_id, config_id{cols}, 100.0 * (n_correct / n) AS acc "
+                         f"FROM {src.sql} WHERE n > 0 ORDER BY run_id, config_id", src.params).df()
     empty = pd.DataFrame(columns=["model", "factor", "levels", "spread", "eta_squared", "p_value",
                                   "best_level", "worst_level"])
     local = duckdb.connect()
