@@ -8,6 +8,7 @@ from core.lexicon.hyponyms import HyponymGroup, load_groups
 from core.tasks import setops as S
 from core.tasks.setops.sets import deceptive as D
 from tests.support import ROOT
+from tests.support.lexicon import remembering
 
 DEMO_GRIDS = (ROOT / "data" / "configs" / "deceptive_demo.yaml",)
 
@@ -27,19 +28,6 @@ def _shown_text(it: dict, vocab) -> list[str]:
     return words
 
 
-def _remembering(bl: B.Blocklist) -> B.Blocklist:
-    """``bl`` with each word's verdict (``Blocklist.blocks``) computed once: its ``blocked_in`` is the real one."""
-    verdicts: dict[str, bool] = {}
-
-    class Remembering(B.Blocklist):
-        def blocks(self, word: str) -> bool:
-            if word not in verdicts:
-                verdicts[word] = B.Blocklist.blocks(self, word)
-            return verdicts[word]
-
-    return Remembering(bl.words, bl.globs, bl.groups)
-
-
 @pytest.mark.parametrize("path", DEMO_GRIDS, ids=lambda p: p.name)
 def test_the_demo_grids_draw_from_the_curated_pool(path):
     assert _grid(path).word_pool == "curated"
@@ -52,7 +40,7 @@ def test_no_blocked_word_in_any_set_or_hypernym_of_the_demo_grid_over_many_seeds
     vocab = D.vocabulary(None, None, "curated")
     base = _grid(DEMO_GRIDS[0]).to_dict()
     listed = set(B.unsafe_words({m for g in load_groups() if g.synset in bl.groups for m in g.members}, bl))
-    blocked_in = _remembering(bl).blocked_in   # the same words recur across seeds: each is matched once
+    blocked_in = remembering(bl).blocked_in   # the same words recur across seeds: each is matched once
     checked = 0
     for seed in range(300):
         for it in S.items(S.load_config({**base, "seed": seed})):
