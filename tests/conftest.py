@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +55,22 @@ def pytest_collection_finish(session):
     reach, so a full collection (Python's own, or the one statsmodels' ``multipletests`` runs on every call in the
     Holm test that uses it as the reference) does not walk that whole heap again."""
     gc.freeze()
+    if "streamlit" in sys.modules:
+        _scan_streamlit_components_once()
+
+
+def _scan_streamlit_components_once() -> None:
+    """Streamlit's AppTest looks for installed custom components on the first run of every AppTest: it reads the
+    metadata of every installed distribution (~650 here, about half a CPU second), and the page tests open a few
+    hundred AppTests. What is installed does not change during a test session, so the scan runs once per process
+    and every later AppTest gets the same list."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:      # a Streamlit without custom components v2 does not scan
+        return
+    scan = manifest_scanner.scan_component_manifests
+    if not hasattr(scan, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
 
 
 @dataclass
@@ -114,3 +132,16 @@ def page_db(tmp_path, monkeypatch):
     yield path
     st.cache_data.clear()
     memo.clear()
+
+
+@pytest.fixture()
+def remembered_blocklist(monkeypatch):
+    """The shipped blocklist with each word's verdict computed once (``tests.support.lexicon.remembering``; the
+    verdicts are ``Blocklist.blocks``'s own), in place of ``core.lexicon.blocklist.load_blocklist()`` for the test:
+    for tests that check many items of the curated pool (the demo's re-asks, its vocabulary)."""
+    from core.lexicon import blocklist as B
+    from tests.support.lexicon import remembering
+
+    load, shipped = B.load_blocklist, remembering(B.load_blocklist())
+    monkeypatch.setattr(B, "load_blocklist", lambda path=None: shipped if path is None else load(path))
+    return shipped

@@ -79,16 +79,11 @@ def test_answer_provenance_tells_answers_made_now_from_answers_read_back(tmp_pat
         assert P.answer_provenance(con, "other")["answered"] == 0
 
 
-def test_a_reask_asks_the_recorded_items_of_failed_draws(monkeypatch):
+def test_a_reask_asks_the_recorded_items_of_failed_draws(remembered_blocklist):
+    """(Each of the 40 re-asks below checks every recorded failure's items against the blocklist: each word's
+    verdict is computed once, ``remembered_blocklist``.)"""
     from core.config import read_run_spec, run_spec
-    from core.lexicon import blocklist as B
     from core.tasks import setops
-    from tests.support.lexicon import remembering
-
-    # the shipped blocklist, each word's verdict computed once over the 40 re-asks below (each re-ask checks every
-    # recorded failure's items against it)
-    load, shipped = B.load_blocklist, remembering(B.load_blocklist())
-    monkeypatch.setattr(B, "load_blocklist", lambda path=None: shipped if path is None else load(path))
 
     rec = P.recording_summary(P.recording_path())
     failed = rec["failed_samples"]
