@@ -134,6 +134,22 @@ def page_db(tmp_path, monkeypatch):
     memo.clear()
 
 
+@pytest.fixture(scope="session")
+def curated_pool():
+    """The curated word pool (``deceptive.vocabulary(pool="curated")``, kept by its cache for the process), built
+    once per test process with each word's blocklist verdict computed once (``tests.support.lexicon.remembering``;
+    the same pool, a quarter of the time): tests that draw from the curated pool request it first."""
+    from core.lexicon import blocklist as B
+    from core.tasks.setops.sets import deceptive as D
+    from tests.support.lexicon import remembering
+
+    load = B.load_blocklist
+    shipped = remembering(load())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(B, "load_blocklist", lambda path=None: shipped if path is None else load(path))
+        return D.vocabulary(None, None, "curated")
+
+
 @pytest.fixture()
 def remembered_blocklist(monkeypatch):
     """The shipped blocklist with each word's verdict computed once (``tests.support.lexicon.remembering``; the

@@ -29,11 +29,11 @@ def _shown_text(it: dict, vocab) -> list[str]:
 
 
 @pytest.mark.parametrize("path", DEMO_GRIDS, ids=lambda p: p.name)
-def test_the_demo_grids_draw_from_the_curated_pool(path):
+def test_the_demo_grids_draw_from_the_curated_pool(path, curated_pool):
     assert _grid(path).word_pool == "curated"
 
 
-def test_no_blocked_word_in_any_set_or_hypernym_of_the_demo_grid_over_many_seeds():
+def test_no_blocked_word_in_any_set_or_hypernym_of_the_demo_grid_over_many_seeds(curated_pool):
     """300 seeds of the demo's grid (3,600 draws, both conditions): no member, hypernym name, synset lemma or
     definition holds a blocked word, and no member of a listed group appears."""
     bl = B.load_blocklist()
@@ -51,7 +51,7 @@ def test_no_blocked_word_in_any_set_or_hypernym_of_the_demo_grid_over_many_seeds
     assert checked == 300 * 12 * 2
 
 
-def test_the_words_seen_on_a_projector_are_in_the_reference_pool_and_not_in_the_curated_one():
+def test_the_words_seen_on_a_projector_are_in_the_reference_pool_and_not_in_the_curated_one(curated_pool):
     reference, curated = D.vocabulary(None, None, "reference"), D.vocabulary(None, None, "curated")
     seen = ["cybersex", "erection", "thong", "cocainize", "rape", "murder", "heroin"]
     assert all(w in reference.home for w in seen)
