@@ -68,8 +68,8 @@ def _scan_streamlit_components_once() -> None:
         from streamlit.components.v2 import manifest_scanner
     except ImportError:      # a Streamlit without custom components v2 does not scan
         return
-    scan = manifest_scanner.scan_component_manifests
-    if not hasattr(scan, "cache_info"):
+    scan = getattr(manifest_scanner, "scan_component_manifests", None)   # (a Streamlit internal: absent, no memo)
+    if scan is not None and not hasattr(scan, "cache_info"):
         manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
 
 
