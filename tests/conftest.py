@@ -53,7 +53,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """Everything imported while collecting (torch, pandas, streamlit …) is moved out of the garbage collector's
     reach, so a full collection (Python's own, or the one statsmodels' ``multipletests`` runs on every call in the
-    Holm test that uses it as the reference) does not walk that whole heap again."""
+    Holm test that uses it as the reference) does not walk that whole heap again. With Streamlit imported, its
+    scan for installed components is made once for the process (``_scan_streamlit_components_once``)."""
     gc.freeze()
     if "streamlit" in sys.modules:
         _scan_streamlit_components_once()
@@ -101,6 +102,7 @@ def open_page():
     any exception shown on the home page or the page."""
     from streamlit.testing.v1 import AppTest
 
+    _scan_streamlit_components_once()
     app = str(Path(__file__).resolve().parent.parent / "app.py")
 
     def open_(page: str, query: dict | None = None) -> AppTest:
