@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,8 +53,25 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """Everything imported while collecting (torch, pandas, streamlit …) is moved out of the garbage collector's
     reach, so a full collection (Python's own, or the one statsmodels' ``multipletests`` runs on every call in the
-    Holm test that uses it as the reference) does not walk that whole heap again."""
+    Holm test that uses it as the reference) does not walk that whole heap again. With Streamlit imported, its
+    scan for installed components is made once for the process (``_scan_streamlit_components_once``)."""
     gc.freeze()
+    if "streamlit" in sys.modules:
+        _scan_streamlit_components_once()
+
+
+def _scan_streamlit_components_once() -> None:
+    """Streamlit's AppTest looks for installed custom components on the first run of every AppTest: it reads the
+    metadata of every installed distribution (~650 here, about half a CPU second), and the page tests open a few
+    hundred AppTests. What is installed does not change during a test session, so the scan runs once per process
+    and every later AppTest gets the same list."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:      # a Streamlit without custom components v2 does not scan
+        return
+    scan = getattr(manifest_scanner, "scan_component_manifests", None)   # (a Streamlit internal: absent, no memo)
+    if scan is not None and not hasattr(scan, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
 
 
 @dataclass
@@ -83,6 +102,7 @@ def open_page():
     any exception shown on the home page or the page."""
     from streamlit.testing.v1 import AppTest
 
+    _scan_streamlit_components_once()
     app = str(Path(__file__).resolve().parent.parent / "app.py")
 
     def open_(page: str, query: dict | None = None) -> AppTest:
@@ -114,3 +134,32 @@ def page_db(tmp_path, monkeypatch):
     yield path
     st.cache_data.clear()
     memo.clear()
+
+
+@pytest.fixture(scope="session")
+def curated_pool():
+    """The curated word pool (``deceptive.vocabulary(pool="curated")``, kept by its cache for the process), built
+    once per test process with each word's blocklist verdict computed once (``tests.support.lexicon.remembering``;
+    the same pool, a quarter of the time): tests that draw from the curated pool request it first."""
+    from core.lexicon import blocklist as B
+    from core.tasks.setops.sets import deceptive as D
+    from tests.support.lexicon import remembering
+
+    load = B.load_blocklist
+    shipped = remembering(load())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(B, "load_blocklist", lambda path=None: shipped if path is None else load(path))
+        return D.vocabulary(None, None, "curated")
+
+
+@pytest.fixture()
+def remembered_blocklist(monkeypatch):
+    """The shipped blocklist with each word's verdict computed once (``tests.support.lexicon.remembering``; the
+    verdicts are ``Blocklist.blocks``'s own), in place of ``core.lexicon.blocklist.load_blocklist()`` for the test:
+    for tests that check many items of the curated pool (the demo's re-asks, its vocabulary)."""
+    from core.lexicon import blocklist as B
+    from tests.support.lexicon import remembering
+
+    load, shipped = B.load_blocklist, remembering(B.load_blocklist())
+    monkeypatch.setattr(B, "load_blocklist", lambda path=None: shipped if path is None else load(path))
+    return shipped

@@ -79,7 +79,9 @@ def test_answer_provenance_tells_answers_made_now_from_answers_read_back(tmp_pat
         assert P.answer_provenance(con, "other")["answered"] == 0
 
 
-def test_a_reask_asks_the_recorded_items_of_failed_draws():
+def test_a_reask_asks_the_recorded_items_of_failed_draws(remembered_blocklist, curated_pool):
+    """(Each of the 40 re-asks below checks every recorded failure's items against the blocklist: each word's
+    verdict is computed once, ``remembered_blocklist``.)"""
     from core.config import read_run_spec, run_spec
     from core.tasks import setops
 

@@ -6,6 +6,7 @@ migration takes a backup first."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -27,12 +28,24 @@ def truncate_to_half(path) -> None:
     os.truncate(path, os.path.getsize(path) // 2)
 
 
-@pytest.fixture()
-def db_with_a_run(tmp_path):
-    db = tmp_path / "studio.duckdb"
+@pytest.fixture(scope="module")
+def a_run_once(tmp_path_factory):
+    """(store, run id) of a finished 120-item solver run, made once for the file."""
+    db = tmp_path_factory.mktemp("a_run") / "studio.duckdb"
     p = runner.run(CONFIG, "reference/solver", db_path=db)
     assert p.status == "done" and p.done == 120
     return db, p.run_id
+
+
+@pytest.fixture()
+def db_with_a_run(a_run_once, tmp_path):
+    """(store, run id): a copy of the finished run's store of the test's own (the tests damage it)."""
+    db, run_id = a_run_once
+    assert not db.with_name(db.name + ".wal").exists()                 # the run closed its store: the file is all
+    assert not list(store.journal_dir(db).glob("*"))                  # of it (the journal merged and removed)
+    copy = tmp_path / db.name
+    shutil.copyfile(db, copy)
+    return copy, run_id
 
 
 def core_cli(*args, db) -> subprocess.CompletedProcess:

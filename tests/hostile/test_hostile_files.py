@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -32,15 +33,26 @@ def _one_line(done, *needles):
     return lines[0]
 
 
-@pytest.fixture()
-def exported(tmp_path):
-    """(config, db, request lines) of a small export-batch."""
-    cfg, db, req = tmp_path / "c.yaml", tmp_path / "s.duckdb", tmp_path / "requests.jsonl"
+@pytest.fixture(scope="module")
+def exported_once(tmp_path_factory):
+    """(config, db, request lines) of a small export-batch, made once for the file."""
+    where = tmp_path_factory.mktemp("exported")
+    cfg, db, req = where / "c.yaml", where / "s.duckdb", where / "requests.jsonl"
     cfg.write_text(CFG_YAML)
     done = run_limited(["-m", "core", "export-batch", "--config", str(cfg), "--model", MODEL, "--db", str(db),
                         "--out", str(req)])
     assert done.returncode == 0, done.stderr
     return cfg, db, [json.loads(x) for x in req.read_text().splitlines()]
+
+
+@pytest.fixture()
+def exported(exported_once, tmp_path):
+    """(config, db, request lines) of the export-batch, with a copy of its store of the test's own."""
+    cfg, db, reqs = exported_once
+    copy = tmp_path / db.name
+    shutil.copyfile(db, copy)
+    assert not db.with_name(db.name + ".wal").exists()   # the export closed its store: the file is all of it
+    return cfg, copy, reqs
 
 
 def _output_line(cid, text="<answer>{1}</answer>", usage=None):

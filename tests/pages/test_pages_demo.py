@@ -21,7 +21,8 @@ from core import runner  # noqa: E402
 
 
 @pytest.fixture()
-def standin(tmp_path, monkeypatch):
+def standin(tmp_path, monkeypatch, remembered_blocklist, curated_pool):
+    # (the page's re-ask and the demo grid's curated pool check every word against the blocklist: each verdict once)
     from tests.support.loopback import LoopbackServer
 
     srv = LoopbackServer(0.01, responder=_standin).start()

@@ -110,14 +110,19 @@ from core import store
 db, stop = sys.argv[1], sys.argv[2]
 seen, errors = [], 0
 import os
-while not os.path.exists(stop):
+while True:
+    final = os.path.exists(stop)      # written after the run ended: this read sees everything it stored
     try:
         n = store.query_df("SELECT count(*) AS n FROM v_results WHERE correct IS NOT NULL", db_path=db)["n"][0]
         seen.append(int(n))
     except Exception as exc:
         errors += 1
         print("ERR", exc, file=sys.stderr)
-    time.sleep(0.05)
+    if len(seen) + errors == 1:
+        print("reading", flush=True)
+    if final:
+        break
+    time.sleep(0.05)                  # the dashboard's polling pace
 print(json.dumps({"seen": seen, "errors": errors}))
 """
 
@@ -136,10 +141,9 @@ def test_cli_run_while_another_process_reads(tmp_path):
     reader = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop)], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
-        time.sleep(0.5)
+        assert reader.stdout.readline().strip() == "reading"      # the reader is polling before the run starts
         out = subprocess.run(cli_run(cfg, base_url, db, 4), cwd=ROOT, capture_output=True, text=True, timeout=180)
         assert out.returncode == 0, out.stderr[-2000:]
-        time.sleep(0.3)
     finally:
         stop.write_text("x")
         res, err = reader.communicate(timeout=60)

@@ -1,5 +1,6 @@
 """Test support shared by the test tree (and the benchmarks): paths, a loopback OpenAI-compatible endpoint with
-injectable faults (``loopback``), synthetic result rows written through the real store (``synthetic``)."""
+injectable faults (``loopback``), synthetic result rows written through the real store (``synthetic``), a blocklist
+that remembers its verdicts (``lexicon``)."""
 
 from pathlib import Path
 

@@ -24,17 +24,21 @@ seed: 3
 """
 
 
-def _cli(*args, db):
-    env = {**os.environ, "STUDIO_DB": str(db)}
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+@pytest.fixture()
+def run_cli(cli, monkeypatch):
+    """The CLI in-process (``cli``, tests/conftest.py) on the store ``db`` (STUDIO_DB)."""
+    def call(*args, db):
+        monkeypatch.setenv("STUDIO_DB", str(db))
+        return cli(*args)
+
+    return call
 
 
-def test_cli_run_reference_solver_scores_100(tmp_path):
+def test_cli_run_reference_solver_scores_100(tmp_path, run_cli):
     cfg_file = tmp_path / "q.yaml"
     cfg_file.write_text(CONFIG_YAML)
     db = tmp_path / "studio.duckdb"
-    out = _cli("run", "--config", str(cfg_file), "--model", "reference/solver", "--no-progress", db=db)
+    out = run_cli("run", "--config", str(cfg_file), "--model", "reference/solver", "--no-progress", db=db)
     assert out.returncode == 0, out.stderr
     assert "240/240 answered" in out.stdout and "accuracy 1.000" in out.stdout
     with store.connect(db) as con:
@@ -70,9 +74,9 @@ def test_cli_run_reference_solver_scores_100(tmp_path):
     assert binned.groupby("quantifier")["n"].sum().to_dict() == by_c.groupby("quantifier")["n"].sum().to_dict()
 
 
-def test_cli_generate_preset_vanilla(tmp_path):
+def test_cli_generate_preset_vanilla(tmp_path, run_cli):
     out_file = tmp_path / "gqg.jsonl"
-    out = _cli("generate", "quantifiers", "--preset", "gqg-vanilla", "--out", str(out_file), db=tmp_path / "x.db")
+    out = run_cli("generate", "quantifiers", "--preset", "gqg-vanilla", "--out", str(out_file), db=tmp_path / "x.db")
     assert out.returncode == 0, out.stderr
     lines = out_file.read_text().splitlines()
     assert len(lines) == 18360
@@ -82,10 +86,10 @@ def test_cli_generate_preset_vanilla(tmp_path):
         assert col in df.columns
 
 
-def test_cli_run_bad_config_is_one_line(tmp_path):
+def test_cli_run_bad_config_is_one_line(tmp_path, run_cli):
     cfg_file = tmp_path / "bad.yaml"
     cfg_file.write_text("task: quantifiers\nquantifiers: [most]\n")
-    out = _cli("run", "--config", str(cfg_file), "--model", "reference/solver", "--no-progress",
+    out = run_cli("run", "--config", str(cfg_file), "--model", "reference/solver", "--no-progress",
                db=tmp_path / "s.duckdb")
     assert out.returncode == 2
     assert out.stderr.strip().startswith("error: unknown quantifier 'most'")

@@ -172,7 +172,7 @@ def test_shipped_groups_by_part_of_speech_through_the_task():
     assert S.count(skipped) == 0 and "is a noun group, not a verb one" in S.warnings(skipped)[0]
 
 
-def test_word_pool_reference_is_the_default_and_leaves_research_grids_unchanged():
+def test_word_pool_reference_is_the_default_and_leaves_research_grids_unchanged(curated_pool):
     """A research grid (no word_pool) gives the same items as `word_pool: reference` and keeps its form; the curated
     pool changes the draws only of deceptive members and is recorded in the config."""
     from core.errors import ConfigError
@@ -195,7 +195,7 @@ def test_word_pool_reference_is_the_default_and_leaves_research_grids_unchanged(
         S.load_config({**d, "word_pool": "clean"})
 
 
-def test_only_samples_gives_the_full_grids_items_of_those_draws():
+def test_only_samples_gives_the_full_grids_items_of_those_draws(curated_pool):
     """A re-ask of chosen draws: the same sets, prompts, config_ids and sample indices as the full grid's items."""
     from core.errors import ConfigError
 
@@ -217,7 +217,7 @@ def test_only_samples_gives_the_full_grids_items_of_those_draws():
             S.load_config({**d, "only_samples": bad})
 
 
-def test_the_curated_pool_has_its_own_config_ids():
+def test_the_curated_pool_has_its_own_config_ids(curated_pool):
     d = {"members": "deceptive", "samples": 2, "sizes": [4], "operations": ["intersection"]}
     ref = {it["config_id"] for it in S.items(S.load_config(d))}
     cur = {it["config_id"] for it in S.items(S.load_config({**d, "word_pool": "curated"}))}
