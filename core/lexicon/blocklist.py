@@ -11,6 +11,7 @@ recording draw from.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,10 +32,15 @@ class Blocklist:
     globs: tuple[str, ...]
     groups: frozenset[str]
 
+    @functools.cached_property
+    def _glob_pattern(self) -> re.Pattern | None:
+        """Every glob as one compiled pattern (``fnmatch.translate`` of each, as ``fnmatchcase`` matches them)."""
+        return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in self.globs)) if self.globs else None
+
     def blocks(self, word: str) -> bool:
         """True when a lower-cased word is blocked (equal to a listed word or matching a glob)."""
         w = word.lower()
-        return w in self.words or any(fnmatch.fnmatchcase(w, g) for g in self.globs)
+        return w in self.words or (self._glob_pattern is not None and self._glob_pattern.match(w) is not None)
 
     def blocked_in(self, text: str) -> list[str]:
         """The words of ``text`` (letters only, lower-cased; ``_`` and punctuation split words) that are blocked."""
