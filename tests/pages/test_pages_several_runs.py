@@ -25,7 +25,9 @@ def two_runs(tmp_path_factory):
         wrong = runner.run(GRID, WRONG, db_path=db, base_url=srv.base_url).run_id
     finally:
         srv.stop()
-    again = runner.run({**GRID, "seed": 5}, RIGHT, db_path=db).run_id
+    # named: two runs of one model with the same number of items, started within one second, are told apart by
+    # nothing but their ids (views.run_labels' last resort), which this file checks the page never shows
+    again = runner.run({**GRID, "seed": 5}, RIGHT, db_path=db, name="solver, seed 5").run_id
     with store.connect(db) as con:
         answered = con.execute("SELECT count(correct) FROM v_results WHERE run_id = ?", [right]).fetchone()[0]
     return {"db": db, "right": right, "wrong": wrong, "again": again, "answered": answered}
