@@ -71,18 +71,25 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
     series: a model's runs made here, or one uploaded run alone — ``sql.series_sql``), ``model_name``, ``run_id``,
     ``config_id``, those of ``columns`` the view has (a deceptive item's condition outcomes NULL, as its draw has
     them), ``overlapping`` ("overlap" when the sets share members by design, else "independent"), ``draw``
-    (``draw_sql``) and ``acc`` (the verdict under ``scoring``, 0 / 100). Yields (table, its design columns)."""
+    (``draw_sql``), ``acc`` (the verdict under ``scoring``, 0 / 100) and ``_cfg`` (``key_sql`` of
+    ``config_key``: the item's row of ``configs_table``). Yields (table, its design columns)."""
     have = view_columns(con, view)
     design = [c for c in columns if c in have]
     sel = ", ".join(f"{draw_column(c, have)} AS {quote(c)}" for c in dict.fromkeys(["run_id", "config_id", *design]))
     overlapping = ("CASE WHEN coalesce(TRY_CAST(overlap AS DOUBLE), 0) > 0 THEN 'overlap' ELSE 'independent' END"
                    if "overlap" in have else "'independent'")
     where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
-    sql = (f"SELECT {series_sql(con)} AS model, model AS model_name, {sel}, {overlapping} AS overlapping, "
-           f"{draw_sql(have)} AS draw, CAST(100 * CAST(correct AS INTEGER) AS DOUBLE) AS acc "
-           f"FROM {relation(con, view, scoring)} {where}")
+    inner = (f"SELECT {series_sql(con)} AS model, model AS model_name, {sel}, {overlapping} AS overlapping, "
+             f"{draw_sql(have)} AS draw, CAST(100 * CAST(correct AS INTEGER) AS DOUBLE) AS acc "
+             f"FROM {relation(con, view, scoring)} {where}")
+    sql = f"SELECT *, {key_sql(config_key(design))} AS _cfg FROM ({inner}) AS items"
     with temp_table(con, sql, params) as name:
         yield name, design
+
+
+def config_key(design: Sequence[str]) -> list[str]:
+    """The columns that name one row of ``configs_table``: series, run, configuration, every design value."""
+    return list(dict.fromkeys(["model", "run_id", "config_id", *design, "overlapping"]))
 
 
 @contextmanager
@@ -90,21 +97,23 @@ def configs_table(con, items: str, design: Sequence[str]) -> Iterator[str]:
     """``items_table``'s rows summed per (series, run, configuration and every design value): ``n`` items and ``s``
     their verdicts' sum — what a finding's levels, series, runs and per-configuration table are read from, in place
     of the items (a TEMP table, dropped on the way out)."""
-    cols = ", ".join(quote(c) for c in dict.fromkeys(["model", "model_name", "run_id", "config_id", *design,
-                                                       "overlapping"]))
+    cols = ", ".join(quote(c) for c in dict.fromkeys([*config_key(design), "model_name", "_cfg"]))
     with temp_table(con, f"SELECT {cols}, count(*) AS n, sum(acc) AS s FROM {items} GROUP BY ALL") as name:
         yield name
 
 
 @contextmanager
-def cells_table(con, table: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
+def cells_table(con, items: str, configs: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
                 strata: Sequence[str], draw_level: Sequence[str]) -> Iterator[str]:
-    """The cells of ``factor``'s levels over ``table``'s rows selected by ``where``: one row per (group, stratum,
-    draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t`` (``key_sql(draw_level)``),
-    ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100)."""
-    sql = (f"SELECT {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, {key_sql(draw_level)} AS _t, draw, "
-           f"CAST({quote(factor)} AS VARCHAR) AS lvl, {exact('avg(acc)')} AS y FROM {table} "
-           f"{where} {'AND' if where else 'WHERE'} {quote(factor)} IS NOT NULL GROUP BY ALL")
+    """The cells of ``factor``'s levels over the configurations ``where`` selects (of ``configs_table``): one row
+    per (group, stratum, draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t``
+    (``key_sql(draw_level)``), ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100). The
+    keys are computed once per configuration, and the items join them on ``_cfg``."""
+    q = quote(factor)
+    sql = (f"WITH m AS (SELECT _cfg, {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, {key_sql(draw_level)} AS _t, "
+           f"CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} {'AND' if where else 'WHERE'} {q} IS NOT NULL) "
+           f"SELECT m._gid, m._s, m._t, i.draw, m.lvl, {exact('avg(i.acc)')} AS y FROM {items} AS i "
+           "JOIN m ON i._cfg = m._cfg GROUP BY ALL")
     with temp_table(con, sql, params) as name:
         yield name
 
