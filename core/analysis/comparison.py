@@ -46,7 +46,7 @@ import numpy as np
 
 from core.analysis import stats
 from core.analysis.draw_contrasts import draw_column, draw_sql as draw_sql_of, exact
-from core.analysis.findings import plain as _plain  # a value as plain JSON: one home
+from core.analysis.findings import plain  # a value as plain JSON: one home
 from core.analysis.findings_catalogue import DRAW, WITHIN_DRAW
 from core.analysis.queries import RUN_FACTORS, factor_columns
 from core.analysis.sql import VIEW, check_scoring, quote, relation, scored, view_columns, where_clause
@@ -106,7 +106,7 @@ def _item_pairs(con, run_a: str, run_b: str, filters, scoring: str, view: str) -
         "AND a.prompt = b.prompt", pa + pb).fetchone()
     n, both, only_a, only_b, neither, replied, differ = (int(v or 0) for v in got)
     return {"items": n, "both_right": both, "only_a": only_a, "only_b": only_b, "both_wrong": neither,
-            "agreement": _plain((both + neither) / n) if n else None, "replied": replied, "differ": differ,
+            "agreement": plain((both + neither) / n) if n else None, "replied": replied, "differ": differ,
             "note": "description: items that share a draw are not independent; the headline tests the draws"}
 
 
@@ -185,7 +185,7 @@ def _between(values: np.ndarray, is_b: np.ndarray, strata: np.ndarray, confidenc
 
 
 def _finish(out: dict, ok: bool) -> dict:
-    out = {k: _plain(v) for k, v in out.items()}
+    out = {k: plain(v) for k, v in out.items()}
     out["unit"] = "draws"
     out["testable"] = bool(ok)
     if not ok:
@@ -251,8 +251,8 @@ def _contrast(rows: list, paired: bool, confidence: float) -> dict:
     both = {c for c in set(codes.tolist()) if side[codes == c].any() and (~side[codes == c]).any()}
     keep = np.array([c in both for c in codes], dtype=bool)
     out = _between(values[keep], side[keep], codes[keep], confidence)
-    out["mean_a"] = _plain(values[keep & ~side].mean()) if (keep & ~side).any() else None
-    out["mean_b"] = _plain(values[keep & side].mean()) if (keep & side).any() else None
+    out["mean_a"] = plain(values[keep & ~side].mean()) if (keep & ~side).any() else None
+    out["mean_b"] = plain(values[keep & side].mean()) if (keep & side).any() else None
     out["cells"] = int(sum(r[-1] for r, k in zip(rows, keep) if k))
     out["strata"] = len(both)
     return out
@@ -339,11 +339,11 @@ def _factor_rows(units: dict, factors: list[str], paired: bool, alpha: float, co
         if len(levels) >= 2:
             asked += [(f, lv) for lv in levels]
     results = stats.in_parallel(lambda key: _contrast(units[key], paired, confidence), asked)
-    rows = [{"factor": f, "level": _plain(lv), **res} for (f, lv), res in zip(asked, results) if res.get("cells")]
+    rows = [{"factor": f, "level": plain(lv), **res} for (f, lv), res in zip(asked, results) if res.get("cells")]
     adjusted = stats.holm([r["p"] if r["testable"] and r["p"] is not None else math.nan for r in rows])
     family = f"Holm over the {sum(1 for x in adjusted if not math.isnan(x))} testable per-level rows"
     for r, p in zip(rows, adjusted):
-        r["p_holm"] = _plain(p)
+        r["p_holm"] = plain(p)
         r["significant"] = bool(r["p_holm"] is not None and r["p_holm"] < alpha)
         r["family"] = family
     return rows
@@ -359,8 +359,8 @@ def _description(con, base_sql, params, cells) -> list[dict]:
         f"m AS (SELECT * FROM conf x WHERE EXISTS (SELECT 1 FROM conf y WHERE y._side <> x._side AND {on})) "
         "SELECT _side, avg(acc), stddev_samp(acc), min(acc), max(acc), count(*), sum(items) FROM m "
         "GROUP BY _side ORDER BY _side", params).fetchall()
-    return [{"series": "AB"[r[0]], "mean": _plain(r[1]), "std": _plain(r[2]), "min": _plain(r[3]),
-             "max": _plain(r[4]), "configurations": int(r[5]), "items": int(r[6]), "note": DESCRIPTION_NOTE}
+    return [{"series": "AB"[r[0]], "mean": plain(r[1]), "std": plain(r[2]), "min": plain(r[3]),
+             "max": plain(r[4]), "configurations": int(r[5]), "items": int(r[6]), "note": DESCRIPTION_NOTE}
             for r in rows]
 
 

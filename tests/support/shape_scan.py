@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.source_scan import ROOT, module_name
+from tests.support.source_scan import ROOT, import_statements, module_name
 
 MAX_FUNCTION_LINES = 100
 
@@ -66,31 +66,18 @@ def _is_module(name: str, root: Path) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def _resolved(node: ast.ImportFrom, me: str, is_package: bool) -> str:
-    if not node.level:
-        return node.module or ""
-    package = me if is_package else me.rpartition(".")[0]
-    parts = package.split(".")
-    anchor = parts[: len(parts) - node.level + 1]
-    return ".".join(anchor + ([node.module] if node.module else []))
-
-
 def imported_targets(path: Path, root: Path = ROOT) -> set[str]:
     """The project modules a file imports, at any depth of the file: ``from a.b import c`` gives ``a.b.c`` when c is
     a module, else ``a.b``; ``importlib.import_module("a.b")`` with a constant name counts as an import of a.b."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    me = module_name(path, root)
+    tree, found = import_statements(path, root)
     out: set[str] = set()
+    for base, names in found:
+        if not names:   # import a.b
+            out.add(base)
+        out.update(f"{base}.{n}" if _is_module(f"{base}.{n}", root) else base for n in names)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolved(node, me, path.name == "__init__.py")
-            for a in node.names:
-                sub = f"{base}.{a.name}"
-                out.add(sub if _is_module(sub, root) else base)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             out.add(node.args[0].value)
     return {m for m in out if m == "core" or m.startswith("core.")}
 

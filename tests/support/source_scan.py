@@ -161,23 +161,31 @@ def all_private_uses(root: Path = ROOT, tops: tuple[str, ...] = SCANNED) -> list
     return [v for p in source_files(root, tops) for v in private_uses(p, root)]
 
 
+def import_statements(path: Path, root: Path = ROOT):
+    """(tree, [(module, names)]) of a file: one entry per import statement at any depth — ``import a.b`` gives
+    ("a.b", ()), ``from .b import c, d`` gives the absolute module and ("c", "d")."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    me = module_name(path, root)
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, ()) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((_absolute(node, me, path.name == "__init__.py"), tuple(a.name for a in node.names)))
+    return tree, found
+
+
 def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
     """Every module name ``path`` imports (project or library, at any depth of the file), fully qualified as written
     (``from a.b import c`` gives ``a.b`` and ``a.b.c``), also by a call with a literal name
     (``importlib.import_module("a.b")``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    me = module_name(path, root)
+    tree, found = import_statements(path, root)
     out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = _absolute(node, me, path.name == "__init__.py")
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)
+    for base, names in found:
+        out.add(base)
+        out.update(f"{base}.{n}" for n in names)
     out.update(name for _, name in dynamic_imports(tree))
     return out
-
 
 if __name__ == "__main__":
     found = all_private_uses()
