@@ -1,9 +1,9 @@
 """Contrasts of two levels of a factor at the independent draw, aggregated in DuckDB: what reaches Python is one row
 per (contrast, draw) and per (contrast, stratum), never the items.
 
-    with items_table(con, run_ids, scoring, view) as (table, columns): ...     one TEMP table of a report's items
-    with configs_table(con, table, columns) as configs: ...                   the same, summed per configuration
-    with cells_table(con, table, where, params, factor, groups, strata, draw_level) as cells: ...
+    with items_table(con, run_ids, columns, scoring, view) as (items, configs, design): ...
+                                                    a report's items (narrow) and configurations (one scan each)
+    with cells_table(con, items, configs, where, params, factor, groups, strata, draw_level) as cells: ...
     paired_units(con, cells, pairs) / between_units(con, cells, pairs)        per contrast: draws and strata
     draw_sql(columns) / draw_column(column, columns)                          what names a draw, in SQL
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
+from core.analysis import aggregated
 from core.analysis.findings_catalogue import DRAW
 from core.analysis.sql import VIEW, quote, relation, series_sql, view_columns, where_clause
 from core.store.scratch import temp_table
@@ -66,46 +67,40 @@ def key_sql(columns: Sequence[str], prefix: str = "") -> str:
 
 @contextmanager
 def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scoring: str = "strict",
-                view: str = VIEW) -> Iterator[tuple[str, list[str]]]:
-    """The answered set-operation items of the runs as one TEMP table (dropped on the way out): ``model`` (the
-    series: a model's runs made here, or one uploaded run alone — ``sql.series_sql``), ``model_name``, ``run_id``,
-    ``config_id``, those of ``columns`` the view has (a deceptive item's condition outcomes NULL, as its draw has
-    them), ``overlapping`` ("overlap" when the sets share members by design, else "independent"), ``draw``
-    (``draw_sql``), ``acc`` (the verdict under ``scoring``, 0 / 100) and ``_cfg`` (``key_sql`` of
-    ``config_key``: the item's row of ``configs_table``). Yields (table, its design columns)."""
+                view: str = VIEW) -> Iterator[tuple[str, str, list[str]]]:
+    """The answered set-operation items of the runs as two TEMP tables (dropped on the way out), each one scan of the
+    view. **Configurations**: one row per ``_cfg`` — ``model`` (the series: a model's runs made here, or one uploaded
+    run alone, ``sql.series_sql``), ``model_name``, ``run_id``, ``config_id``, those of ``columns`` the view has (a
+    deceptive item's condition outcomes NULL, as its draw has them), ``overlapping`` ("overlap" when the sets share
+    members by design, else "independent"), ``n`` answered items and ``s`` the sum of their verdicts (0 / 100).
+    **Items**: one narrow row per item — ``_cfg``, ``draw`` (``draw_sql``) and ``acc`` (the verdict, 0 / 100).
+    ``_cfg`` names (run, configuration, and any design column that changes inside one of these runs'
+    configurations — ``aggregated.column_facts``): every design value is the same for all the items of one
+    ``_cfg`` (64-bit hash, as a draw). Yields (items, configurations, their design columns)."""
     have = view_columns(con, view)
     design = [c for c in columns if c in have]
-    sel = ", ".join(f"{draw_column(c, have)} AS {quote(c)}" for c in dict.fromkeys(["run_id", "config_id", *design]))
-    overlapping = ("CASE WHEN coalesce(TRY_CAST(overlap AS DOUBLE), 0) > 0 THEN 'overlap' ELSE 'independent' END"
-                   if "overlap" in have else "'independent'")
+    facts = aggregated.column_facts(con, run_ids, design, view=view, values=False)
+    inside = [c for c in design if facts[c].varies or facts[c].partial_null]
+    cfg = f"CAST(hash({', '.join(draw_column(c, have) for c in ['run_id', 'config_id', *inside])}) >> 1 AS BIGINT)"
+    firsts = ", ".join(f"any_value({draw_column(c, have)}) AS {quote(c)}"
+                       for c in dict.fromkeys(["run_id", "config_id", *design]))
+    overlapping = ("CASE WHEN coalesce(TRY_CAST(any_value(overlap) AS DOUBLE), 0) > 0 THEN 'overlap' "
+                   "ELSE 'independent' END" if "overlap" in have else "'independent'")
     where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
-    inner = (f"SELECT {series_sql(con)} AS model, model AS model_name, {sel}, {overlapping} AS overlapping, "
-             f"{draw_sql(have)} AS draw, CAST(100 * CAST(correct AS INTEGER) AS DOUBLE) AS acc "
-             f"FROM {relation(con, view, scoring)} {where}")
-    sql = f"SELECT *, {key_sql(config_key(design))} AS _cfg FROM ({inner}) AS items"
-    with temp_table(con, sql, params) as name:
-        yield name, design
-
-
-def config_key(design: Sequence[str]) -> list[str]:
-    """The columns that name one row of ``configs_table``: series, run, configuration, every design value."""
-    return list(dict.fromkeys(["model", "run_id", "config_id", *design, "overlapping"]))
-
-
-@contextmanager
-def configs_table(con, items: str, design: Sequence[str]) -> Iterator[str]:
-    """``items_table``'s rows summed per (series, run, configuration and every design value): ``n`` items and ``s``
-    their verdicts' sum — what a finding's levels, series, runs and per-configuration table are read from, in place
-    of the items (a TEMP table, dropped on the way out)."""
-    cols = ", ".join(quote(c) for c in dict.fromkeys([*config_key(design), "model_name", "_cfg"]))
-    with temp_table(con, f"SELECT {cols}, count(*) AS n, sum(acc) AS s FROM {items} GROUP BY ALL") as name:
-        yield name
+    src = f"{relation(con, view, scoring)} {where}"
+    verdict = "CAST(100 * CAST(correct AS INTEGER) AS UTINYINT)"
+    configs_sql = (f"SELECT {cfg} AS _cfg, any_value({series_sql(con)}) AS model, any_value(model) AS model_name, "
+                   f"{firsts}, {overlapping} AS overlapping, count(*) AS n, CAST(sum({verdict}) AS DOUBLE) AS s "
+                   f"FROM {src} GROUP BY 1")
+    items_sql = f"SELECT {cfg} AS _cfg, {draw_sql(have)} AS draw, {verdict} AS acc FROM {src}"
+    with temp_table(con, configs_sql, params) as configs, temp_table(con, items_sql, params) as items:
+        yield items, configs, design
 
 
 @contextmanager
 def cells_table(con, items: str, configs: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
                 strata: Sequence[str], draw_level: Sequence[str]) -> Iterator[str]:
-    """The cells of ``factor``'s levels over the configurations ``where`` selects (of ``configs_table``): one row
+    """The cells of ``factor``'s levels over the configurations ``where`` selects (of ``items_table``'s configurations): one row
     per (group, stratum, draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t``
     (``key_sql(draw_level)``), ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100). The
     keys are computed once per configuration, and the items join them on ``_cfg``."""

@@ -39,15 +39,7 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import aggregated, reasoning, stats
-from core.analysis.draw_contrasts import (
-    between_units,
-    cells_table,
-    configs_table,
-    items_table,
-    key_sql,
-    paired_units,
-    strata_counts,
-)
+from core.analysis.draw_contrasts import between_units, cells_table, items_table, key_sql, paired_units, strata_counts
 from core.analysis.findings_catalogue import BY_ID, DESIGN, DRAW, FINDINGS, WITHIN_DRAW, Finding
 from core.analysis.findings_text import verdict, verdict_lines, verdicts
 from core.analysis.sql import VIEW, check_scoring, quote, relation, series_label, series_sql, view_columns, where_clause
@@ -128,9 +120,9 @@ def rows(con, run_ids, scoring: str = "strict", view: str = VIEW) -> pd.DataFram
 
 
 def filter_sql(columns: Sequence[str], filters: Mapping[str, Sequence]) -> tuple[str, list] | None:
-    """WHERE clause (parameters apart) of a finding's filters over ``draw_contrasts.items_table``: a number matches
-    by its value (4 and 4.0 are one level), a text by its text, None matches NULL; None when a filtered column is
-    missing (the finding does not apply)."""
+    """WHERE clause (parameters apart) of a finding's filters over the configurations of
+    ``draw_contrasts.items_table``: a number matches by its value (4 and 4.0 are one level), a text by its text, None
+    matches NULL; None when a filtered column is missing (the finding does not apply)."""
     parts, params = [], []
     for col, values in filters.items():
         if col not in columns:
@@ -307,14 +299,13 @@ def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "str
     """One finding from the stored runs, per series (p values not yet adjusted: ``report`` adjusts per family)."""
     if f.kind == "metrics":
         return _evaluate(con, None, (), f, run_ids, scoring, view, confidence)
-    with items_table(con, run_ids, DESIGN, scoring, view) as (table, design), \
-            configs_table(con, table, design) as configs:
+    with items_table(con, run_ids, DESIGN, scoring, view) as (table, configs, design):
         return _evaluate(con, (table, configs), design, f, run_ids, scoring, view, confidence)
 
 
 def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Finding, run_ids, scoring: str,
               view: str, confidence: float) -> dict:
-    """One finding over the report's items and configurations (``draw_contrasts.items_table``, ``configs_table``);
+    """One finding over the report's items and configurations (``draw_contrasts.items_table``);
     see the module docstring."""
     out: dict[str, Any] = {"id": f.id, "title": f.title, "factor": f.factor, "filters": dict(f.filters),
                            "within": list(f.within), "secondary_to": f.secondary_to, "source": f.source,
@@ -419,7 +410,7 @@ def _describe(filters: Mapping[str, Sequence]) -> str:
 def _get_stats(con, table: str, columns: Sequence[str], where: str, params: list) -> list[dict]:
     """The reference's get_stats: mean / std / min / max / N of per-configuration accuracy (a configuration = one
     run's cell of the grid) per series × operation × token type (× deceptive condition: the three conditions are
-    never pooled); ``items`` = the answered items behind them. ``table``: ``draw_contrasts.configs_table``."""
+    never pooled); ``items`` = the answered items behind them. ``table``: the configurations of ``draw_contrasts.items_table``."""
     present = [c for c in TABLE_BY if c in columns]
     if not present:
         return []
@@ -493,11 +484,11 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
         raise UserError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
     chosen = [BY_ID[i] for i in only if i in BY_ID] if only else list(FINDINGS)
     with contextlib.ExitStack() as stack:
-        table, design = (stack.enter_context(items_table(con, run_ids, DESIGN, scoring, view))
-                         if any(f.kind == "contrast" for f in chosen) else (None, ()))
-        tables = (table, stack.enter_context(configs_table(con, table, design))) if table is not None else None
+        table, configs, design = (stack.enter_context(items_table(con, run_ids, DESIGN, scoring, view))
+                                  if any(f.kind == "contrast" for f in chosen) else (None, None, ()))
+        tables = (table, configs) if table is not None else None
         found = [_evaluate(con, tables, design, f, run_ids, scoring, view, 0.95) for f in chosen]
-        efforts = (con.execute(f"SELECT count(DISTINCT reasoning) FROM {table}").fetchone()[0]
+        efforts = (con.execute(f"SELECT count(DISTINCT reasoning) FROM {configs}").fetchone()[0]
                    if table is not None and "reasoning" in design else 0)
     members: dict[str, list[dict]] = {}
     for fd in found:

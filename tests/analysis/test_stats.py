@@ -168,9 +168,8 @@ def test_holm_equals_statsmodels_on_random_families_with_ties_and_gaps(monkeypat
 
 @pytest.mark.parametrize("levels", [[0.0, 50.0, 100.0], None])
 def test_monte_carlo_stratified_p_agrees_with_the_exact_enumeration(levels):
-    """Above EXACT_MAX arrangements the labels are drawn at random — through the counts of the distinct values when
-    there are few (multivariate hypergeometric), by shuffling the units when there are many: either way the p is
-    the exact enumeration's within Monte Carlo error (C(10, 5)² = 63,504 arrangements, enumerated here)."""
+    """Above EXACT_MAX arrangements the labels are drawn at random (a uniform random subset of each stratum's
+    units), with few distinct values or many: either way the p is the exact enumeration's within Monte Carlo error (C(10, 5)² = 63,504 arrangements, enumerated here)."""
     rng = np.random.default_rng(3)
     values = (rng.choice(levels, size=20) if levels else rng.uniform(0, 100, size=20)) + np.r_[np.full(5, 20.0),
                                                                                                np.zeros(15)]
@@ -194,12 +193,54 @@ def test_monte_carlo_stratified_p_agrees_with_the_exact_enumeration(levels):
     assert res["ci_low"] <= observed <= res["ci_high"]
 
 
-def testrandom_subset_sums_choose_every_k_subset_uniformly():
+def test_random_subsets_choose_every_k_subset_uniformly():
     # values 1, 2, 4, 8, 16: a subset's sum names the subset; every one of the C(5, 2) = 10 pairs is equally likely
-    sums = stats.random_subset_sums(np.random.default_rng(7), np.array([1.0, 2, 4, 8, 16]), 2)
+    sums = stats.random_subsets(np.random.default_rng(7), 5, 2) @ np.array([1.0, 2, 4, 8, 16])
     assert sums.size == stats.RESAMPLES
     expected = {a + b for a, b in itertools.combinations([1, 2, 4, 8, 16], 2)}
     values, counts = np.unique(sums, return_counts=True)
     assert set(values.tolist()) == expected
     # each pair ~ RESAMPLES / 10 = 1000 times, binomial sd 30: a band of 5 sd
     assert counts.min() > 850 and counts.max() < 1150
+
+
+@pytest.mark.parametrize("n", [7, 40, 501, 2000])
+def test_paired_contrast_equals_scipy_on_continuous_differences(n):
+    """Differences without ties (means over many configurations): every unit is its own distinct value, so the
+    bootstrap interval's counts path and its re-averaging of the close resamples are both exercised — scipy's p and
+    interval, to the bit."""
+    d = np.sort(np.random.default_rng(n).normal(3.0, 40.0, size=n))
+    res = stats.paired_contrast(d)
+    ref_ci = S.bootstrap((d,), np.mean, confidence_level=0.95, n_resamples=stats.RESAMPLES, method="percentile",
+                         vectorized=True, random_state=np.random.default_rng(stats.SEED))
+    assert (res["ci_low"], res["ci_high"]) == (float(ref_ci.confidence_interval.low),
+                                               float(ref_ci.confidence_interval.high))
+    if n <= 501:   # scipy's own permutation test is slow beyond
+        ref_p = S.permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
+                                   n_resamples=stats.RESAMPLES, alternative="two-sided",
+                                   random_state=np.random.default_rng(stats.SEED))
+        assert res["p"] == min(1.0, float(ref_p.pvalue))
+
+
+def test_a_drawing_kept_for_the_process_gives_what_a_fresh_one_gives():
+    """Contrasts over the same number of units share one drawing of sign patterns, bootstrap indices and label
+    arrangements (``stats._PLANS``): a contrast computed with a fresh memo is the same as one computed after others
+    filled it, whatever order they come in."""
+    rng = np.random.default_rng(2)
+    vectors = [np.sort(rng.choice([-100.0, -50.0, 0.0, 50.0, 100.0], size=300)) for _ in range(3)]
+    values = rng.choice([0.0, 25.0, 50.0, 75.0, 100.0], size=400)
+    labels, strata = np.arange(400) % 2 == 0, np.arange(400) // 100
+    stats._PLANS.entries.clear()
+    first = [stats.paired_contrast(d) for d in vectors] + [stats.stratified_contrast(values, labels, strata)]
+    again = [stats.stratified_contrast(values, labels, strata)] + [stats.paired_contrast(d) for d in vectors[::-1]]
+    assert again == [first[-1], *first[:-1][::-1]]
+    stats._PLANS.entries.clear()
+    assert stats.paired_contrast(vectors[2]) == first[2]
+
+
+def test_brown_forsythe_is_scipys_levene_around_the_median():
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        a = rng.choice(np.arange(0.0, 101.0, 10.0), size=int(rng.integers(3, 200)))
+        b = rng.normal(50.0, rng.uniform(1.0, 30.0), size=int(rng.integers(3, 200)))
+        assert stats.brown_forsythe_p(a, b) == pytest.approx(S.levene(a, b, center="median").pvalue, rel=1e-12)
