@@ -25,11 +25,10 @@ Choices, for a reviewer (docs/FIDELITY.md, "How verdicts are computed", says the
   ``scipy.stats.bootstrap`` (percentile) make: p and interval are scipy's to the bit (tests/analysis/test_stats.py
   checks it; scipy is the tests' reference), without scipy's per-call cost. What is drawn depends only on the number
   of units and the seed, so every contrast over the same number of draws reuses one drawing (``_PLANS``, kept for
-  the process). The sign patterns are kept packed, 8 units to a byte, and summed by table lookups; the patterns
-  whose sum lies within rounding of the observed value are summed again in scipy's order. The bootstrap's indices
-  are kept with each resample's cumulative count per position, so a resample's mean is its counts of the sorted
-  units' distinct values times those values; the resamples within rounding of the two order statistics the interval
-  needs are averaged again unit by unit, as scipy averages them. The stratified permutation's statistic is linear in
+  the process). The sign patterns, and each bootstrap resample's count of every unit, are kept as float32 matrices:
+  a contrast's null distribution and bootstrap means are then one matrix-vector product each. Only the patterns
+  whose fast sum lies within its float32 error of the observed value, and the resamples within that error of the
+  two order statistics the interval needs, are summed again unit by unit in scipy's order; those alone decide. The stratified permutation's statistic is linear in
   the labels: above EXACT_MAX arrangements, each stratum labels a uniformly random subset of its units (selection
   sampling, for every resample at once), drawn once per layout of strata and summed by the same table lookups; its
   stratified bootstrap resamples each (stratum, level) group from counts drawn once per layout.
@@ -259,15 +258,41 @@ def sign_flip_null(d: np.ndarray, seed: int = SEED) -> tuple[np.ndarray, bool]:
     return np.concatenate([_sequential_means(bits, d) for bits in _sign_bits(d.size, seed)]), 2 ** d.size <= EXACT_MAX
 
 
+# above this many units a drawing is not kept as a float matrix (RESAMPLES × units × 4 bytes: 80 MB at 2,000)
+PLAN_UNITS = 4096
+_U32 = float(np.finfo(np.float32).eps)
+
+
+def _sign_matrix(n: int, seed: int) -> np.ndarray:
+    """``_packed_signs`` as a float32 matrix of ±1 (RESAMPLES × n), kept for the process (``_PLANS``): every
+    pattern's sum of ±d is then one matrix-vector product."""
+    def make():
+        table = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32) * 2 - 1
+        packed = _packed_signs(n, seed)
+        return np.ascontiguousarray(table[packed].reshape(packed.shape[0], -1)[:, :n])
+    return _PLANS.get(("sign matrix", n, seed), make)
+
+
+def _float_error(n: int, d: np.ndarray) -> float:
+    """A bound on the error of a mean of n terms ±d (or counts × d) computed in float32 from ``d``: the rounding of
+    each d, then of each of the n additions, then of the division."""
+    return (n + 4) * _U32 * float(np.abs(d).max())
+
+
 def sign_flip_p(d: np.ndarray, observed: float, seed: int = SEED) -> tuple[float, bool]:
-    """The two-sided sign-flip p of ``observed`` = mean(d), and whether it is exact — scipy's p to the bit: the
-    patterns (``_packed_signs``, drawn once per size) are summed by table lookups (``_pattern_sums``), and those
-    whose sum lies within rounding of the observed value (where the order of additions could decide a comparison)
-    are summed again in scipy's order."""
+    """The two-sided sign-flip p of ``observed`` = mean(d), and whether it is exact — scipy's p to the bit. The
+    patterns (``_packed_signs``, drawn once per size) are summed fast — one float32 matrix-vector product
+    (``_sign_matrix``), or table lookups above PLAN_UNITS units (``_pattern_sums``) — and those whose sum lies within
+    the fast sum's error of the observed value (where the order of additions could decide a comparison) are summed
+    again in scipy's order; only those decide a close call."""
     gamma = abs(np.finfo(np.float64).eps * 100 * observed)
-    margin = 64 * np.finfo(np.float64).eps * float(np.abs(d).sum()) + gamma
     packed = _packed_signs(d.size, seed)
-    null = (2 * _pattern_sums(packed, d) - float(d.sum())) / d.size
+    if d.size <= PLAN_UNITS:
+        null = (_sign_matrix(d.size, seed) @ d.astype(np.float32)).astype(np.float64) / d.size
+        margin = 2 * _float_error(d.size, d) + gamma
+    else:
+        null = (2 * _pattern_sums(packed, d) - float(d.sum())) / d.size
+        margin = 64 * np.finfo(np.float64).eps * float(np.abs(d).sum()) + gamma
     near = np.flatnonzero(np.abs(null - observed) <= margin)
     if near.size:
         bits = np.unpackbits(packed[near], axis=1, count=d.size, bitorder="little")
@@ -282,22 +307,19 @@ def sign_flip_p(d: np.ndarray, observed: float, seed: int = SEED) -> tuple[float
 
 def _bootstrap_plan(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The bootstrap's RESAMPLES rows of n indices, drawn as scipy.stats.bootstrap draws them (uint32 bounded
-    integers in batches: the same stream as one call), kept as (indices, cumulative counts): ``cum[r, j]`` = how
-    many of row r's indices are below j. Drawn once per (n, seed) (``_PLANS``)."""
+    integers in batches: the same stream as one call), kept as (indices, counts): ``counts[r, j]`` = how many times
+    resample r drew unit j, as float32 (exact: small integers). Drawn once per (n, seed) (``_PLANS``)."""
     def make():
         rng = np.random.default_rng(seed)
-        small = np.uint16 if n <= np.iinfo(np.uint16).max else np.uint32
-        count = np.int16 if n <= np.iinfo(np.int16).max else np.int32
-        idx = np.empty((RESAMPLES, n), dtype=small)
+        idx = np.empty((RESAMPLES, n), dtype=np.uint16 if n <= np.iinfo(np.uint16).max else np.uint32)
         start = 0
         for b in _batches(RESAMPLES, n):
             idx[start:start + b] = rng.integers(0, n, (b, n), dtype=np.uint32)
             start += b
-        cum = np.zeros((RESAMPLES, n + 1), dtype=count)
+        counts = np.empty((RESAMPLES, n), dtype=np.float32)
         for r in range(RESAMPLES):   # a row at a time: a small count array stays in cache (faster than one flat count)
-            cum[r, 1:] = np.bincount(idx[r], minlength=n)
-        np.cumsum(cum, axis=1, out=cum)
-        return idx, cum
+            counts[r] = np.bincount(idx[r], minlength=n)
+        return idx, counts
     return _PLANS.get(("bootstrap", n, seed), make)
 
 
@@ -309,27 +331,35 @@ def bootstrap_means(d: np.ndarray, seed: int = SEED) -> np.ndarray:
                            for b in _batches(RESAMPLES, d.size)])
 
 
+def _type7(p: float, count: int) -> tuple[int, int, float]:
+    """Positions and weight of the p-quantile of ``count`` sorted values (Hyndman & Fan type 7), computed as
+    scipy.stats.quantile computes them: (1 − g) · y[j] + g · y[j + 1]."""
+    p = np.float64(p)
+    jg = p * count + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = 0.0 if j < 0 else jg % 1
+    return int(np.clip(j, 0, count - 1)), int(np.clip(jp1, 0, count - 1)), g
+
+
 def bootstrap_interval(d: np.ndarray, confidence: float, seed: int = SEED) -> tuple[float, float]:
     """The percentile interval of ``bootstrap_means(d)`` (``d`` sorted) — scipy.stats.bootstrap's to the bit — from
-    the few order statistics it needs: each resample's mean is first taken from its counts of ``d``'s distinct values
-    (``_bootstrap_plan``: a product over tens of values, not thousands of units); the resamples within rounding of
-    the wanted order statistics are averaged again unit by unit, as scipy averages them, and only those decide."""
-    n = d.size
-    idx, cum = _bootstrap_plan(n, seed)
-    bounds = np.flatnonzero(np.r_[True, d[1:] != d[:-1], True])      # where each distinct value starts; n at the end
-    counts = np.diff(cum[:, bounds].astype(np.int64), axis=1)
-    approx = counts @ d[bounds[:-1]] / n
-    eps = np.finfo(np.float64).eps
-    margin = 4 * (n + bounds.size + 2) * eps * float(np.abs(d).max())
+    the few order statistics it needs. Up to PLAN_UNITS units, each resample's mean is first one float32
+    matrix-vector product of its counts (``_bootstrap_plan``); the resamples within that product's error of the
+    wanted order statistics are averaged again unit by unit, as scipy averages them, and only those decide."""
     alpha = (1 - confidence) / 2
+    probs = (np.float64(alpha), np.float64(1 - alpha))
+    if d.size > PLAN_UNITS:
+        means = np.sort(bootstrap_means(d, seed))
+        return tuple(float((1 - g) * means[j] + g * means[jp1]) for j, jp1, g in
+                     (_type7(p, RESAMPLES) for p in probs))
+    idx, counts = _bootstrap_plan(d.size, seed)
+    approx = (counts @ d.astype(np.float32)).astype(np.float64) / d.size
+    margin = 2 * _float_error(d.size, d)
     order = np.sort(approx)
     out = []
-    for p in (np.float64(alpha), np.float64(1 - alpha)):   # Hyndman & Fan type 7, written as scipy's quantile
-        jg = p * RESAMPLES + (1 - p)
-        jp1 = jg // 1
-        j = jp1 - 1
-        g = 0.0 if j < 0 else jg % 1
-        j, jp1 = int(np.clip(j, 0, RESAMPLES - 1)), int(np.clip(jp1, 0, RESAMPLES - 1))
+    for p in probs:
+        j, jp1, g = _type7(p, RESAMPLES)
         low, high = order[j] - 2 * margin, order[jp1] + 2 * margin
         below = int(np.count_nonzero(approx < low))
         near = np.flatnonzero((approx >= low) & (approx <= high))
