@@ -58,11 +58,13 @@ def draw_sql(have: Sequence[str]) -> str:
     return f"hash({', '.join(draw_column(c, have) for c in cols)})" if cols else "CAST(0 AS UBIGINT)"
 
 
-def key_sql(columns: Sequence[str], prefix: str = "") -> str:
-    """A BIGINT naming one combination of values of ``columns`` (0 for none): the hash, halved to fit a BIGINT."""
+def key_sql(columns: Sequence[str], prefix: str = "", over: Sequence[str] | None = None) -> str:
+    """A BIGINT naming one combination of values of ``columns`` (0 for none): the hash, halved to fit a BIGINT;
+    ``over``: the columns of a relation of items, whose condition outcomes a draw leaves out (``draw_column``)."""
     if not columns:
         return "CAST(0 AS BIGINT)"
-    return f"CAST(hash({', '.join(prefix + quote(c) for c in columns)}) >> 1 AS BIGINT)"
+    cols = [draw_column(c, over) if over is not None else prefix + quote(c) for c in columns]
+    return f"CAST(hash({', '.join(cols)}) >> 1 AS BIGINT)"
 
 
 @contextmanager
@@ -81,19 +83,23 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
     design = [c for c in columns if c in have]
     facts = aggregated.column_facts(con, run_ids, design, view=view, values=False)
     inside = [c for c in design if facts[c].varies or facts[c].partial_null]
-    cfg = f"CAST(hash({', '.join(draw_column(c, have) for c in ['run_id', 'config_id', *inside])}) >> 1 AS BIGINT)"
-    firsts = ", ".join(f"any_value({draw_column(c, have)}) AS {quote(c)}"
-                       for c in dict.fromkeys(["run_id", "config_id", *design]))
-    overlapping = ("CASE WHEN coalesce(TRY_CAST(any_value(overlap) AS DOUBLE), 0) > 0 THEN 'overlap' "
-                   "ELSE 'independent' END" if "overlap" in have else "'independent'")
-    where, params = where_clause(con, run_ids, {"task": ["setops"]} if "task" in have else None, view=view)
-    src = f"{relation(con, view, scoring)} {where}"
-    verdict = "CAST(100 * CAST(correct AS INTEGER) AS UTINYINT)"
-    configs_sql = (f"SELECT {cfg} AS _cfg, any_value({series_sql(con)}) AS model, any_value(model) AS model_name, "
-                   f"{firsts}, {overlapping} AS overlapping, count(*) AS n, CAST(sum({verdict}) AS DOUBLE) AS s "
-                   f"FROM {src} GROUP BY 1")
-    items_sql = f"SELECT {cfg} AS _cfg, {draw_sql(have)} AS draw, {verdict} AS acc FROM {src}"
-    with temp_table(con, configs_sql, params) as configs, temp_table(con, items_sql, params) as items:
+    key = ["run_id", "config_id", *inside]
+    task = {"task": ["setops"]} if "task" in have else None
+    # the configurations: the store's counts per (run, configuration) where they answer, else one scan of the rows
+    src = aggregated.source(con, run_ids, ["run_id", "config_id", *design], task, counts=("n", "n_correct"),
+                            scoring=scoring, carry=["model"], view=view)
+    firsts = ", ".join(f"any_value({draw_column(c, have)}) AS {quote(c)}" for c in dict.fromkeys([*key, *design]))
+    overlapping = ("CASE WHEN coalesce(TRY_CAST(overlap AS DOUBLE), 0) > 0 THEN 'overlap' ELSE 'independent' END"
+                   if "overlap" in have else "'independent'")
+    grouped = (f"SELECT {key_sql(key, over=have)} AS _cfg, any_value(model) AS model, {firsts}, "
+               "CAST(sum(n) AS BIGINT) AS n, CAST(100 * sum(n_correct) AS DOUBLE) AS s "
+               f"FROM {src.sql} WHERE n > 0 GROUP BY 1")
+    configs_sql = (f"SELECT _cfg, {series_sql(con)} AS model, model AS model_name, * EXCLUDE (_cfg, model), "
+                   f"{overlapping} AS overlapping FROM ({grouped}) AS g")
+    where, params = where_clause(con, run_ids, task, view=view)
+    items_sql = (f"SELECT {key_sql(key, over=have)} AS _cfg, {draw_sql(have)} AS draw, "
+                 f"CAST(100 * CAST(correct AS INTEGER) AS UTINYINT) AS acc FROM {relation(con, view, scoring)} {where}")
+    with temp_table(con, configs_sql, src.params) as configs, temp_table(con, items_sql, params) as items:
         yield items, configs, design
 
 
