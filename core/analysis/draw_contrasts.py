@@ -5,6 +5,7 @@ per (contrast, draw) and per (contrast, stratum), never the items.
                                                     a report's items (narrow) and configurations (one scan each)
     with cells_table(con, items, configs, where, params, factor, groups, strata, draw_level) as cells: ...
     paired_units(con, cells, pairs) / between_units(con, cells, pairs)        per contrast: draws and strata
+    strata_counts(con, configs, where, params, factor, groups, strata, pairs)  per contrast: strata at either level
     draw_sql(columns) / draw_column(column, columns)                          what names a draw, in SQL
 
 Definitions (the findings' and Compare's; docs/FIDELITY.md, "How verdicts are computed"):
@@ -111,10 +112,15 @@ def cells_table(con, items: str, configs: str, where: str, params: Sequence, fac
     (``key_sql(draw_level)``), ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100). The
     keys are computed once per configuration, and the items join them on ``_cfg``."""
     q = quote(factor)
+    # each configuration's cell key (one hash of group, stratum, draw stratum and level); the items are summed per
+    # (key, draw) — two integer keys — and the cells take their columns back from the distinct keys
     sql = (f"WITH m AS (SELECT _cfg, {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, {key_sql(draw_level)} AS _t, "
-           f"CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} {'AND' if where else 'WHERE'} {q} IS NOT NULL) "
-           f"SELECT m._gid, m._s, m._t, i.draw, m.lvl, {exact('avg(i.acc)')} AS y FROM {items} AS i "
-           "JOIN m ON i._cfg = m._cfg GROUP BY ALL")
+           f"CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} {'AND' if where else 'WHERE'} {q} IS NOT NULL), "
+           "mk AS (SELECT *, hash(_gid, _s, _t, lvl) AS _k FROM m), "
+           "k AS (SELECT DISTINCT _k, _gid, _s, _t, lvl FROM mk), "
+           f"c AS (SELECT mk._k, i.draw, sum(i.acc) AS s, count(*) AS n FROM {items} AS i "
+           "JOIN mk ON i._cfg = mk._cfg GROUP BY mk._k, i.draw) "
+           f"SELECT k._gid, k._s, k._t, c.draw, k.lvl, {exact('c.s / c.n')} AS y FROM c JOIN k ON k._k = c._k")
     with temp_table(con, sql, params) as name:
         yield name
 
@@ -126,13 +132,19 @@ def _pairs_sql(pairs: Sequence[tuple[int, int, str, str]]) -> tuple[str, list]:
             f"FROM (VALUES {values}) AS v(idx, gid, a, b))"), params
 
 
-def strata_counts(con, cells: str, pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, int]:
-    """Per contrast: the strata holding either of its levels."""
+def strata_counts(con, configs: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
+                  strata: Sequence[str], pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, int]:
+    """Per contrast: the strata holding either of its levels — read from the configurations ``where`` selects (each
+    answered configuration has cells), not from the cells."""
     if not pairs:
         return {}
-    p_sql, params = _pairs_sql(pairs)
-    rows = con.execute(f"WITH {p_sql} SELECT p.idx, count(DISTINCT c._s) FROM p JOIN {cells} c "
-                       "ON c._gid = p._gid AND (c.lvl = p.a OR c.lvl = p.b) GROUP BY p.idx", params).fetchall()
+    p_sql, p_params = _pairs_sql(pairs)
+    q = quote(factor)
+    rows = con.execute(
+        f"WITH {p_sql}, m AS (SELECT DISTINCT {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, "
+        f"CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} {'AND' if where else 'WHERE'} {q} IS NOT NULL) "
+        "SELECT p.idx, count(DISTINCT m._s) FROM p JOIN m ON m._gid = p._gid AND (m.lvl = p.a OR m.lvl = p.b) "
+        "GROUP BY p.idx", [*p_params, *params]).fetchall()
     return {int(i): int(n) for i, n in rows}
 
 

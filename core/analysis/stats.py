@@ -514,12 +514,12 @@ def random_subsets(rng, size: int, k: int) -> np.ndarray:
     (Knuth's algorithm S) run for every resample at once — unit i is taken with probability (still needed) /
     (units left)."""
     need = np.full(RESAMPLES, k, dtype=np.int64)
-    out = np.zeros((RESAMPLES, size), dtype=np.uint8)
+    out = np.zeros((size, RESAMPLES), dtype=np.uint8)   # unit by unit: contiguous rows, transposed at the end
     for i in range(size):
         take = rng.random(RESAMPLES) * (size - i) < need
-        out[:, i] = take
+        out[i] = take
         need -= take
-    return out
+    return out.T
 
 
 def _group_bootstrap_plan(sizes: tuple, seed: int) -> list[np.ndarray]:
