@@ -32,7 +32,7 @@ from typing import Iterator, Sequence
 
 from core.analysis import aggregated
 from core.analysis.findings_catalogue import DRAW
-from core.analysis.sql import VIEW, quote, relation, series_sql, view_columns, where_clause
+from core.analysis.sql import VIEW, columns_of, quote, relation, series_sql, setops_answers, view_columns, where_clause
 from core.store.scratch import temp_table
 
 # for deceptive items these columns are outcomes of the condition, not of the draw
@@ -97,9 +97,16 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
                f"FROM {src.sql} WHERE n > 0 GROUP BY 1")
     configs_sql = (f"SELECT _cfg, {series_sql(con)} AS model, model AS model_name, * EXCLUDE (_cfg, model), "
                    f"{overlapping} AS overlapping FROM ({grouped}) AS g")
-    where, params = where_clause(con, run_ids, task, view=view)
-    items_sql = (f"SELECT {key_sql(key, over=have)} AS _cfg, {draw_sql(have)} AS draw, "
-                 f"CAST(100 * CAST(correct AS INTEGER) AS UTINYINT) AS acc FROM {relation(con, view, scoring)} {where}")
+    verdict = "CAST(100 * CAST(correct AS INTEGER) AS UTINYINT) AS acc"
+    own = set(columns_of(con, "items"))
+    pushed = (setops_answers(con, {"_cfg": key_sql(key, over=have), "draw": draw_sql(have)}, scoring, run_ids, view)
+              if own and {*key, *(c for c in DRAW if c in have)} <= own else None)
+    if pushed is not None:
+        items_sql, params = f"SELECT _cfg, draw, {verdict} FROM ({pushed[0]}) AS a", pushed[1]
+    else:
+        where, params = where_clause(con, run_ids, task, view=view)
+        items_sql = (f"SELECT {key_sql(key, over=have)} AS _cfg, {draw_sql(have)} AS draw, {verdict} "
+                     f"FROM {relation(con, view, scoring)} {where}")
     with temp_table(con, configs_sql, src.params) as configs, temp_table(con, items_sql, params) as items:
         yield items, configs, design
 

@@ -146,6 +146,26 @@ def base_src(con, view: str = VIEW) -> str:
             "LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx) AS v")
 
 
+def setops_answers(con, item_exprs: Mapping[str, str], scoring: str, run_ids: Sequence[str] | None,
+                   view: str = VIEW) -> tuple[str, list] | None:
+    """SELECT of the answered set-operation items of ``run_ids`` (all runs: None) as ``item_exprs`` (name → SQL over
+    the ``items`` table's own columns) and ``correct`` (the verdict under ``scoring``) — the rows ``relation`` and
+    ``where_clause`` select with ``{"task": ["setops"]}``, with each expression computed on the items *before* they
+    are joined to their results (at 10 million items, hashing the sets after the join cost three times as much).
+    None when the view is not the store's (``base_src``)."""
+    check_scoring(scoring)
+    if base_src(con, view) == view:
+        return None
+    strict = scoring == "strict" and "correct_strict" in columns_of(con, "results")
+    verdict = "r.correct_strict" if strict else "r.correct"
+    sel = ", ".join(f"{expr} AS {quote(name)}" for name, expr in item_exprs.items())
+    where, params = ("WHERE run_id IN (SELECT unnest(?))", [list(run_ids)]) if run_ids is not None else ("", [])
+    names = ", ".join(f"i.{quote(name)}" for name in item_exprs)
+    return (f"SELECT {names}, {verdict} AS correct FROM (SELECT run_id, idx, {sel} FROM items {where}) AS i "
+            "JOIN runs ru ON ru.run_id = i.run_id JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx "
+            f"WHERE CAST(ru.task AS VARCHAR) = 'setops' AND {verdict} IS NOT NULL"), params
+
+
 def check_column(con, column: str, view: str = VIEW) -> str:
     """``column`` quoted, for grouping or selecting over ``src``; UserError when the view has no such column, or
     when it is a measurement of each call (reply, latency, tokens, cost) that ``src`` leaves out."""
