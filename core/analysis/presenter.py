@@ -63,20 +63,16 @@ def condition_stats(con, run_id: str, scoring: str = "strict", upto: Sequence[in
 
 
 def replayable_runs(con) -> pd.DataFrame:
-    """Stored runs with deceptive items (any source: live, provider batch, imported file, another machine's)."""
-    import core.store.aggregates as aggregates  # a submodule import: never waits on a core.store another thread is initialising
+    """Stored runs with deceptive items (any source: live, provider batch, imported file, another machine's), newest
+    first, with their answered items (``aggregated.source``: the store's counts where they answer, else the rows)."""
+    from core.analysis import aggregated
 
-    if aggregates.present(con):   # from the per-configuration counts, not a join over every result
-        return con.execute(
-            "SELECT r.run_id, r.name, r.model, r.created_at, r.source, "
-            "CAST(sum(k.n_rows - k.n_failed) AS BIGINT) AS answered FROM runs r "
-            "JOIN agg_configs a USING (run_id) JOIN agg_counts k ON k.run_id = a.run_id AND k.config_id = a.config_id "
-            "AND k.scoring = 'lenient' WHERE a.condition IS NOT NULL GROUP BY ALL HAVING sum(k.n_rows - k.n_failed) > 0 "
-            "ORDER BY r.created_at DESC NULLS LAST").df()
+    src = aggregated.source(con, None, ["run_id", "condition"], counts=("n",))
     return con.execute(
-        "SELECT r.run_id, r.name, r.model, r.created_at, r.source, count(*) AS answered FROM runs r "
-        "JOIN results x USING (run_id) JOIN items i ON i.run_id = x.run_id AND i.idx = x.idx "
-        "WHERE i.condition IS NOT NULL AND x.error IS NULL GROUP BY ALL ORDER BY r.created_at DESC").df()
+        "SELECT r.run_id, r.name, r.model, r.created_at, r.source, "
+        f"CAST(sum(src.n) AS BIGINT) AS answered FROM runs r JOIN {src.sql} "
+        "ON src.run_id = r.run_id WHERE src.condition IS NOT NULL GROUP BY ALL "
+        "HAVING sum(src.n) > 0 ORDER BY r.created_at DESC NULLS LAST", src.params).df()
 
 
 def paper_conditions(operations: Sequence[str] | None = None) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from core import analysis as A, runner, store
-from core.analysis import aggregated
+from core.analysis import aggregated, presenter
 from core.analysis.sql import where_clause
 from core.store import aggregates
 from tests.support.synthetic import fill_synthetic
@@ -150,6 +150,8 @@ def test_random_stores_same_views_both_paths(tmp_path, seed):
         # where seed 2's store holds both tasks): the two spellings select the same runs, so each seed asks one
         _views_agree(con, ids if seed == 0 else None, reports=[A.SCORINGS, ["strict"], ["lenient"]][seed])
         _views_agree(con, ids[1:2], reports=())       # deceptive alone: hypernyms and pos vary inside configs
+        replayable = _same(lambda: presenter.replayable_runs(con))   # the demo's list of runs with deceptive items
+        assert ids[1] in set(replayable["run_id"])
         if seed == 2:
             _views_agree(con, ids[2:], task="quantifiers", reports=())
         # a filter on a column that varies inside a configuration takes the row path and still works

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as S
 
-from core.analysis import stats
+from core.analysis import resampling, stats
 
 
 def test_two_always_right_vs_always_wrong_pairs_are_too_few_to_test():
@@ -85,8 +85,8 @@ def test_numpy_resampling_equals_scipys_on_the_same_seed(n, d):
     assert res["p"] == min(1.0, float(ref_p.pvalue))
     assert (res["ci_low"], res["ci_high"]) == (float(ref_ci.confidence_interval.low),
                                                float(ref_ci.confidence_interval.high))
-    assert np.array_equal(np.sort(stats.sign_flip_null(d)[0]), np.sort(ref_p.null_distribution))
-    assert np.array_equal(stats.bootstrap_means(d), ref_ci.bootstrap_distribution)
+    assert np.array_equal(np.sort(resampling.sign_flip_null(d)[0]), np.sort(ref_p.null_distribution))
+    assert np.array_equal(resampling.bootstrap_means(d), ref_ci.bootstrap_distribution)
 
 
 def test_sign_flip_on_paired_0_1_outcomes_is_the_exact_mcnemar_test():
@@ -195,7 +195,7 @@ def test_monte_carlo_stratified_p_agrees_with_the_exact_enumeration(levels):
 
 def test_random_subsets_choose_every_k_subset_uniformly():
     # values 1, 2, 4, 8, 16: a subset's sum names the subset; every one of the C(5, 2) = 10 pairs is equally likely
-    sums = stats.random_subsets(np.random.default_rng(7), 5, 2) @ np.array([1.0, 2, 4, 8, 16])
+    sums = resampling.random_subsets(np.random.default_rng(7), 5, 2) @ np.array([1.0, 2, 4, 8, 16])
     assert sums.size == stats.RESAMPLES
     expected = {a + b for a, b in itertools.combinations([1, 2, 4, 8, 16], 2)}
     values, counts = np.unique(sums, return_counts=True)
@@ -224,17 +224,17 @@ def test_paired_contrast_equals_scipy_on_continuous_differences(n):
 
 def test_a_drawing_kept_for_the_process_gives_what_a_fresh_one_gives():
     """Contrasts over the same number of units share one drawing of sign patterns, bootstrap indices and label
-    arrangements (``stats._PLANS``): a contrast computed with a fresh memo is the same as one computed after others
+    arrangements (``resampling.PLANS``): a contrast computed with a fresh memo is the same as one computed after others
     filled it, whatever order they come in."""
     rng = np.random.default_rng(2)
     vectors = [np.sort(rng.choice([-100.0, -50.0, 0.0, 50.0, 100.0], size=300)) for _ in range(3)]
     values = rng.choice([0.0, 25.0, 50.0, 75.0, 100.0], size=400)
     labels, strata = np.arange(400) % 2 == 0, np.arange(400) // 100
-    stats._PLANS.entries.clear()
+    resampling.PLANS.entries.clear()
     first = [stats.paired_contrast(d) for d in vectors] + [stats.stratified_contrast(values, labels, strata)]
     again = [stats.stratified_contrast(values, labels, strata)] + [stats.paired_contrast(d) for d in vectors[::-1]]
     assert again == [first[-1], *first[:-1][::-1]]
-    stats._PLANS.entries.clear()
+    resampling.PLANS.entries.clear()
     assert stats.paired_contrast(vectors[2]) == first[2]
 
 

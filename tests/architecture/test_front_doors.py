@@ -21,7 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "core/analysis/figures.py": {"core.tasks.setops"},
     "core/analysis/findings.py": {"core.store.provenance"},
     "core/analysis/memo.py": {"core.store.aggregates", "core.store.analysis_cache", "core.store.schema"},
-    "core/analysis/presenter.py": {"core.lexicon.blocklist", "core.store.aggregates", "core.tasks.setops", "core.tasks.setops.scoring"},
+    "core/analysis/presenter.py": {"core.lexicon.blocklist", "core.tasks.setops", "core.tasks.setops.scoring"},
     "core/analysis/quantifier_figures.py": {"core.tasks.quantifiers.metrics"},
     "core/analysis/queries.py": {"core.tasks.setops.aliases"},
     "core/analysis/reasoning.py": {"core.store.provenance"},
