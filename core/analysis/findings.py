@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -298,35 +298,36 @@ def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "str
              confidence: float = 0.95) -> dict:
     """One finding from the stored runs, per series (p values not yet adjusted: ``report`` adjusts per family)."""
     if f.kind == "metrics":
-        return _evaluate(con, None, (), f, run_ids, scoring, view, confidence)
+        return _evaluate(con, None, (), f, run_ids, scoring, view, confidence)()
     with items_table(con, run_ids, DESIGN, scoring, view) as (table, configs, design):
-        return _evaluate(con, (table, configs), design, f, run_ids, scoring, view, confidence)
+        return _evaluate(con, (table, configs), design, f, run_ids, scoring, view, confidence)()
 
 
 def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Finding, run_ids, scoring: str,
-              view: str, confidence: float) -> dict:
-    """One finding over the report's items and configurations (``draw_contrasts.items_table``);
-    see the module docstring."""
+              view: str, confidence: float, pool=None) -> Callable[[], dict]:
+    """One finding over the report's items and configurations (``draw_contrasts.items_table``); see the module
+    docstring. Runs the finding's queries and returns what finishes it (its resampling, on ``pool`` when given —
+    already started — else on the machine's cores when called)."""
     out: dict[str, Any] = {"id": f.id, "title": f.title, "factor": f.factor, "filters": dict(f.filters),
                            "within": list(f.within), "secondary_to": f.secondary_to, "source": f.source,
                            "claim": f.claim, "paper": _paper_rows(f), "contrasts": [], "unanswered": [],
                            "table": [], "applicable": True, "missing": [], "models": []}
     if f.kind == "metrics":
         out.update(_metrics(con, run_ids, f, scoring, view))
-        return out
+        return lambda: out
     columns = [*design, "model", "overlapping"]
     filt = filter_sql(columns, f.filters)
     groups = list(f.within) if f.factor == "model" else ["model", *f.within]
     if filt is None or f.factor not in columns or any(g not in columns for g in groups):
         out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
-        return out
+        return lambda: out
     where, params = filt
     strata = strata_candidates(design, f)
     table, configs = tables
     sl = _Slice(con, configs, where, params, f, groups, strata)
     if not sl.groups:
         out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
-        return out
+        return lambda: out
     out["table"] = _get_stats(con, configs, columns, where, params)
     per_series: dict[str, set] = {}
     for (_, _), rows_ in sl.rows.items():
@@ -366,9 +367,17 @@ def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Fin
             return _between_result(between[t["idx"]], [x for x in part["matched_on"] if x in draw_level], confidence)
         return None, None
 
-    results = stats.in_parallel(compute, todo)
-    unmatched = [t for t, (res, _) in zip(todo, results) if res is None]
+    unmatched = [t for t in todo if t["idx"] not in paired and t["idx"] not in between]
     reasons = _unmatched_reasons(con, configs, where, params, f, groups, unmatched, sl) if unmatched else {}
+    # every query is done: the resampling runs on the pool while the next finding queries DuckDB
+    jobs = [pool.submit(compute, t) for t in todo] if pool is not None else None
+    return lambda: _assemble(out, f, sl, todo, totals, reasons,
+                             [j.result() for j in jobs] if jobs is not None else stats.in_parallel(compute, todo))
+
+
+def _assemble(out: dict, f: Finding, sl: "_Slice", todo: list[dict], totals: dict, reasons: dict,
+              results: list) -> dict:
+    """A finding's contrasts, unanswered contrasts and spreads from its resampled ``results`` (one per ``todo``)."""
     for t, (res, spread) in zip(todo, results):
         part = sl.part(t["gid"], t["ka"], t["kb"])
         c: dict[str, Any] = {"a": plain(t["a"]), "b": plain(t["b"]), "strata_total": totals.get(t["idx"], 0),
@@ -487,9 +496,11 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
         table, configs, design = (stack.enter_context(items_table(con, run_ids, DESIGN, scoring, view))
                                   if any(f.kind == "contrast" for f in chosen) else (None, None, ()))
         tables = (table, configs) if table is not None else None
-        found = [_evaluate(con, tables, design, f, run_ids, scoring, view, 0.95) for f in chosen]
+        pool = stack.enter_context(stats.pool())
+        finish = [_evaluate(con, tables, design, f, run_ids, scoring, view, 0.95, pool) for f in chosen]
         efforts = (con.execute(f"SELECT count(DISTINCT reasoning) FROM {configs}").fetchone()[0]
                    if table is not None and "reasoning" in design else 0)
+        found = [done() for done in finish]
     members: dict[str, list[dict]] = {}
     for fd in found:
         for c in fd["contrasts"]:

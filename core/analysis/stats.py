@@ -313,6 +313,12 @@ def stratified_contrast(values: Sequence[float], is_a: Sequence[bool], strata: S
     return out
 
 
+def pool() -> ThreadPoolExecutor:
+    """A pool of the machine's cores for a report's resampling (numpy releases the GIL): its contrasts are
+    resampled there while the report's next queries run in DuckDB (a context manager: shut down on the way out)."""
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+
+
 def in_parallel(fn, jobs: Sequence) -> list:
     """``[fn(j) for j in jobs]`` on the machine's cores, in the order of ``jobs``: the contrasts of one report are
     independent, and their resampling is numpy, which releases the GIL (each contrast seeds its own generator, so
