@@ -13,7 +13,9 @@ four small tables maintained by the writers of ``items`` and ``results`` in the 
 ``agg_counts``   one row per (run, configuration, scoring) — 'lenient' (our parser) and 'strict' (the SetLexSem
                  reference's rule for set operations, ours for other tasks: ``core.analysis.queries.scored_expr``) —
                  with the counts every view is made of (answered, correct, failed, empty truths, made-up members,
-                 answers that did not follow the instruction, sums of precision / recall / Jaccard, cost);
+                 answers that did not follow the instruction, sums of precision / recall / Jaccard, cost) — under
+                 strict the metrics of the reference's parse for set operations
+                 (``core.tasks.setops.scoring.strict_metrics_sql``), the answer its verdict judges;
 ``agg_lengths``  per (run, configuration, scoring, correct, truth length, answer length): how many answered
                  items — the error table's "G vs. L" lists;
 ``agg_runs``     per run, a version that grows with every write touching it (a cache key), drawn from one counter
@@ -22,12 +24,15 @@ four small tables maintained by the writers of ``items`` and ``results`` in the 
 Writers: ``rows.insert_items`` and ``rows.write_calls_results`` (runner merges, provider batches, imports of
 OpenAI batch files), ``io`` (imports), ``runs.delete_run``, ``leftovers`` (orphan rows), the migrations that
 change stored verdicts (a rebuild). ``rebuild(con)`` recomputes everything from the rows (migration 6 runs it
-once on an existing store); ``check(con)`` compares the tables with a fresh computation (tests).
+once on an existing store), ``rebuild_counts(con, scorings)`` the counts of some scorings (migration 11: the strict
+metrics); ``check(con)`` compares the tables with a fresh computation (tests).
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
+
+from core.tasks.setops.scoring import strict_metrics_sql
 
 SCORINGS = ("lenient", "strict")
 
@@ -114,10 +119,19 @@ def _truth_len(scoring: str) -> str:
             "THEN CAST(json_array_length(i.truth) AS BIGINT) ELSE r.truth_len END")
 
 
+def _metric(name: str, scoring: str) -> str:
+    """One per-item metric (precision, recall, jaccard) of ``results r`` under ``scoring``: strict, for set operations,
+    of the reference's parse (``strict_metrics_sql``: the answer its verdict judges); else the stored one (ours)."""
+    if scoring == "lenient":
+        return f'r."{name}"'
+    return f'CASE WHEN {_SETOPS} THEN {strict_metrics_sql("i.truth", "r.parsed_strict")[name]} ELSE r."{name}" END'
+
+
 def _rows(scoring: str, restrict: str) -> str:
     """Every item of the restricted configurations with its result under ``scoring`` (NULLs when unanswered)."""
     return ("SELECT i.run_id, i.config_id, r.run_id AS r_run, r.error AS r_error, r.empty_truth AS r_empty, "
-            'r."precision" AS r_precision, r.recall AS r_recall, r.jaccard AS r_jaccard, r.cache_key AS r_key, '
+            f"{_metric('precision', scoring)} AS r_precision, {_metric('recall', scoring)} AS r_recall, "
+            f"{_metric('jaccard', scoring)} AS r_jaccard, r.cache_key AS r_key, "
             f"{_scored('correct', scoring)} AS s_correct, "
             f"{_scored('followed', scoring)} AS s_followed, {_scored('answer_len', scoring)} AS s_answer_len, "
             f"{_scored('made_up', scoring)} AS s_made_up, {_truth_len(scoring)} AS s_truth_len "
@@ -125,15 +139,17 @@ def _rows(scoring: str, restrict: str) -> str:
             "LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx")
 
 
-def _insert_counts(con, restrict: str, params: list) -> None:
+def _insert_counts(con, restrict: str, params: list, scorings: Sequence[str] = SCORINGS,
+                   lengths: bool = True) -> None:
     sums = ", ".join(expr for _, expr in COUNTS)
-    for scoring in SCORINGS:
+    for scoring in scorings:
         con.execute(f"INSERT INTO agg_counts SELECT r.run_id, r.config_id, '{scoring}', {sums} "
                     f"FROM ({_rows(scoring, restrict)}) AS r LEFT JOIN calls c ON c.cache_key = r.r_key "
                     "GROUP BY r.run_id, r.config_id", params)
-        con.execute(f"INSERT INTO agg_lengths SELECT run_id, config_id, '{scoring}', s_correct, s_truth_len, "
-                    f"s_answer_len, count(*) FROM ({_rows(scoring, restrict)}) AS r WHERE s_correct IS NOT NULL "
-                    "GROUP BY ALL", params)
+        if lengths:
+            con.execute(f"INSERT INTO agg_lengths SELECT run_id, config_id, '{scoring}', s_correct, "
+                        f"s_truth_len, s_answer_len, count(*) FROM ({_rows(scoring, restrict)}) AS r "
+                        "WHERE s_correct IS NOT NULL GROUP BY ALL", params)
 
 
 def _refresh_configs(con, run_ids: Sequence[str]) -> None:
@@ -252,6 +268,21 @@ def rebuild(con) -> int:
     _insert_counts(con, "", [])
     _bump(con, run_ids)
     return len(run_ids)
+
+
+def rebuild_counts(con, scorings: Sequence[str]) -> int:
+    """Recompute agg_counts' rows of ``scorings`` of every run from the rows, leaving every other table (and the
+    runs' versions) as they are: a migration that changes what those counts mean, not what any view shows (migration
+    11: the strict rows' precision, recall and Jaccard, which views computed from the rows before). Returns the
+    number of runs."""
+    if not present(con):
+        return 0
+    scorings = [s for s in SCORINGS if s in scorings]
+    if not scorings:
+        return 0
+    con.execute("DELETE FROM agg_counts WHERE scoring IN (SELECT unnest(?))", [scorings])
+    _insert_counts(con, "", [], scorings, lengths=False)
+    return con.execute("SELECT count(*) FROM runs").fetchone()[0]
 
 
 def versions(con, run_ids: Sequence[str] | None = None) -> tuple:
