@@ -140,7 +140,7 @@ def source(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
         sel = [*keys, "count(*) AS k"]
     else:
         sel = [*keys, *(f"any_value({quote(c)}) AS {quote(c)}" for c in carry),
-               *(f"{_row_count(c, have)} AS {quote(c)}" for c in counts)]
+               *(f"{_row_count(c, have, scoring)} AS {quote(c)}" for c in counts)]
     group = f" GROUP BY {', '.join(keys)}" if keys else ""
     return Source(f"(SELECT {', '.join(sel)} FROM {rel} {where}{group}) AS src", params, False)
 
@@ -152,16 +152,24 @@ _VIEW_NAMES = {"s_correct": "correct", "s_followed": "followed", "s_answer_len":
 _NAME = re.compile(r"\b(?:c\.cost_usd|[sr]_[a-z_]+)\b")
 
 
-def _row_count(name: str, have: set[str]) -> str:
-    """SQL of the count ``name`` over rows of the view: the store's own definition (``aggregates.COUNTS``) with its
-    row names replaced by the view's columns (NULL for a column this relation does not have)."""
+def _row_count(name: str, have: set[str], scoring: str) -> str:
+    """SQL of the count ``name`` of ``scoring`` over rows of the view: the store's own definition
+    (``aggregates.COUNTS``) with its row names replaced by the view's columns (NULL for a column this relation does
+    not have) — the per-item metrics (precision …) as the store counts them under ``scoring``
+    (``aggregates.metric_sql``: under strict, of the reference's parse where the view has it)."""
     expr = dict(aggregates.COUNTS, n_items="count(*)")[name]
 
     def column(m: re.Match) -> str:
         got = _VIEW_NAMES.get(m.group(0))
         if got is None:
             raise ValueError(f"the count {name} is not counted from rows")
-        return quote(got) if got in have else "NULL"
+        if got not in have:
+            return "NULL"
+        if got in aggregates.METRICS and {"truth", "parsed_strict"} <= have:
+            setops = "coalesce(task, 'setops') = 'setops'" if "task" in have else "TRUE"
+            return aggregates.metric_sql(got, scoring, stored=quote(got), truth="truth", parsed="parsed_strict",
+                                         setops=setops)
+        return quote(got)
 
     sql = _NAME.sub(column, expr)
     # the store keeps whole numbers as BIGINT (a sum of integers is HUGEINT in DuckDB)

@@ -1,10 +1,10 @@
 """Precision, recall and Jaccard of the answers per model × operation × token type, under either scoring.
 
 Both scorings read the per-item metrics of the answer their verdict judges: lenient our parser's (stored with each
-result), strict the reference's parse (``parsed_strict``: the members it read, none when the reply did not follow its
-rule; ``core.tasks.setops.scoring.strict_scores``) — a strict verdict and lenient partial credit would describe two
-different answers. Either is summed per configuration by the store (core/store/aggregates.py) and counted from the
-rows with the same definition where those sums cannot answer (``aggregated.source`` decides).
+result), strict those of the reference's parse (``parsed_strict``: the members it read, none when the reply did not
+follow its rule; ``core.store.aggregates.strict_metrics_sql``) — a strict verdict and lenient partial credit would
+describe two different answers. Either is summed per configuration by the store (core/store/aggregates.py) and
+counted from the rows with the same definition where those sums cannot answer (``aggregated.source`` decides).
 """
 
 from __future__ import annotations

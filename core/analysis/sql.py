@@ -15,7 +15,6 @@ import core.store.provenance as provenance  # noqa: PLR0402
 from core.errors import UserError
 from core.store.schema import REASONING_EFFECTIVE, RUN_PARAM_FACTORS
 from core.tasks import RESULTS_VIEW
-from core.tasks.setops.scoring import strict_metrics_sql
 
 VIEW = RESULTS_VIEW   # the store's results view
 
@@ -24,9 +23,6 @@ VIEW = RESULTS_VIEW   # the store's results view
 SCORINGS = ("strict", "lenient")
 # the result columns each scoring has its own copy of (<name>_strict for strict)
 SCORED_COLUMNS = ("parsed", "followed", "correct", "answer_len", "made_up")
-# the per-item partial credit: stored for our parse; under strict, computed from the reference's parse
-# (``core.tasks.setops.scoring.strict_metrics_sql``), as the store's strict counts are (core/store/aggregates.py)
-METRIC_COLUMNS = ("precision", "recall", "jaccard")
 
 
 def quote(ident: str) -> str:
@@ -99,23 +95,17 @@ def scored_expr(con, column: str, scoring: str, view: str = VIEW) -> str:
 
 
 def scored(con, relation: str, scoring: str, view: str = VIEW) -> str:
-    """``relation`` with the verdict columns (correct, followed, parsed, answer_len, made_up) of ``scoring``; under
-    strict, a set operation's truth length is its stored truth's size and its precision, recall and Jaccard are
-    those of the reference's parse (``METRIC_COLUMNS``)."""
+    """``relation`` with the verdict columns (correct, followed, parsed, answer_len, made_up) of ``scoring``."""
     check_scoring(scoring)
     have = view_columns(con, view)
     swaps = [f"{scored_expr(con, c, scoring, view)} AS {quote(c)}" for c in SCORED_COLUMNS
              if c in have and f"{c}_strict" in have]
     if scoring == "lenient" or not swaps:
         return relation
-    setops = "coalesce(task, 'setops') = 'setops'" if "task" in have else "TRUE"
     if "truth_len" in have and "truth" in have:   # strict G: the stored truth's own size (ours lower-cases members)
-        swaps.append(f"CASE WHEN {setops} AND json_valid(truth) AND json_type(truth) = 'ARRAY' "
+        setops = "coalesce(task, 'setops') = 'setops' AND " if "task" in have else ""
+        swaps.append(f"CASE WHEN {setops}json_valid(truth) AND json_type(truth) = 'ARRAY' "
                      "THEN CAST(json_array_length(truth) AS BIGINT) ELSE truth_len END AS truth_len")
-    if {"truth", "parsed_strict"} <= set(have):   # partial credit of the answer the strict verdict judges
-        strict = strict_metrics_sql("truth", "parsed_strict")
-        swaps += [f"CASE WHEN {setops} THEN {strict[m]} ELSE {quote(m)} END AS {quote(m)}"
-                  for m in METRIC_COLUMNS if m in have]
     return f"(SELECT * REPLACE ({', '.join(swaps)}) FROM {relation}) AS scored"
 
 

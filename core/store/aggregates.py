@@ -14,8 +14,8 @@ four small tables maintained by the writers of ``items`` and ``results`` in the 
                  reference's rule for set operations, ours for other tasks: ``core.analysis.queries.scored_expr``) —
                  with the counts every view is made of (answered, correct, failed, empty truths, made-up members,
                  answers that did not follow the instruction, sums of precision / recall / Jaccard, cost) — under
-                 strict the metrics of the reference's parse for set operations
-                 (``core.tasks.setops.scoring.strict_metrics_sql``), the answer its verdict judges;
+                 strict the metrics of the reference's parse for set operations (``strict_metrics_sql``), the
+                 answer its verdict judges;
 ``agg_lengths``  per (run, configuration, scoring, correct, truth length, answer length): how many answered
                  items — the error table's "G vs. L" lists;
 ``agg_runs``     per run, a version that grows with every write touching it (a cache key), drawn from one counter
@@ -31,8 +31,6 @@ metrics); ``check(con)`` compares the tables with a fresh computation (tests).
 from __future__ import annotations
 
 from typing import Iterable, Sequence
-
-from core.tasks.setops.scoring import strict_metrics_sql
 
 SCORINGS = ("lenient", "strict")
 
@@ -119,12 +117,42 @@ def _truth_len(scoring: str) -> str:
             "THEN CAST(json_array_length(i.truth) AS BIGINT) ELSE r.truth_len END")
 
 
-def _metric(name: str, scoring: str) -> str:
-    """One per-item metric (precision, recall, jaccard) of ``results r`` under ``scoring``: strict, for set operations,
-    of the reference's parse (``strict_metrics_sql``: the answer its verdict judges); else the stored one (ours)."""
+def _json_members_sql(text: str) -> str:
+    """The distinct members of the JSON list ``text`` (an SQL expression) as a list of their JSON texts ("4" the
+    string and 4 the number differ, as they do in Python); NULL when it is not a JSON list."""
+    return (f"list_distinct(CASE WHEN json_valid({text}) AND json_type({text}) = 'ARRAY' "
+            f"THEN CAST(json_extract({text}, '$[*]') AS VARCHAR[]) END)")
+
+
+def strict_metrics_sql(truth: str, parsed: str) -> dict[str, str]:
+    """{"precision", "recall", "jaccard"} of one set-operation item under strict scoring, as DuckDB SQL over the SQL
+    expressions ``truth`` and ``parsed`` (JSON list text, as stored: ``items.truth``, ``results.parsed_strict``, the
+    reference's parse, which its verdict judges): members compared by their JSON text; an answer that did not follow
+    the rule (no parse) scores 0; an empty answer to an empty truth scores 1
+    (``core.tasks.setops.scoring.strict_scores`` is the same in Python)."""
+    t, a = f"coalesce({_json_members_sql(truth)}, [])", _json_members_sql(parsed)
+    k, nt, na = f"len(list_intersect({t}, {a}))", f"len({t})", f"len({a})"
+    both_empty = f"WHEN {a} IS NULL THEN 0 WHEN {nt} = 0 AND {na} = 0 THEN 1"
+    return {"precision": f"CASE {both_empty} WHEN {na} = 0 THEN 0 ELSE {k} / {na} END",
+            "recall": f"CASE {both_empty} WHEN {nt} = 0 THEN 0 ELSE {k} / {nt} END",
+            "jaccard": f"CASE {both_empty} ELSE {k} / ({nt} + {na} - {k}) END"}
+
+
+METRICS = ("precision", "recall", "jaccard")
+
+
+def metric_sql(name: str, scoring: str, *, stored: str, truth: str, parsed: str, setops: str) -> str:
+    """One item's ``name`` (of ``METRICS``) under ``scoring``, over SQL expressions: lenient the ``stored`` value (our
+    parse's); strict, where ``setops`` holds, ``strict_metrics_sql`` of ``truth`` and ``parsed`` — other tasks keep
+    the stored value, as they keep their verdict. What agg_counts sums (``precision_sum`` …) and what the rows path
+    of the views counts (core/analysis/aggregated.py)."""
     if scoring == "lenient":
-        return f'r."{name}"'
-    return f'CASE WHEN {_SETOPS} THEN {strict_metrics_sql("i.truth", "r.parsed_strict")[name]} ELSE r."{name}" END'
+        return stored
+    return f"CASE WHEN {setops} THEN {strict_metrics_sql(truth, parsed)[name]} ELSE {stored} END"
+
+
+def _metric(name: str, scoring: str) -> str:
+    return metric_sql(name, scoring, stored=f'r."{name}"', truth="i.truth", parsed="r.parsed_strict", setops=_SETOPS)
 
 
 def _rows(scoring: str, restrict: str) -> str:

@@ -8,8 +8,8 @@ Public API::
                                       # (lenient and strict fields side by side)
     strict_fields(truth, set_a, set_b, response) -> dict   # the SetLexSem reference's verdict (parse_strict)
     strict_from_reference(result_obj, llm_vs_gt, set_a, set_b)   # the same from a reference CSV's own parse
-    strict_scores(truth, parsed) -> (precision, recall, jaccard)   # of the strict parse (JSON texts)
-    strict_metrics_sql(truth, parsed) -> dict  # the same as DuckDB SQL expressions (precision, recall, jaccard)
+    strict_scores(truth, parsed) -> (precision, recall, jaccard)   # of the strict parse (JSON texts; pure-Python
+                                      # reference of core.store.aggregates.strict_metrics_sql)
     reference_result(text) -> frozenset | None     # a reference CSV's result_obj cell ({-1} → None)
     STRICT_COLUMNS                    # parsed_strict, followed_strict, correct_strict, answer_len_strict,
                                       # made_up_strict
@@ -70,7 +70,7 @@ __all__ = [
     "AGG_SQL", "DID_NOT_FOLLOW_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
     "error_summary", "gl_label",
     "kind_of", "reference_result", "score_set_response", "set_metrics", "solve", "strict_fields",
-    "strict_from_reference", "strict_metrics_sql", "strict_scores", "top_gl_sql",
+    "strict_from_reference", "strict_scores", "top_gl_sql",
 ]
 
 
@@ -205,7 +205,8 @@ def _json_members(text) -> set | None:
 def strict_scores(truth, parsed) -> tuple[float, float, float]:
     """(precision, recall, jaccard) of the strict parse ``parsed`` (JSON list or None) against ``truth`` (JSON list):
     members compared as the strict verdict compares them; an answer that did not follow the rule scores 0; an
-    empty answer to an empty truth scores 1. ``strict_metrics_sql`` is the same definition in SQL."""
+    empty answer to an empty truth scores 1. The pure-Python reference of the definition the store sums per
+    configuration in SQL (``core.store.aggregates.strict_metrics_sql``)."""
     t, a = _json_members(truth) or set(), _json_members(parsed)
     if a is None:
         return 0.0, 0.0, 0.0
@@ -214,24 +215,6 @@ def strict_scores(truth, parsed) -> tuple[float, float, float]:
     inter = len(t & a)
     return (inter / len(a) if a else 0.0, inter / len(t) if t else 0.0, inter / len(t | a))
 
-
-def _json_members_sql(text: str) -> str:
-    """The distinct members of the JSON list ``text`` (an SQL expression) as a list of their JSON texts ("4" the
-    string and 4 the number differ, as they do in Python); NULL when it is not a JSON list."""
-    return (f"list_distinct(CASE WHEN json_valid({text}) AND json_type({text}) = 'ARRAY' "
-            f"THEN CAST(json_extract({text}, '$[*]') AS VARCHAR[]) END)")
-
-
-def strict_metrics_sql(truth: str, parsed: str) -> dict[str, str]:
-    """{"precision", "recall", "jaccard"}: ``strict_scores`` as DuckDB SQL expressions of one item, over the SQL
-    expressions ``truth`` and ``parsed`` (JSON list text, as stored: ``items.truth``, ``results.parsed_strict``).
-    The store keeps their sums per configuration under strict scoring (core/store/aggregates.py)."""
-    t, a = f"coalesce({_json_members_sql(truth)}, [])", _json_members_sql(parsed)
-    k, nt, na = f"len(list_intersect({t}, {a}))", f"len({t})", f"len({a})"
-    both_empty = f"WHEN {a} IS NULL THEN 0 WHEN {nt} = 0 AND {na} = 0 THEN 1"
-    return {"precision": f"CASE {both_empty} WHEN {na} = 0 THEN 0 ELSE {k} / {na} END",
-            "recall": f"CASE {both_empty} WHEN {nt} = 0 THEN 0 ELSE {k} / {nt} END",
-            "jaccard": f"CASE {both_empty} ELSE {k} / ({nt} + {na} - {k}) END"}
 
 
 def score_set_response(item: Mapping, response: str, *, with_reason: bool = False) -> dict:

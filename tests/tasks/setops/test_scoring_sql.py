@@ -12,7 +12,6 @@ from core.tasks.setops.scoring import (
     error_fields,
     error_summary,
     set_metrics,
-    strict_metrics_sql,
     strict_scores,
     top_gl_sql,
 )
@@ -116,10 +115,12 @@ def test_parsed_answers_feed_the_sql(con):
 
 
 def test_strict_metrics_sql_equals_strict_scores(tmp_path):
-    """The strict partial credit in SQL (what the store sums per configuration) and in Python agree item by item on
-    a real DuckDB file: numbers and words, mixed case, "4" and 4, duplicates, empty truths and answers, answers that
-    did not follow the rule (NULL), truths that are not JSON lists."""
+    """The strict partial credit in SQL (what the store sums per configuration: core/store/aggregates.py) and in
+    Python agree item by item on a real DuckDB file: numbers and words, mixed case, "4" and 4, duplicates, empty
+    truths and answers, answers that did not follow the rule (NULL), truths that are not JSON lists."""
     import json
+
+    from core.store.aggregates import strict_metrics_sql
 
     rng = random.Random(3)
     pool = [1, 2, 3, 4, 5, "4", "cat", "Cat", "dog", "ant"]
