@@ -14,7 +14,7 @@ four small tables maintained by the writers of ``items`` and ``results`` in the 
                  reference's rule for set operations, ours for other tasks: ``core.analysis.queries.scored_expr``) —
                  with the counts every view is made of (answered, correct, failed, empty truths, made-up members,
                  answers that did not follow the instruction, sums of precision / recall / Jaccard, cost) — under
-                 strict the metrics of the reference's parse for set operations (``strict_metrics_sql``), the
+                 strict the metrics of the reference's parse for set operations (``strict_metric_sql``), the
                  answer its verdict judges;
 ``agg_lengths``  per (run, configuration, scoring, correct, truth length, answer length): how many answered
                  items — the error table's "G vs. L" lists;
@@ -118,53 +118,64 @@ def _truth_len(scoring: str) -> str:
 
 
 def _json_members_sql(text: str) -> str:
-    """The distinct members of the JSON list ``text`` (an SQL expression) as a list of their JSON texts ("4" the
-    string and 4 the number differ, as they do in Python); NULL when it is not a JSON list."""
-    return (f"list_distinct(CASE WHEN json_valid({text}) AND json_type({text}) = 'ARRAY' "
-            f"THEN CAST(json_extract({text}, '$[*]') AS VARCHAR[]) END)")
+    """The members of the JSON list ``text`` (an SQL expression) as a list of their JSON texts ("4" the string and 4
+    the number differ, as they do in Python); NULL when it is not a JSON list."""
+    return (f"CASE WHEN json_valid({text}) AND json_type({text}) = 'ARRAY' "
+            f"THEN CAST(json_extract({text}, '$[*]') AS VARCHAR[]) END")
 
 
-def strict_metrics_sql(truth: str, parsed: str) -> dict[str, str]:
-    """{"precision", "recall", "jaccard"} of one set-operation item under strict scoring, as DuckDB SQL over the SQL
-    expressions ``truth`` and ``parsed`` (JSON list text, as stored: ``items.truth``, ``results.parsed_strict``, the
-    reference's parse, which its verdict judges): members compared by their JSON text; an answer that did not follow
-    the rule (no parse) scores 0; an empty answer to an empty truth scores 1
-    (``core.tasks.setops.scoring.strict_scores`` is the same in Python)."""
-    t, a = f"coalesce({_json_members_sql(truth)}, [])", _json_members_sql(parsed)
-    k, nt, na = f"len(list_intersect({t}, {a}))", f"len({t})", f"len({a})"
-    both_empty = f"WHEN {a} IS NULL THEN 0 WHEN {nt} = 0 AND {na} = 0 THEN 1"
-    return {"precision": f"CASE {both_empty} WHEN {na} = 0 THEN 0 ELSE {k} / {na} END",
-            "recall": f"CASE {both_empty} WHEN {nt} = 0 THEN 0 ELSE {k} / {nt} END",
-            "jaccard": f"CASE {both_empty} ELSE {k} / ({nt} + {na} - {k}) END"}
-
-
+# the parts of one item the strict metrics are made of (``strict_parts_sql``), computed once per item
+STRICT_PARTS = ("_s_parsed", "_s_nt", "_s_na", "_s_k")
 METRICS = ("precision", "recall", "jaccard")
 
 
-def metric_sql(name: str, scoring: str, *, stored: str, truth: str, parsed: str, setops: str) -> str:
-    """One item's ``name`` (of ``METRICS``) under ``scoring``, over SQL expressions: lenient the ``stored`` value (our
-    parse's); strict, where ``setops`` holds, ``strict_metrics_sql`` of ``truth`` and ``parsed`` — other tasks keep
-    the stored value, as they keep their verdict. What agg_counts sums (``precision_sum`` …) and what the rows path
-    of the views counts (core/analysis/aggregated.py)."""
+def strict_parts_sql(truth: str, parsed: str) -> str:
+    """SELECT-list items ``STRICT_PARTS`` of one item, over the SQL expressions ``truth`` and ``parsed`` (JSON list
+    text, as stored: ``items.truth``, ``results.parsed_strict``, the reference's parse, which its verdict judges):
+    whether the answer has a parse, the numbers of distinct members of the truth and of the answer, and how many
+    they share — members compared by their JSON text. ``strict_metric_sql`` turns them into the metrics."""
+    t, a = f"coalesce({_json_members_sql(truth)}, [])", _json_members_sql(parsed)
+    return (f"{a} IS NOT NULL AS _s_parsed, list_unique({t}) AS _s_nt, coalesce(list_unique({a}), 0) AS _s_na, "
+            f"coalesce(len(list_intersect({t}, {a})), 0) AS _s_k")
+
+
+def strict_metric_sql(name: str) -> str:
+    """One item's strict ``name`` (of ``METRICS``) over the columns of ``strict_parts_sql``: an answer that did not
+    follow the rule (no parse) scores 0; an empty answer to an empty truth scores 1; else the share of the answer's
+    members in the truth (precision), of the truth's in the answer (recall), of both in either (Jaccard)
+    (``core.tasks.setops.scoring.strict_scores`` is the same in Python)."""
+    head = "WHEN NOT _s_parsed THEN 0 WHEN _s_nt = 0 AND _s_na = 0 THEN 1"
+    return {"precision": f"CASE {head} WHEN _s_na = 0 THEN 0 ELSE _s_k / _s_na END",
+            "recall": f"CASE {head} WHEN _s_nt = 0 THEN 0 ELSE _s_k / _s_nt END",
+            "jaccard": f"CASE {head} ELSE _s_k / (_s_nt + _s_na - _s_k) END"}[name]
+
+
+def metric_sql(name: str, scoring: str, *, stored: str, setops: str) -> str:
+    """One item's ``name`` (of ``METRICS``) under ``scoring``, over a relation that has the columns of
+    ``strict_parts_sql`` under strict: lenient the ``stored`` value (our parse's); strict, where ``setops`` holds,
+    ``strict_metric_sql`` — other tasks keep the stored value, as they keep their verdict. What agg_counts sums
+    (``precision_sum`` …) and what the rows path of the views counts (core/analysis/aggregated.py)."""
     if scoring == "lenient":
         return stored
-    return f"CASE WHEN {setops} THEN {strict_metrics_sql(truth, parsed)[name]} ELSE {stored} END"
-
-
-def _metric(name: str, scoring: str) -> str:
-    return metric_sql(name, scoring, stored=f'r."{name}"', truth="i.truth", parsed="r.parsed_strict", setops=_SETOPS)
+    return f"CASE WHEN {setops} THEN {strict_metric_sql(name)} ELSE {stored} END"
 
 
 def _rows(scoring: str, restrict: str) -> str:
     """Every item of the restricted configurations with its result under ``scoring`` (NULLs when unanswered)."""
-    return ("SELECT i.run_id, i.config_id, r.run_id AS r_run, r.error AS r_error, r.empty_truth AS r_empty, "
-            f"{_metric('precision', scoring)} AS r_precision, {_metric('recall', scoring)} AS r_recall, "
-            f"{_metric('jaccard', scoring)} AS r_jaccard, r.cache_key AS r_key, "
+    rows = ("SELECT i.run_id, i.config_id, r.run_id AS r_run, r.error AS r_error, r.empty_truth AS r_empty, "
+            'r."precision" AS r_precision, r.recall AS r_recall, r.jaccard AS r_jaccard, r.cache_key AS r_key, '
             f"{_scored('correct', scoring)} AS s_correct, "
             f"{_scored('followed', scoring)} AS s_followed, {_scored('answer_len', scoring)} AS s_answer_len, "
-            f"{_scored('made_up', scoring)} AS s_made_up, {_truth_len(scoring)} AS s_truth_len "
-            f"FROM items i {restrict} JOIN runs ru ON ru.run_id = i.run_id "
+            f"{_scored('made_up', scoring)} AS s_made_up, {_truth_len(scoring)} AS s_truth_len"
+            + ("" if scoring == "lenient" else
+               f", {_SETOPS} AS _s_setops, {strict_parts_sql('i.truth', 'r.parsed_strict')}")
+            + f" FROM items i {restrict} JOIN runs ru ON ru.run_id = i.run_id "
             "LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx")
+    if scoring == "lenient":
+        return rows
+    # the strict metrics of set operations from the parts, computed once per item
+    metrics = ", ".join(f"{metric_sql(m, scoring, stored=f'r_{m}', setops='_s_setops')} AS r_{m}" for m in METRICS)
+    return f"SELECT * EXCLUDE (_s_setops, {', '.join(STRICT_PARTS)}) REPLACE ({metrics}) FROM ({rows})"
 
 
 def _insert_counts(con, restrict: str, params: list, scorings: Sequence[str] = SCORINGS,
