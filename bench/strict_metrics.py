@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,7 +61,8 @@ def main() -> None:
     if done.returncode:
         print(f"{label}: failed: {done.stderr.strip().splitlines()[-1:]}")
         return
-    got = json.loads(done.stdout.strip().splitlines()[-1])
+    # DuckDB's progress bar (a long migration) may share stdout: the figures are the last JSON object
+    got = json.loads(re.findall(r"\{.*\}", done.stdout)[-1])
     print(f"code {label}, {got['results']:,} results (schema {got['schema']}): open {got['open_seconds']:.2f} s "
           f"(load before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
     for scoring in ("strict", "lenient"):
