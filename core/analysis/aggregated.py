@@ -138,7 +138,7 @@ def source(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
     parts = (scoring == "strict" and not lengths and bool(set(counts) & _METRIC_COUNTS)
              and {"truth", "parsed_strict"} <= have)
     if parts:
-        rel = f"(SELECT *, {aggregates.strict_parts_sql('truth', 'parsed_strict')} FROM {rel}) AS parts"
+        rel = aggregates.with_strict_parts(rel, "truth", "parsed_strict")
     keys = [quote(c) for c in by]
     if lengths:
         keys += ["correct", "truth_len", "answer_len"]
@@ -163,7 +163,7 @@ def _row_count(name: str, have: set[str], scoring: str) -> str:
     """SQL of the count ``name`` over rows of the view: the store's own definition (``aggregates.COUNTS``) with its
     row names replaced by the view's columns (NULL for a column this relation does not have) — the per-item metrics
     (precision …) of ``scoring`` as the store counts them (``aggregates.metric_sql``; strict: over a relation with
-    the columns of ``aggregates.strict_parts_sql``)."""
+    the columns of ``aggregates.with_strict_parts``)."""
     expr = dict(aggregates.COUNTS, n_items="count(*)")[name]
 
     def column(m: re.Match) -> str:

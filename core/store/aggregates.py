@@ -124,27 +124,36 @@ def _json_members_sql(text: str) -> str:
             f"THEN CAST(json_extract({text}, '$[*]') AS VARCHAR[]) END")
 
 
-# the parts of one item the strict metrics are made of (``strict_parts_sql``), computed once per item
-STRICT_PARTS = ("_s_parsed", "_s_nt", "_s_na", "_s_k")
+# the parts of one item the strict metrics are made of (``with_strict_parts``), computed once per item
+STRICT_PARTS = ("_s_parsed", "_s_same", "_s_nt", "_s_na", "_s_k")
 METRICS = ("precision", "recall", "jaccard")
 
 
-def strict_parts_sql(truth: str, parsed: str) -> str:
-    """SELECT-list items ``STRICT_PARTS`` of one item, over the SQL expressions ``truth`` and ``parsed`` (JSON list
-    text, as stored: ``items.truth``, ``results.parsed_strict``, the reference's parse, which its verdict judges):
-    whether the answer has a parse, the numbers of distinct members of the truth and of the answer, and how many
-    they share — members compared by their JSON text. ``strict_metric_sql`` turns them into the metrics."""
+def with_strict_parts(relation: str, truth: str, parsed: str) -> str:
+    """The FROM-clause ``relation`` with the columns ``STRICT_PARTS`` of each row, from its columns ``truth`` and
+    ``parsed`` (JSON list text, as stored: ``items.truth``, ``results.parsed_strict``, the reference's parse, which its
+    verdict judges), each computed once per row: whether the answer has a parse; whether it is the truth's very list
+    (the same JSON, spacing aside: then every metric is 1 and nothing else is computed — most right answers); else
+    the numbers of distinct members of the truth and of the answer and how many they share, members compared by
+    their JSON text. ``strict_metric_sql`` turns them into the metrics."""
     t, a = f"coalesce({_json_members_sql(truth)}, [])", _json_members_sql(parsed)
-    return (f"{a} IS NOT NULL AS _s_parsed, list_unique({t}) AS _s_nt, coalesce(list_unique({a}), 0) AS _s_na, "
-            f"coalesce(len(list_intersect({t}, {a})), 0) AS _s_k")
+    same = (f"CASE WHEN json_valid({truth}) AND json_valid({parsed}) THEN json({truth}) = json({parsed}) "
+            "ELSE FALSE END")
+    is_list = f"CASE WHEN json_valid({parsed}) THEN json_type({parsed}) = 'ARRAY' ELSE FALSE END"
+    first = f"(SELECT *, {is_list} AS _s_parsed, {same} AS _s_same FROM {relation}) AS _s_first"
+    # the member lists only where they are counted (a CASE evaluates a branch for its own rows only)
+    skip = "WHEN NOT _s_parsed OR _s_same THEN 0"   # no parse, or the truth itself: nothing to count
+    return (f"(SELECT *, CASE {skip} ELSE list_unique({t}) END AS _s_nt, "
+            f"CASE {skip} ELSE list_unique({a}) END AS _s_na, "
+            f"CASE {skip} ELSE len(list_intersect({t}, {a})) END AS _s_k FROM {first}) AS _s_parts")
 
 
 def strict_metric_sql(name: str) -> str:
-    """One item's strict ``name`` (of ``METRICS``) over the columns of ``strict_parts_sql``: an answer that did not
-    follow the rule (no parse) scores 0; an empty answer to an empty truth scores 1; else the share of the answer's
-    members in the truth (precision), of the truth's in the answer (recall), of both in either (Jaccard)
-    (``core.tasks.setops.scoring.strict_scores`` is the same in Python)."""
-    head = "WHEN NOT _s_parsed THEN 0 WHEN _s_nt = 0 AND _s_na = 0 THEN 1"
+    """One item's strict ``name`` (of ``METRICS``) over the columns of ``with_strict_parts``: an answer that did not
+    follow the rule (no parse) scores 0; the truth itself, or an empty answer to an empty truth, scores 1; else the
+    share of the answer's members in the truth (precision), of the truth's in the answer (recall), of both in either
+    (Jaccard) (``core.tasks.setops.scoring.strict_scores`` is the same in Python)."""
+    head = "WHEN NOT _s_parsed THEN 0 WHEN _s_same OR (_s_nt = 0 AND _s_na = 0) THEN 1"
     return {"precision": f"CASE {head} WHEN _s_na = 0 THEN 0 ELSE _s_k / _s_na END",
             "recall": f"CASE {head} WHEN _s_nt = 0 THEN 0 ELSE _s_k / _s_nt END",
             "jaccard": f"CASE {head} ELSE _s_k / (_s_nt + _s_na - _s_k) END"}[name]
@@ -152,7 +161,7 @@ def strict_metric_sql(name: str) -> str:
 
 def metric_sql(name: str, scoring: str, *, stored: str, setops: str) -> str:
     """One item's ``name`` (of ``METRICS``) under ``scoring``, over a relation that has the columns of
-    ``strict_parts_sql`` under strict: lenient the ``stored`` value (our parse's); strict, where ``setops`` holds,
+    ``with_strict_parts`` under strict: lenient the ``stored`` value (our parse's); strict, where ``setops`` holds,
     ``strict_metric_sql`` — other tasks keep the stored value, as they keep their verdict. What agg_counts sums
     (``precision_sum`` …) and what the rows path of the views counts (core/analysis/aggregated.py)."""
     if scoring == "lenient":
@@ -167,15 +176,16 @@ def _rows(scoring: str, restrict: str) -> str:
             f"{_scored('correct', scoring)} AS s_correct, "
             f"{_scored('followed', scoring)} AS s_followed, {_scored('answer_len', scoring)} AS s_answer_len, "
             f"{_scored('made_up', scoring)} AS s_made_up, {_truth_len(scoring)} AS s_truth_len"
-            + ("" if scoring == "lenient" else
-               f", {_SETOPS} AS _s_setops, {strict_parts_sql('i.truth', 'r.parsed_strict')}")
+            + ("" if scoring == "lenient" else f", {_SETOPS} AS _s_setops, i.truth AS _s_truth, "
+               "r.parsed_strict AS _s_parsed_strict")
             + f" FROM items i {restrict} JOIN runs ru ON ru.run_id = i.run_id "
             "LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx")
     if scoring == "lenient":
         return rows
     # the strict metrics of set operations from the parts, computed once per item
     metrics = ", ".join(f"{metric_sql(m, scoring, stored=f'r_{m}', setops='_s_setops')} AS r_{m}" for m in METRICS)
-    return f"SELECT * EXCLUDE (_s_setops, {', '.join(STRICT_PARTS)}) REPLACE ({metrics}) FROM ({rows})"
+    return (f"SELECT * EXCLUDE (_s_setops, _s_truth, _s_parsed_strict, {', '.join(STRICT_PARTS)}) "
+            f"REPLACE ({metrics}) FROM {with_strict_parts(f'({rows})', '_s_truth', '_s_parsed_strict')}")
 
 
 def _insert_counts(con, restrict: str, params: list, scorings: Sequence[str] = SCORINGS,

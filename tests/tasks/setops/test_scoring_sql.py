@@ -120,7 +120,7 @@ def test_strict_metrics_sql_equals_strict_scores(tmp_path):
     truths and answers, answers that did not follow the rule (NULL), truths that are not JSON lists."""
     import json
 
-    from core.store.aggregates import strict_metric_sql, strict_parts_sql
+    from core.store.aggregates import strict_metric_sql, with_strict_parts
 
     rng = random.Random(3)
     pool = [1, 2, 3, 4, 5, "4", "cat", "Cat", "dog", "ant"]
@@ -136,8 +136,7 @@ def test_strict_metrics_sql_equals_strict_scores(tmp_path):
     con.execute("CREATE TABLE t (i INTEGER, truth VARCHAR, parsed VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, t, a) for i, (t, a) in enumerate(pairs)])
     metrics = ", ".join(strict_metric_sql(m) for m in ("precision", "recall", "jaccard"))
-    got = con.execute(f"SELECT {metrics} FROM (SELECT *, {strict_parts_sql('truth', 'parsed')} FROM t) "
-                      "ORDER BY i").fetchall()
+    got = con.execute(f"SELECT {metrics} FROM {with_strict_parts('t', 'truth', 'parsed')} ORDER BY i").fetchall()
     for (truth, parsed), row in zip(pairs, got):
         assert row == pytest.approx(strict_scores(truth, parsed), abs=1e-12), (truth, parsed)
     assert len(got) == len(pairs)
