@@ -2,7 +2,7 @@
 
 Both scorings read the per-item metrics of the answer their verdict judges: lenient our parser's (stored with each
 result), strict those of the reference's parse (``parsed_strict``: the members it read, none when the reply did not
-follow its rule; ``core.store.aggregates.strict_metrics_sql``) — a strict verdict and lenient partial credit would
+follow its rule; ``core.store.aggregates.strict_metric_sql``) — a strict verdict and lenient partial credit would
 describe two different answers. Either is summed per configuration by the store (core/store/aggregates.py) and
 counted from the rows with the same definition where those sums cannot answer (``aggregated.source`` decides).
 """

@@ -9,7 +9,7 @@ Public API::
     strict_fields(truth, set_a, set_b, response) -> dict   # the SetLexSem reference's verdict (parse_strict)
     strict_from_reference(result_obj, llm_vs_gt, set_a, set_b)   # the same from a reference CSV's own parse
     strict_scores(truth, parsed) -> (precision, recall, jaccard)   # of the strict parse (JSON texts; pure-Python
-                                      # reference of core.store.aggregates.strict_metrics_sql)
+                                      # reference of core.store.aggregates.strict_metric_sql)
     reference_result(text) -> frozenset | None     # a reference CSV's result_obj cell ({-1} → None)
     STRICT_COLUMNS                    # parsed_strict, followed_strict, correct_strict, answer_len_strict,
                                       # made_up_strict
@@ -206,7 +206,7 @@ def strict_scores(truth, parsed) -> tuple[float, float, float]:
     """(precision, recall, jaccard) of the strict parse ``parsed`` (JSON list or None) against ``truth`` (JSON list):
     members compared as the strict verdict compares them; an answer that did not follow the rule scores 0; an
     empty answer to an empty truth scores 1. The pure-Python reference of the definition the store sums per
-    configuration in SQL (``core.store.aggregates.strict_metrics_sql``)."""
+    configuration in SQL (``core.store.aggregates.strict_metric_sql``)."""
     t, a = _json_members(truth) or set(), _json_members(parsed)
     if a is None:
         return 0.0, 0.0, 0.0

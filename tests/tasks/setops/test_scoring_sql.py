@@ -114,7 +114,7 @@ def test_parsed_answers_feed_the_sql(con):
     assert got == (1, 1, 1, 1)
 
 
-def test_strict_metrics_sql_equals_strict_scores(tmp_path):
+def test_strict_metric_sql_equals_strict_scores(tmp_path):
     """The strict partial credit in SQL (what the store sums per configuration: core/store/aggregates.py) and in
     Python agree item by item on a real DuckDB file: numbers and words, mixed case, "4" and 4, duplicates, empty
     truths and answers, answers that did not follow the rule (NULL), truths that are not JSON lists."""
