@@ -134,13 +134,18 @@ def source(con, run_ids: Sequence[str] | None, by: Sequence[str] = (),
     where, params = where_clause(con, run_ids, filters, answered=not every, view=view)
     # the call columns (cost) are only in the view itself, not in the lighter relation of the item and result rows
     rel = scored(con, view, scoring, view) if "cost_usd" in counts else relation(con, view, scoring)
+    # strict precision, recall and Jaccard: of the reference's parse, from its parts computed once per row
+    parts = (scoring == "strict" and not lengths and bool(set(counts) & _METRIC_COUNTS)
+             and {"truth", "parsed_strict"} <= have)
+    if parts:
+        rel = aggregates.with_strict_parts(rel, "truth", "parsed_strict")
     keys = [quote(c) for c in by]
     if lengths:
         keys += ["correct", "truth_len", "answer_len"]
         sel = [*keys, "count(*) AS k"]
     else:
         sel = [*keys, *(f"any_value({quote(c)}) AS {quote(c)}" for c in carry),
-               *(f"{_row_count(c, have)} AS {quote(c)}" for c in counts)]
+               *(f"{_row_count(c, have, scoring if parts else 'lenient')} AS {quote(c)}" for c in counts)]
     group = f" GROUP BY {', '.join(keys)}" if keys else ""
     return Source(f"(SELECT {', '.join(sel)} FROM {rel} {where}{group}) AS src", params, False)
 
@@ -150,18 +155,27 @@ _VIEW_NAMES = {"s_correct": "correct", "s_followed": "followed", "s_answer_len":
                "s_made_up": "made_up", "r_error": "error", "r_empty": "empty_truth", "r_precision": "precision",
                "r_recall": "recall", "r_jaccard": "jaccard", "c.cost_usd": "cost_usd"}
 _NAME = re.compile(r"\b(?:c\.cost_usd|[sr]_[a-z_]+)\b")
+# the counts made of the per-item metrics (precision_sum, precision_n …)
+_METRIC_COUNTS = frozenset(c for c, expr in aggregates.COUNTS if any(f"r_{m}" in expr for m in aggregates.METRICS))
 
 
-def _row_count(name: str, have: set[str]) -> str:
+def _row_count(name: str, have: set[str], scoring: str) -> str:
     """SQL of the count ``name`` over rows of the view: the store's own definition (``aggregates.COUNTS``) with its
-    row names replaced by the view's columns (NULL for a column this relation does not have)."""
+    row names replaced by the view's columns (NULL for a column this relation does not have) — the per-item metrics
+    (precision …) of ``scoring`` as the store counts them (``aggregates.metric_sql``; strict: over a relation with
+    the columns of ``aggregates.with_strict_parts``)."""
     expr = dict(aggregates.COUNTS, n_items="count(*)")[name]
 
     def column(m: re.Match) -> str:
         got = _VIEW_NAMES.get(m.group(0))
         if got is None:
             raise ValueError(f"the count {name} is not counted from rows")
-        return quote(got) if got in have else "NULL"
+        if got not in have:
+            return "NULL"
+        if got in aggregates.METRICS:
+            setops = "coalesce(task, 'setops') = 'setops'" if "task" in have else "TRUE"
+            return aggregates.metric_sql(got, scoring, stored=quote(got), setops=setops)
+        return quote(got)
 
     sql = _NAME.sub(column, expr)
     # the store keeps whole numbers as BIGINT (a sum of integers is HUGEINT in DuckDB)

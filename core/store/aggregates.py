@@ -13,7 +13,9 @@ four small tables maintained by the writers of ``items`` and ``results`` in the 
 ``agg_counts``   one row per (run, configuration, scoring) — 'lenient' (our parser) and 'strict' (the SetLexSem
                  reference's rule for set operations, ours for other tasks: ``core.analysis.queries.scored_expr``) —
                  with the counts every view is made of (answered, correct, failed, empty truths, made-up members,
-                 answers that did not follow the instruction, sums of precision / recall / Jaccard, cost);
+                 answers that did not follow the instruction, sums of precision / recall / Jaccard, cost) — under
+                 strict the metrics of the reference's parse for set operations (``strict_metric_sql``), the
+                 answer its verdict judges;
 ``agg_lengths``  per (run, configuration, scoring, correct, truth length, answer length): how many answered
                  items — the error table's "G vs. L" lists;
 ``agg_runs``     per run, a version that grows with every write touching it (a cache key), drawn from one counter
@@ -22,7 +24,8 @@ four small tables maintained by the writers of ``items`` and ``results`` in the 
 Writers: ``rows.insert_items`` and ``rows.write_calls_results`` (runner merges, provider batches, imports of
 OpenAI batch files), ``io`` (imports), ``runs.delete_run``, ``leftovers`` (orphan rows), the migrations that
 change stored verdicts (a rebuild). ``rebuild(con)`` recomputes everything from the rows (migration 6 runs it
-once on an existing store); ``check(con)`` compares the tables with a fresh computation (tests).
+once on an existing store), ``rebuild_counts(con, scorings)`` the counts of some scorings (migration 11: the strict
+metrics); ``check(con)`` compares the tables with a fresh computation (tests).
 """
 
 from __future__ import annotations
@@ -114,26 +117,88 @@ def _truth_len(scoring: str) -> str:
             "THEN CAST(json_array_length(i.truth) AS BIGINT) ELSE r.truth_len END")
 
 
+def _json_members_sql(text: str) -> str:
+    """The members of the JSON list ``text`` (an SQL expression) as a list of their JSON texts ("4" the string and 4
+    the number differ, as they do in Python); NULL when it is not a JSON list."""
+    return (f"CASE WHEN json_valid({text}) AND json_type({text}) = 'ARRAY' "
+            f"THEN CAST(json_extract({text}, '$[*]') AS VARCHAR[]) END")
+
+
+# the parts of one item the strict metrics are made of (``with_strict_parts``), computed once per item
+STRICT_PARTS = ("_s_parsed", "_s_same", "_s_nt", "_s_na", "_s_k")
+METRICS = ("precision", "recall", "jaccard")
+
+
+def with_strict_parts(relation: str, truth: str, parsed: str) -> str:
+    """The FROM-clause ``relation`` with the columns ``STRICT_PARTS`` of each row, from its columns ``truth`` and
+    ``parsed`` (JSON list text, as stored: ``items.truth``, ``results.parsed_strict``, the reference's parse, which its
+    verdict judges), each computed once per row: whether the answer has a parse; whether it is the truth's very list
+    (the same JSON, spacing aside: then every metric is 1 and nothing else is computed — most right answers); else
+    the numbers of distinct members of the truth and of the answer and how many they share, members compared by
+    their JSON text. ``strict_metric_sql`` turns them into the metrics."""
+    t, a = f"coalesce({_json_members_sql(truth)}, [])", _json_members_sql(parsed)
+    same = (f"CASE WHEN json_valid({truth}) AND json_valid({parsed}) THEN json({truth}) = json({parsed}) "
+            "ELSE FALSE END")
+    is_list = f"CASE WHEN json_valid({parsed}) THEN json_type({parsed}) = 'ARRAY' ELSE FALSE END"
+    first = f"(SELECT *, {is_list} AS _s_parsed, {same} AS _s_same FROM {relation}) AS _s_first"
+    # the member lists only where they are counted (a CASE evaluates a branch for its own rows only)
+    skip = "WHEN NOT _s_parsed OR _s_same THEN 0"   # no parse, or the truth itself: nothing to count
+    return (f"(SELECT *, CASE {skip} ELSE list_unique({t}) END AS _s_nt, "
+            f"CASE {skip} ELSE list_unique({a}) END AS _s_na, "
+            f"CASE {skip} ELSE len(list_intersect({t}, {a})) END AS _s_k FROM {first}) AS _s_parts")
+
+
+def strict_metric_sql(name: str) -> str:
+    """One item's strict ``name`` (of ``METRICS``) over the columns of ``with_strict_parts``: an answer that did not
+    follow the rule (no parse) scores 0; the truth itself, or an empty answer to an empty truth, scores 1; else the
+    share of the answer's members in the truth (precision), of the truth's in the answer (recall), of both in either
+    (Jaccard) (``core.tasks.setops.scoring.strict_scores`` is the same in Python)."""
+    head = "WHEN NOT _s_parsed THEN 0 WHEN _s_same OR (_s_nt = 0 AND _s_na = 0) THEN 1"
+    return {"precision": f"CASE {head} WHEN _s_na = 0 THEN 0 ELSE _s_k / _s_na END",
+            "recall": f"CASE {head} WHEN _s_nt = 0 THEN 0 ELSE _s_k / _s_nt END",
+            "jaccard": f"CASE {head} ELSE _s_k / (_s_nt + _s_na - _s_k) END"}[name]
+
+
+def metric_sql(name: str, scoring: str, *, stored: str, setops: str) -> str:
+    """One item's ``name`` (of ``METRICS``) under ``scoring``, over a relation that has the columns of
+    ``with_strict_parts`` under strict: lenient the ``stored`` value (our parse's); strict, where ``setops`` holds,
+    ``strict_metric_sql`` — other tasks keep the stored value, as they keep their verdict. What agg_counts sums
+    (``precision_sum`` …) and what the rows path of the views counts (core/analysis/aggregated.py)."""
+    if scoring == "lenient":
+        return stored
+    return f"CASE WHEN {setops} THEN {strict_metric_sql(name)} ELSE {stored} END"
+
+
 def _rows(scoring: str, restrict: str) -> str:
     """Every item of the restricted configurations with its result under ``scoring`` (NULLs when unanswered)."""
-    return ("SELECT i.run_id, i.config_id, r.run_id AS r_run, r.error AS r_error, r.empty_truth AS r_empty, "
+    rows = ("SELECT i.run_id, i.config_id, r.run_id AS r_run, r.error AS r_error, r.empty_truth AS r_empty, "
             'r."precision" AS r_precision, r.recall AS r_recall, r.jaccard AS r_jaccard, r.cache_key AS r_key, '
             f"{_scored('correct', scoring)} AS s_correct, "
             f"{_scored('followed', scoring)} AS s_followed, {_scored('answer_len', scoring)} AS s_answer_len, "
-            f"{_scored('made_up', scoring)} AS s_made_up, {_truth_len(scoring)} AS s_truth_len "
-            f"FROM items i {restrict} JOIN runs ru ON ru.run_id = i.run_id "
+            f"{_scored('made_up', scoring)} AS s_made_up, {_truth_len(scoring)} AS s_truth_len"
+            + ("" if scoring == "lenient" else f", {_SETOPS} AS _s_setops, i.truth AS _s_truth, "
+               "r.parsed_strict AS _s_parsed_strict")
+            + f" FROM items i {restrict} JOIN runs ru ON ru.run_id = i.run_id "
             "LEFT JOIN results r ON r.run_id = i.run_id AND r.idx = i.idx")
+    if scoring == "lenient":
+        return rows
+    # the strict metrics of set operations from the parts, computed once per item
+    metrics = ", ".join(f"{metric_sql(m, scoring, stored=f'r_{m}', setops='_s_setops')} AS r_{m}" for m in METRICS)
+    return (f"SELECT * EXCLUDE (_s_setops, _s_truth, _s_parsed_strict, {', '.join(STRICT_PARTS)}) "
+            f"REPLACE ({metrics}) FROM {with_strict_parts(f'({rows})', '_s_truth', '_s_parsed_strict')}")
 
 
-def _insert_counts(con, restrict: str, params: list) -> None:
+def _insert_counts(con, restrict: str, params: list, scorings: Sequence[str] = SCORINGS,
+                   lengths: bool = True) -> None:
     sums = ", ".join(expr for _, expr in COUNTS)
-    for scoring in SCORINGS:
+    for scoring in scorings:
         con.execute(f"INSERT INTO agg_counts SELECT r.run_id, r.config_id, '{scoring}', {sums} "
                     f"FROM ({_rows(scoring, restrict)}) AS r LEFT JOIN calls c ON c.cache_key = r.r_key "
                     "GROUP BY r.run_id, r.config_id", params)
-        con.execute(f"INSERT INTO agg_lengths SELECT run_id, config_id, '{scoring}', s_correct, s_truth_len, "
-                    f"s_answer_len, count(*) FROM ({_rows(scoring, restrict)}) AS r WHERE s_correct IS NOT NULL "
-                    "GROUP BY ALL", params)
+        if lengths:
+            con.execute(f"INSERT INTO agg_lengths SELECT run_id, config_id, '{scoring}', s_correct, "
+                        f"s_truth_len, s_answer_len, count(*) FROM ({_rows(scoring, restrict)}) AS r "
+                        "WHERE s_correct IS NOT NULL GROUP BY ALL", params)
 
 
 def _refresh_configs(con, run_ids: Sequence[str]) -> None:
@@ -252,6 +317,21 @@ def rebuild(con) -> int:
     _insert_counts(con, "", [])
     _bump(con, run_ids)
     return len(run_ids)
+
+
+def rebuild_counts(con, scorings: Sequence[str]) -> int:
+    """Recompute agg_counts' rows of ``scorings`` of every run from the rows, leaving every other table (and the
+    runs' versions) as they are: a migration that changes what those counts mean, not what any view shows (migration
+    11: the strict rows' precision, recall and Jaccard, which views computed from the rows before). Returns the
+    number of runs."""
+    if not present(con):
+        return 0
+    scorings = [s for s in SCORINGS if s in scorings]
+    if not scorings:
+        return 0
+    con.execute("DELETE FROM agg_counts WHERE scoring IN (SELECT unnest(?))", [scorings])
+    _insert_counts(con, "", [], scorings, lengths=False)
+    return con.execute("SELECT count(*) FROM runs").fetchone()[0]
 
 
 def versions(con, run_ids: Sequence[str] | None = None) -> tuple:

@@ -179,6 +179,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     ]),    # 10: what each batch request carried, recorded at submission (BATCH_REQUEST_SENT_COLUMNS)
     (10, [f'ALTER TABLE batch_requests ADD COLUMN IF NOT EXISTS "{name}" {typ}' for name, typ in
           BATCH_REQUEST_SENT_COLUMNS]),
+    # 11: agg_counts' strict rows hold the strict precision, recall and Jaccard (of the reference's parse) instead of
+    # ours; no new column: backfill.BACKFILLS[11] recounts those rows from the rows already stored
+    (11, []),
 ]
 # A factor a task declares with ``since`` = n > 1 is added by migration n (no hand-written ALTER needed).
 for _number, _statements in MIGRATIONS:

@@ -15,7 +15,8 @@ import pytest
 
 from core import analysis as A, runner, store
 from core.analysis import aggregated, presenter
-from core.analysis.sql import where_clause
+from core.analysis.findings_metrics import metrics_table
+from core.analysis.sql import VIEW, where_clause
 from core.store import aggregates
 from tests.support.synthetic import fill_synthetic
 
@@ -30,25 +31,41 @@ QUANT = {"task": "quantifiers", "seed": 0, "quantifiers": ["at least half", "non
          "samples": 2, "nouns_per_group": 2}
 
 
+def _made_up(members: list):
+    return 10 ** 9 if all(isinstance(m, int) for m in members) else "zzmadeup"
+
+
 def _perturb(db: str, run_ids: list[str], rng: random.Random) -> None:
-    """Rewrite the runs' results at random through ``write_calls_results`` in random batches (as merges do)."""
+    """Rewrite the set-operation runs' results at random through ``write_calls_results`` in random batches (as merges do). The
+    reference's parse (``parsed_strict``) follows its verdict: a wrong answer has a made-up member, a partly right one
+    half the truth and a made-up member, an empty answer is ``[]`` (right for an empty truth), an answer that did not
+    follow the rule has none."""
     with store.connect(db) as con:
-        rows = con.execute("SELECT * FROM results WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, idx",
-                           [run_ids]).df().to_dict("records")
+        rows = con.execute("SELECT r.*, i.truth AS _truth FROM results r JOIN items i USING (run_id, idx) "
+                           "WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, idx", [run_ids]).df().to_dict("records")
     rows = [{k: (None if (isinstance(v, float) and v != v) or v is pd.NaT else v) for k, v in r.items()}
             for r in rows]
     out = []
     for r in rows:
         r = dict(r)
+        truth = json.loads(r.pop("_truth"))
         u = rng.random()
-        if u < 0.25:                       # wrong, with a longer answer and a made-up member
+        if u < 0.2:                        # wrong, with a longer answer and a made-up member
             r.update(correct=False, correct_strict=False, answer_len=(r["truth_len"] or 0) + 1,
-                     answer_len_strict=(r["truth_len"] or 0) + 1, made_up=1, made_up_strict=1)
+                     answer_len_strict=(r["truth_len"] or 0) + 1, made_up=1, made_up_strict=1,
+                     parsed_strict=json.dumps([*truth, _made_up(truth)]))
+        elif u < 0.25:                     # partly right: half the truth and a made-up member
+            got = [*truth[: len(truth) // 2], _made_up(truth)]
+            r.update(correct=False, correct_strict=False, answer_len_strict=len(got), made_up_strict=1,
+                     parsed_strict=json.dumps(got))
+        elif u < 0.29:                     # the empty set: right where the truth is empty
+            r.update(correct=not truth, correct_strict=not truth, answer_len=0, answer_len_strict=0,
+                     made_up_strict=0, parsed_strict="[]")
         elif u < 0.35:                     # did not follow the instruction
             r.update(correct=False, followed=False, answer_len=None, correct_strict=False, followed_strict=False,
-                     answer_len_strict=None, made_up=0, made_up_strict=None)
+                     answer_len_strict=None, made_up=0, made_up_strict=None, parsed_strict=None)
         elif u < 0.42:                     # right for our parser, not for the reference's
-            r.update(correct_strict=False, followed_strict=False, answer_len_strict=None)
+            r.update(correct_strict=False, followed_strict=False, answer_len_strict=None, parsed_strict=None)
         elif u < 0.5:                      # the call failed
             r.update(correct=None, correct_strict=None, followed=None, error="HTTP 500: server error",
                      parsed=None, parsed_strict=None)
@@ -133,6 +150,8 @@ def _views_agree(con, run_ids, task="setops", *, reports):
                         _same(lambda: A.reference_error_table(con, run_ids, by, scoring=scoring,
                                                               unparsed=unparsed))
             _same(lambda: A.error_table(con, run_ids, ["operation"], {"size_a": [4]}, scoring=scoring))
+            _same(lambda: metrics_table(con, run_ids, {}, scoring, VIEW))
+            _same(lambda: metrics_table(con, run_ids, {"size_a": [4]}, scoring, VIEW))
             if scoring in reports:
                 _same(lambda: A.findings_report(con, run_ids, scoring=scoring))
 
@@ -336,3 +355,103 @@ def test_source_counts_the_same_on_both_paths(tmp_path):
                 got = _same(summed)
                 assert int(got["n"].sum()) > 0 and int(got["n_correct"].sum()) > 0
                 assert int(_same(lengths)["k"].sum()) == int(got["n"].sum())
+
+
+def _strict_in_python(con, run_id: str) -> dict:
+    """{(operation, members): (n, precision, recall, jaccard)} of one run's answered set-operation items under strict
+    scoring, scored one by one in Python (``strict_scores``): the reference the stored sums must meet."""
+    from core.tasks.setops.scoring import strict_scores
+
+    out: dict = {}
+    for op, members, truth, parsed in con.execute(
+            "SELECT operation, members, truth, parsed_strict FROM v_results WHERE run_id = ? AND task = 'setops' "
+            "AND correct_strict IS NOT NULL", [run_id]).fetchall():
+        out.setdefault((op, members), []).append(strict_scores(truth, parsed))
+    return {k: (len(v), *(100 * sum(x[i] for x in v) / len(v) for i in range(3))) for k, v in out.items()}
+
+
+def test_strict_metrics_come_from_the_aggregates(tmp_path):
+    """agg_counts' strict rows hold the strict precision, recall and Jaccard (of the reference's parse) of set
+    operations and the stored ones of other tasks: runs made here whose answers did and did not follow the rule (empty
+    truths and empty answers among them), a quantifier run with metrics, and an upload whose responses were edited
+    (re-scored from them on import). The strict table is the same read from the aggregates, from the rows and scored
+    item by item in Python; it differs from the lenient one."""
+    from core.store.exports import export_run
+    from core.store.io import import_results
+
+    db = str(tmp_path / "s.duckdb")
+    ids = [runner.run(g, "reference/solver", db_path=db).run_id for g in (SETOPS, DECEPTIVE, QUANT)]
+    _perturb(db, ids[:2], random.Random(9))
+    rng = random.Random(10)
+    with store.connect(db) as con, store.transaction(con):   # the quantifier run gets metrics of its own
+        rows = con.execute("SELECT * FROM results WHERE run_id = ?", [ids[2]]).df().to_dict("records")
+        rows = [{k: (None if (isinstance(v, float) and v != v) or v is pd.NaT else v) for k, v in r.items()}
+                for r in rows]
+        store.write_calls_results(con, [], [dict(r, precision=rng.random(), recall=rng.random(),
+                                                 jaccard=rng.random()) for r in rows])
+    out = tmp_path / "x.parquet"
+    export_run(db, ids[0], str(out))
+    frame = pd.read_parquet(out)
+    wrong = {0: "I cannot tell.", 1: "{1, 2, 3}", 2: "{}", 3: "The answer is {" + "}"}
+    frame["response"] = [wrong.get(i % 7, r) for i, r in enumerate(frame["response"])]
+    frame.assign(model="reference/solver-edited").to_parquet(out)
+    upload, _ = import_results(db, str(out))
+    with store.connect(db) as con:
+        assert aggregates.check(con) == []
+        metric_cols = "precision_sum, precision_n, recall_sum, recall_n, jaccard_sum, jaccard_n"
+        strict, lenient = (con.execute(f"SELECT config_id, {metric_cols} FROM agg_counts WHERE run_id = ? AND "
+                                       "scoring = ? ORDER BY config_id", [ids[2], s]).fetchall()
+                           for s in ("strict", "lenient"))
+        assert strict == lenient and sum(r[2] for r in strict) > 0   # another task keeps its own metrics
+        differ = 0
+        for rid in (ids[0], ids[1], upload):
+            table = _same(lambda: metrics_table(con, [rid], {}, "strict", VIEW))
+            want = _strict_in_python(con, rid)
+            assert {(r["operation"], r["members"]) for r in table} == set(want)
+            for r in table:
+                n, p, rc, j = want[(r["operation"], r["members"])]
+                assert r["n"] == n
+                assert math.isclose(r["precision"], p, rel_tol=1e-9, abs_tol=1e-9)
+                assert math.isclose(r["recall"], rc, rel_tol=1e-9, abs_tol=1e-9)
+                assert math.isclose(r["jaccard"], j, rel_tol=1e-9, abs_tol=1e-9)
+            loose = {(r["operation"], r["members"]): r for r in metrics_table(con, [rid], {}, "lenient", VIEW)}
+            differ += sum(not math.isclose(r["precision"], loose[(r["operation"], r["members"])]["precision"])
+                          for r in table if (r["operation"], r["members"]) in loose)
+        assert differ > 0
+        # every run at once (the upload is its own series) and a slice, both scorings, both paths
+        for scoring in A.SCORINGS:
+            _same(lambda: metrics_table(con, None, {}, scoring, VIEW))
+            _same(lambda: metrics_table(con, None, {"operation": ["union"], "size_a": [2]}, scoring, VIEW))
+
+
+def test_a_version_10_store_gets_strict_metrics_on_migration(tmp_path):
+    """A store whose strict rows of agg_counts hold the lenient metrics (as version 10 kept them) is recounted by
+    migration 11, after a backup: every aggregate then equals a fresh computation, the runs' versions (the analysis
+    caches' keys) stay, and the strict table reads the same from the aggregates as from the rows."""
+    import duckdb
+
+    from core.store.schema import backups_dir
+
+    db = tmp_path / "s.duckdb"
+    ids = [runner.run(g, "reference/solver", db_path=str(db)).run_id for g in (SETOPS, QUANT)]
+    _perturb(str(db), ids[:1], random.Random(12))
+    with store.connect(str(db)) as con:
+        versions = aggregates.versions(con)
+        want = metrics_table(con, None, {}, "strict", VIEW)
+    con = duckdb.connect(str(db))
+    try:
+        sets = ", ".join(f"{c} = l.{c}" for c in ("precision_sum", "precision_n", "recall_sum", "recall_n",
+                                                  "jaccard_sum", "jaccard_n"))
+        con.execute(f"UPDATE agg_counts SET {sets} FROM agg_counts l WHERE agg_counts.scoring = 'strict' "
+                    "AND l.scoring = 'lenient' AND l.run_id = agg_counts.run_id AND l.config_id = agg_counts.config_id")
+        con.execute("DELETE FROM schema_version WHERE version = 11")
+        assert aggregates.check(con) != []          # what version 10 stored is not what this code counts
+    finally:
+        con.close()
+    with store.connect(str(db)) as con:
+        assert 11 in {r[0] for r in con.execute("SELECT version FROM schema_version").fetchall()}
+        assert aggregates.check(con) == []
+        assert aggregates.versions(con) == versions
+        _close(json.loads(json.dumps(_same(lambda: metrics_table(con, None, {}, "strict", VIEW)))),
+               json.loads(json.dumps(want)))
+    assert [p.name for p in backups_dir(db).iterdir() if p.name.startswith("before-v11-")]

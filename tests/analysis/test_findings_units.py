@@ -133,7 +133,7 @@ def test_forest_svg_draws_each_contrast_with_its_numbers_and_escapes_text():
 
 
 def test_strict_partial_credit_scores_the_strict_parse():
-    from core.analysis.findings_metrics import strict_scores
+    from core.tasks.setops.scoring import strict_scores
 
     assert strict_scores("[1, 2, 3]", "[2, 3, 4, 5]") == (0.5, 2 / 3, 0.4)
     assert strict_scores("[1, 2]", None) == (0.0, 0.0, 0.0)                 # did not follow the reference's rule

@@ -8,6 +8,8 @@ Public API::
                                       # (lenient and strict fields side by side)
     strict_fields(truth, set_a, set_b, response) -> dict   # the SetLexSem reference's verdict (parse_strict)
     strict_from_reference(result_obj, llm_vs_gt, set_a, set_b)   # the same from a reference CSV's own parse
+    strict_scores(truth, parsed) -> (precision, recall, jaccard)   # of the strict parse (JSON texts; pure-Python
+                                      # reference of core.store.aggregates.strict_metric_sql)
     reference_result(text) -> frozenset | None     # a reference CSV's result_obj cell ({-1} → None)
     STRICT_COLUMNS                    # parsed_strict, followed_strict, correct_strict, answer_len_strict,
                                       # made_up_strict
@@ -68,7 +70,7 @@ __all__ = [
     "AGG_SQL", "DID_NOT_FOLLOW_SQL", "OPERATIONS", "ROW_SQL", "STRICT_COLUMNS", "apply_operation", "canonical", "error_fields",
     "error_summary", "gl_label",
     "kind_of", "reference_result", "score_set_response", "set_metrics", "solve", "strict_fields",
-    "strict_from_reference", "top_gl_sql",
+    "strict_from_reference", "strict_scores", "top_gl_sql",
 ]
 
 
@@ -186,6 +188,33 @@ def strict_from_reference(result_obj, llm_vs_gt, set_a: Iterable, set_b: Iterabl
     return {"parsed_strict": json.dumps(sorted_members(members), ensure_ascii=False), "followed_strict": True,
             "correct_strict": bool(llm_vs_gt), "answer_len_strict": len(members),
             "made_up_strict": len(members - universe)}
+
+
+
+def _json_members(text) -> set | None:
+    """The members of a JSON list (text or list) as a set; None when it is not one."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return None
+    try:
+        got = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        return None
+    return set(got) if isinstance(got, list) else None
+
+
+def strict_scores(truth, parsed) -> tuple[float, float, float]:
+    """(precision, recall, jaccard) of the strict parse ``parsed`` (JSON list or None) against ``truth`` (JSON list):
+    members compared as the strict verdict compares them; an answer that did not follow the rule scores 0; an
+    empty answer to an empty truth scores 1. The pure-Python reference of the definition the store sums per
+    configuration in SQL (``core.store.aggregates.strict_metric_sql``)."""
+    t, a = _json_members(truth) or set(), _json_members(parsed)
+    if a is None:
+        return 0.0, 0.0, 0.0
+    if not t and not a:
+        return 1.0, 1.0, 1.0
+    inter = len(t & a)
+    return (inter / len(a) if a else 0.0, inter / len(t) if t else 0.0, inter / len(t | a))
+
 
 
 def score_set_response(item: Mapping, response: str, *, with_reason: bool = False) -> dict:

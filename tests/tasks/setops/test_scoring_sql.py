@@ -12,6 +12,7 @@ from core.tasks.setops.scoring import (
     error_fields,
     error_summary,
     set_metrics,
+    strict_scores,
     top_gl_sql,
 )
 
@@ -111,3 +112,31 @@ def test_parsed_answers_feed_the_sql(con):
     got = c.execute(f"SELECT {AGG_SQL['n_correct']}, {AGG_SQL['made_up_sum']}, {AGG_SQL['did_not_follow']}, "
                     f"{AGG_SQL['spurious_empty']} FROM results WHERE op = 'probe'").fetchone()
     assert got == (1, 1, 1, 1)
+
+
+def test_strict_metric_sql_equals_strict_scores(tmp_path):
+    """The strict partial credit in SQL (what the store sums per configuration: core/store/aggregates.py) and in
+    Python agree item by item on a real DuckDB file: numbers and words, mixed case, "4" and 4, duplicates, empty
+    truths and answers, answers that did not follow the rule (NULL), truths that are not JSON lists."""
+    import json
+
+    from core.store.aggregates import strict_metric_sql, with_strict_parts
+
+    rng = random.Random(3)
+    pool = [1, 2, 3, 4, 5, "4", "cat", "Cat", "dog", "ant"]
+    pairs = [("[1, 2, 3]", "[2, 3, 4, 5]"), ("[1, 2]", None), ("[]", "[]"), ('["Cat"]', '["cat"]'), ("[1]", "[]"),
+             ("[]", "[1]"), ("not json", "[1]"), ('{"a": 1}', "[]"), (None, "[]"), ('["4"]', "[4]"),
+             ("[1, 1, 2]", "[1, 1]"), ("[1, 2]", "not json")]
+    for _ in range(400):
+        truth = json.dumps(rng.sample(pool, rng.randint(0, 5)))
+        parsed = None if rng.random() < 0.15 else json.dumps(
+            [rng.choice(pool) for _ in range(rng.randint(0, 6))])
+        pairs.append((truth, parsed))
+    con = duckdb.connect(str(tmp_path / "strict.duckdb"))
+    con.execute("CREATE TABLE t (i INTEGER, truth VARCHAR, parsed VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, t, a) for i, (t, a) in enumerate(pairs)])
+    metrics = ", ".join(strict_metric_sql(m) for m in ("precision", "recall", "jaccard"))
+    got = con.execute(f"SELECT {metrics} FROM {with_strict_parts('t', 'truth', 'parsed')} ORDER BY i").fetchall()
+    for (truth, parsed), row in zip(pairs, got):
+        assert row == pytest.approx(strict_scores(truth, parsed), abs=1e-12), (truth, parsed)
+    assert len(got) == len(pairs)
