@@ -48,6 +48,15 @@ def pytest_collection_modifyitems(config, items):
             group = f"module:{item.path.name}"   # one worker builds the file's shared fixture, not each worker
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    items[:] = _slow_modules_first(items)
+
+
+def _slow_modules_first(items):
+    """The test files with a ``slow`` test first, each file's tests kept together and in order: pytest-xdist hands the
+    tests out in this order (after the groups), so the long ones start early and the workers end on short ones
+    together instead of one of them running a long test alone at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    return sorted(items, key=lambda item: item.path not in slow_files)
 
 
 def pytest_collection_finish(session):
@@ -72,6 +81,40 @@ def _scan_streamlit_components_once() -> None:
     scan = getattr(manifest_scanner, "scan_component_manifests", None)   # (a Streamlit internal: absent, no memo)
     if scan is not None and not hasattr(scan, "cache_info"):
         manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """Shuts this process's Ray down (``core.runner.ray_connect.shutdown``) when the test session ends: the Ray tests
+    share one local cluster (``local_ray``; they run in one worker, the "ray" group) instead of starting one per
+    module — a start and a shutdown take seconds."""
+    yield
+    if "ray" in sys.modules:
+        from core.runner.ray_connect import shutdown
+
+        shutdown()
+
+
+@pytest.fixture()
+def local_ray(ray_session):
+    """This process's local Ray (``core.runner.ray_connect.start_ray``: started by the first test that needs it, kept
+    for the others until the session ends): its GCS address."""
+    ray = pytest.importorskip("ray")
+    from core.runner.ray_connect import start_ray
+
+    start_ray(None)
+    return ray.get_runtime_context().gcs_address
+
+
+@pytest.fixture()
+def no_ray(ray_session):
+    """No Ray in this process when the test starts (one an earlier test left running is shut down); a local Ray the
+    test starts stays for the session's other Ray tests."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        from core.runner.ray_connect import shutdown
+
+        shutdown()
 
 
 @dataclass
