@@ -25,7 +25,7 @@ def app(tmp_path):
 
 
 def _open(page, url: str) -> None:
-    page.goto(url, wait_until="networkidle", timeout=90_000)
+    page.goto(url, wait_until="load", timeout=90_000)
     wait_rendered(page)
 
 
@@ -53,7 +53,7 @@ def test_reload_and_shared_links_keep_the_settings(app):
             wait_rendered(page)
             edited = (metric(page, "Items"), metric(page, "Configurations"))
             assert edited[0] != "80" and "samples=3" in page.url
-            page.reload(wait_until="networkidle")
+            page.reload(wait_until="load")
             wait_rendered(page)
             assert (metric(page, "Items"), metric(page, "Configurations")) == edited
             assert "demo-small" in selected(page, "Start from a preset")
@@ -66,7 +66,7 @@ def test_reload_and_shared_links_keep_the_settings(app):
             _open(page, f"{base}/deceptive_sets")
             fill(page, "Seed", 7)
             assert "seed=7" in page.url
-            page.reload(wait_until="networkidle")
+            page.reload(wait_until="load")
             wait_rendered(page)
             seed = page.locator('[data-testid="stNumberInput"]').filter(has_text="Seed").first.locator("input")
             assert seed.input_value() == "7"
@@ -78,7 +78,7 @@ def test_reload_and_shared_links_keep_the_settings(app):
                 "Drill-down", exact=True).click()
             wait_rendered(page)
             assert "view=drilldown" in page.url
-            page.reload(wait_until="networkidle")
+            page.reload(wait_until="load")
             wait_rendered(page)
             assert page.get_by_text("wrong only", exact=True).count() >= 1    # the drill-down's own radio
             shared_results = page.url
