@@ -117,6 +117,27 @@ def no_ray(ray_session):
         shutdown()
 
 
+# the solver run the browser smoke test and the URL-state test read (their one shared store and server)
+SOLVER_GRID = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
+               "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+
+
+@pytest.fixture(scope="session")
+def solver_grid_app(tmp_path_factory):
+    """``streamlit run app.py`` on a store holding one solver run of SOLVER_GRID named "solver grid": (base URL, run
+    id), for the browser tests that only read it (each opens its own browser: no session state passes between
+    them). Skipped without Chromium, failed under STUDIO_REQUIRE_BROWSER=1."""
+    from tests.pages.test_browser_smoke import _need_browser, served
+
+    _need_browser()
+    from core import runner
+
+    db = tmp_path_factory.mktemp("solver_grid") / "studio.duckdb"
+    run = runner.run(SOLVER_GRID, "reference/solver", db_path=db, name="solver grid")
+    with served(db) as base:
+        yield base, run.run_id
+
+
 @dataclass
 class CliResult:
     returncode: int

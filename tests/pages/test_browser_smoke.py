@@ -1,6 +1,6 @@
 """One headless-Chromium smoke test of the live app (Playwright from PyPI + Debian's /usr/bin/chromium, no browser
-download): `streamlit run app.py` on a free port with STUDIO_DB in tmp_path holding a reference/solver run; every
-page is visited and must render without a Streamlit exception box. Skipped when Chromium is missing, unless
+download): `streamlit run app.py` on a free port with STUDIO_DB holding a reference/solver run (the session's
+``solver_grid_app``, tests/conftest.py, which the URL-state test reads too); every page is visited and must render without a Streamlit exception box. Skipped when Chromium is missing, unless
 STUDIO_REQUIRE_BROWSER=1 (CI), then it fails."""
 
 from __future__ import annotations
@@ -110,25 +110,12 @@ def wait_rendered(page, timeout_ms: int = 120_000) -> None:
         page.wait_for_timeout(LOOK_EVERY_MS)
 
 
-@pytest.fixture()
-def live_app(tmp_path):
-    _need_browser()
-    db = str(tmp_path / "studio.duckdb")
-    from core import runner
-
-    run = runner.run({"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"],
-                      "sizes": [2, 4], "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"],
-                      "shots": [0]}, "reference/solver", db_path=db)
-    with served(db) as base:
-        yield base, run.run_id
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_every_page_renders_in_chromium(live_app, tmp_path):
+def test_every_page_renders_in_chromium(solver_grid_app):
     from playwright.sync_api import sync_playwright
 
-    base, run_id = live_app
+    base, run_id = solver_grid_app
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:

@@ -7,21 +7,13 @@ from __future__ import annotations
 import pytest
 
 from tests.pages.test_browser_flow import fill, metric, selected
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
-
-CFG = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
-       "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, wait_rendered
 
 
 @pytest.fixture()
-def app(tmp_path):
-    _need_browser()
-    from core import runner
-
-    db = tmp_path / "studio.duckdb"
-    run_id = runner.run(CFG, "reference/solver", db_path=db, name="solver grid").run_id
-    with served(db) as base:
-        yield base, run_id
+def app(solver_grid_app):
+    """The solver run "solver grid" served (tests/conftest.py; shared with the smoke test, which only reads it too)."""
+    return solver_grid_app
 
 
 def _open(page, url: str) -> None:
