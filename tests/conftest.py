@@ -83,11 +83,21 @@ def _scan_streamlit_components_once() -> None:
         manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
 
 
+def pytest_runtest_teardown(item, nextitem):
+    """After the last test of the "ray" group in this process, the local Ray those tests shared (``local_ray``) is
+    shut down: the tests this worker runs next do not keep an idle cluster beside them."""
+    group = _GROUP_OF.get(item.path.name)
+    if group == "ray" and (nextitem is None or _GROUP_OF.get(nextitem.path.name) != group) and "ray" in sys.modules:
+        from core.runner.ray_connect import shutdown
+
+        shutdown()
+
+
 @pytest.fixture(scope="session")
 def ray_session():
-    """Shuts this process's Ray down (``core.runner.ray_connect.shutdown``) when the test session ends: the Ray tests
-    share one local cluster (``local_ray``; they run in one worker, the "ray" group) instead of starting one per
-    module — a start and a shutdown take seconds."""
+    """Shuts this process's Ray down (``core.runner.ray_connect.shutdown``) when the test session ends, if the end of
+    the "ray" group did not (``pytest_runtest_teardown``): the Ray tests share one local cluster (``local_ray``; they
+    run in one worker, the "ray" group) instead of starting one per module — a start and a shutdown take seconds."""
     yield
     if "ray" in sys.modules:
         from core.runner.ray_connect import shutdown
@@ -98,7 +108,7 @@ def ray_session():
 @pytest.fixture()
 def local_ray(ray_session):
     """This process's local Ray (``core.runner.ray_connect.start_ray``: started by the first test that needs it, kept
-    for the others until the session ends): its GCS address."""
+    for the others until the "ray" group's last test): its GCS address."""
     ray = pytest.importorskip("ray")
     from core.runner.ray_connect import start_ray
 
