@@ -48,6 +48,15 @@ def pytest_collection_modifyitems(config, items):
             group = f"module:{item.path.name}"   # one worker builds the file's shared fixture, not each worker
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    items[:] = _slow_modules_first(items)
+
+
+def _slow_modules_first(items):
+    """The test files with a ``slow`` test first, each file's tests kept together and in order: pytest-xdist hands the
+    tests out in this order (after the groups), so the long ones start early and the workers end on short ones
+    together instead of one of them running a long test alone at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    return sorted(items, key=lambda item: item.path not in slow_files)
 
 
 def pytest_collection_finish(session):
@@ -72,6 +81,71 @@ def _scan_streamlit_components_once() -> None:
     scan = getattr(manifest_scanner, "scan_component_manifests", None)   # (a Streamlit internal: absent, no memo)
     if scan is not None and not hasattr(scan, "cache_info"):
         manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """After the last test of the "ray" group in this process, the local Ray those tests shared (``local_ray``) is
+    shut down: the tests this worker runs next do not keep an idle cluster beside them."""
+    group = _GROUP_OF.get(item.path.name)
+    if group == "ray" and (nextitem is None or _GROUP_OF.get(nextitem.path.name) != group) and "ray" in sys.modules:
+        from core.runner.ray_connect import shutdown
+
+        shutdown()
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """Shuts this process's Ray down (``core.runner.ray_connect.shutdown``) when the test session ends, if the end of
+    the "ray" group did not (``pytest_runtest_teardown``): the Ray tests share one local cluster (``local_ray``; they
+    run in one worker, the "ray" group) instead of starting one per module — a start and a shutdown take seconds."""
+    yield
+    if "ray" in sys.modules:
+        from core.runner.ray_connect import shutdown
+
+        shutdown()
+
+
+@pytest.fixture()
+def local_ray(ray_session):
+    """This process's local Ray (``core.runner.ray_connect.start_ray``: started by the first test that needs it, kept
+    for the others until the "ray" group's last test): its GCS address."""
+    ray = pytest.importorskip("ray")
+    from core.runner.ray_connect import start_ray
+
+    start_ray(None)
+    return ray.get_runtime_context().gcs_address
+
+
+@pytest.fixture()
+def no_ray(ray_session):
+    """No Ray in this process when the test starts (one an earlier test left running is shut down); a local Ray the
+    test starts stays for the session's other Ray tests."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        from core.runner.ray_connect import shutdown
+
+        shutdown()
+
+
+# the solver run the browser smoke test and the URL-state test read (their one shared store and server)
+SOLVER_GRID = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
+               "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+
+
+@pytest.fixture(scope="session")
+def solver_grid_app(tmp_path_factory):
+    """``streamlit run app.py`` on a store holding one solver run of SOLVER_GRID named "solver grid": (base URL, run
+    id), for the browser tests that only read it (each opens its own browser: no session state passes between
+    them). Skipped without Chromium, failed under STUDIO_REQUIRE_BROWSER=1."""
+    from tests.pages.test_browser_smoke import _need_browser, served
+
+    _need_browser()
+    from core import runner
+
+    db = tmp_path_factory.mktemp("solver_grid") / "studio.duckdb"
+    run = runner.run(SOLVER_GRID, "reference/solver", db_path=db, name="solver grid")
+    with served(db) as base:
+        yield base, run.run_id
 
 
 @dataclass

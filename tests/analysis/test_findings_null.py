@@ -1,6 +1,6 @@
 """Findings that a reviewer would accept: simulated models whose truth is known, run through the runner (the first
-replication through ``python -m core run`` and ``python -m core report findings``, the others in-process for speed —
-the CLI calls the same functions).
+replication through the CLI's ``run`` and ``report findings`` — ``python -m core``'s main, called in this process —
+the others through the functions the CLI calls).
 
 - A null model — its verdict is a hash of (set A, set B, operation, replication), so no factor has any effect while
   the configurations that reuse a draw share its verdicts — over 20 replications declares an effect in at most 10 %
@@ -12,10 +12,9 @@ the CLI calls the same functions).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -23,7 +22,6 @@ from core import runner, store
 from core.analysis import findings
 from core.config import run_spec
 from core.tasks.setops.scoring import solve
-from tests.support import ROOT
 from tests.support.loopback import LoopbackServer, set_hash_responder
 
 REPLICATIONS = 20
@@ -38,14 +36,17 @@ OVERLAP = {"task": "setops", "seed": 7, "samples": 16, "operations": ["union", "
            "sizes": [4], "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
 TINY = {"task": "setops", "seed": 3, "samples": 2, "operations": ["union"], "sizes": [2], "members": ["numbers"],
         "lengths": [2], "phrasings": ["formal"], "approaches": ["baseline_allow_empty"], "shots": [0]}
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def _cli(*args) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=ENV, capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
+def _cli(*args) -> str:
+    """``python -m core ARGS`` (its main, in this process): what it printed; it must exit 0."""
+    from core.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    assert code == 0, err.getvalue()[-2000:]
+    return out.getvalue()
 
 
 def _items(*configs) -> dict:
@@ -69,7 +70,7 @@ def null_runs(tmp_path_factory):
         first.write_text(json.dumps(configs[0]))
         done = _cli("run", "--config", str(first), "--model", "openai-compatible/null-r0", "--base-url",
                     srv.base_url, "--concurrency", "16", "--no-progress", "--db", str(db), "--name", "null r0")
-        ids.append(done.stdout.split("run ", 1)[1].split(":", 1)[0])
+        ids.append(done.split("run ", 1)[1].split(":", 1)[0])
         for r, cfg in enumerate(configs[1:], start=1):
             ids.append(runner.run(cfg, f"openai-compatible/null-r{r}", db_path=db, base_url=srv.base_url,
                                   concurrency=16).run_id)

@@ -3,7 +3,8 @@
 Two OpenAI-compatible stand-ins (one loopback server, told apart by the model name) answer correctly with a
 probability that depends only on set size, token type and the deceptive condition — they ignore phrasing, approach
 and shots. The draw is a hash of (model, prompt), so the test is deterministic. Runs go through ``python -m core
-run``; the findings come from ``python -m core report findings --format json``. What must hold:
+run``; the findings come from ``python -m core report findings --format json`` (``python -m core``'s main, called
+in this process). What must hold:
 
 - each built-in effect (size, numbers vs words, swapping, the model) has the right sign, a 95 % interval that
   excludes 0 and a Holm-adjusted p below α, with n counted in independent draws;
@@ -16,18 +17,16 @@ run``; the findings come from ``python -m core report findings --format json``. 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
 from core.config import run_spec
 from core.tasks.setops.scoring import solve
-from tests.support import ROOT
 from tests.support.loopback import LoopbackServer
 
 GRID = {"task": "setops", "seed": 11, "samples": 12, "operations": ["union", "intersection", "difference",
@@ -59,6 +58,17 @@ def _items():
     return out
 
 
+def _cli(*args) -> str:
+    """``python -m core ARGS`` (its main, in this process): what it printed; it must exit 0."""
+    from core.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    assert code == 0, err.getvalue()[-2000:]
+    return out.getvalue()
+
+
 @pytest.fixture(scope="module")
 def studied(tmp_path_factory):
     items = _items()
@@ -75,36 +85,27 @@ def studied(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("findings")
     db = tmp / "s.duckdb"
     srv = LoopbackServer(0.005, responder=respond).start()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     runs = {}
     try:
         for name, cfg in (("grid", GRID), ("deceptive", DECEPTIVE)):
             path = tmp / f"{name}.yaml"
             path.write_text(json.dumps(cfg))
             for model in SKILL:
-                done = subprocess.run([sys.executable, "-m", "core", "run", "--config", str(path), "--model",
-                                       f"openai-compatible/{model}", "--base-url", srv.base_url, "--concurrency",
-                                       "16", "--no-progress", "--db", str(db), "--name", f"{model} {name}"],
-                                      cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
-                assert done.returncode == 0, done.stderr[-2000:]
-                runs[(model, name)] = done.stdout.split("run ", 1)[1].split(":", 1)[0]
+                out = _cli("run", "--config", path, "--model", f"openai-compatible/{model}", "--base-url",
+                           srv.base_url, "--concurrency", "16", "--no-progress", "--db", db, "--name", f"{model} {name}")
+                runs[(model, name)] = out.split("run ", 1)[1].split(":", 1)[0]
     finally:
         srv.stop()
 
     def report(*run_ids, alpha="0.05"):
         out = tmp / f"f{len(run_ids)}-{alpha}.json"
-        done = subprocess.run([sys.executable, "-m", "core", "report", "findings", *[a for r in run_ids
-                                                                                     for a in ("--run", r)],
-                               "--alpha", alpha, "--format", "json", "--out", str(out), "--db", str(db)],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
-        assert done.returncode == 0, done.stderr[-2000:]
+        _cli("report", "findings", *[a for r in run_ids for a in ("--run", r)], "--alpha", alpha, "--format", "json",
+             "--out", out, "--db", db)
         return {f["id"]: f for f in json.loads(out.read_text())["findings"]}
 
     def export(run_id):
         out = tmp / f"{run_id}.csv"
-        done = subprocess.run([sys.executable, "-m", "core", "export", "--run", run_id, "--out", str(out), "--db",
-                               str(db)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
-        assert done.returncode == 0, done.stderr[-2000:]
+        _cli("export", "--run", run_id, "--out", out, "--db", db)
         return pd.read_csv(out)
 
     return runs, report, export

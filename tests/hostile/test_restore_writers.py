@@ -63,14 +63,10 @@ def answers(tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def target(tmp_path):
-    """A database holding one small solver run, and a backup of it (what every restore here brings back)."""
+    """A database holding one small solver run (made in this process: the writers under test are other processes),
+    and a backup of it (what every restore here brings back)."""
     db = tmp_path / "studio.duckdb"
-    cfg = tmp_path / "small.yaml"
-    cfg.write_text(json.dumps({**CFG, "samples": 2, "sizes": [2]}))
-    done = subprocess.run([sys.executable, "-m", "core", "run", "--config", str(cfg), "--model", "reference/solver",
-                           "--no-progress", "--db", str(db)], cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-1500:]
+    assert runner.run({**CFG, "samples": 2, "sizes": [2]}, "reference/solver", db_path=db).status == "done"
     folder, n = backup(db, tmp_path / "backup")
     assert n == 1
     return db, folder

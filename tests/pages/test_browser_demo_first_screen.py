@@ -65,7 +65,7 @@ def test_reask_shows_tally_and_failure_above_the_fold_and_a_stored_run_never_say
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             page = browser.new_page(viewport=VIEW)
-            page.goto(f"{app}/deceptive_sets", wait_until="networkidle", timeout=120_000)
+            page.goto(f"{app}/deceptive_sets", wait_until="load", timeout=120_000)
             wait_rendered(page)
             page.get_by_role("button", name=re.compile("Re-ask recorded failures")).click()
 

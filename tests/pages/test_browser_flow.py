@@ -75,7 +75,7 @@ def test_the_researchers_flow_in_chromium(app):
 
             # 1. a preset, then an edit: the preset's grid stays (it fell back to the default grid: 48 → 32)
             n = len(setops.plan(setops.preset_config("paper-deceptive")).cells)
-            page.goto(f"{base}/set_operations", wait_until="networkidle", timeout=90_000)
+            page.goto(f"{base}/set_operations", wait_until="load", timeout=90_000)
             wait_rendered(page)
             select(page, "Start from a preset", "paper-deceptive")
             assert metric(page, "Configurations") == f"{n:,}"
@@ -88,7 +88,7 @@ def test_the_researchers_flow_in_chromium(app):
             assert metric(page, "Configurations") == f"{n * 3 // 4:,}"   # one operation fewer, still the deceptive grid
 
             # 2. Results: a deceptive run opens split by condition; adding a second model colours by model
-            page.goto(f"{base}/results?runs={ids['solver']}", wait_until="networkidle", timeout=90_000)
+            page.goto(f"{base}/results?runs={ids['solver']}", wait_until="load", timeout=90_000)
             wait_rendered(page)
             assert "Deceptive condition" in selected(page, "Split by")
             ms = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first
@@ -101,7 +101,7 @@ def test_the_researchers_flow_in_chromium(app):
             assert page.locator('[data-testid="stException"]').count() == 0
 
             # 3. after a quantifier run, its results are the ones shown (an older run stayed selected)
-            page.goto(f"{base}/quantifiers", wait_until="networkidle", timeout=90_000)
+            page.goto(f"{base}/quantifiers", wait_until="load", timeout=90_000)
             wait_rendered(page)
             fill(page, "Only N prompts", 24)
             select(page, "Model", "reference/solver")

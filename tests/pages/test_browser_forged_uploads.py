@@ -3,7 +3,7 @@ a solver run whose every response was changed to ``<answer>{1}</answer>`` (its v
 correct), and a CSV in the SetLexSem reference's layout with edited answers, are uploaded through the Compare page's
 file uploader; the page shows the accuracy from the responses (not 100 %), what the file claims beside it and the
 count of rows whose claimed verdict the responses contradict; the Runs page shows the same for the stored run. Also
-one AppTest of the same upload (no browser needed)."""
+one AppTest of the same upload (no browser needed). Screenshots go to $STUDIO_SHOTS when it is set."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import re
 import pandas as pd
 import pytest
 
+from tests.pages.test_browser_presenter import _shot
 from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
 from tests.support import ROOT
 
@@ -92,7 +93,7 @@ def app(tmp_path):
 
 
 def _open(page, url: str) -> None:
-    page.goto(url, wait_until="networkidle", timeout=90_000)
+    page.goto(url, wait_until="load", timeout=90_000)
     wait_rendered(page)
 
 
@@ -140,7 +141,6 @@ def test_forged_uploads_in_chromium(app):
 
 
 # ------------------------------------------------------------------ a self-consistent forgery of stored prompts
-SHOTS = "/tmp/i32-uploads-shots"   # screenshots, looked at by the developer (not asserted)
 
 
 @pytest.fixture()
@@ -175,12 +175,9 @@ def stored_and_forged(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_consistent_forgery_is_marked_on_compare_in_chromium(stored_and_forged):
-    from pathlib import Path
-
     from playwright.sync_api import sync_playwright
 
     base, run_id, forged, n = stored_and_forged
-    Path(SHOTS).mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
@@ -196,9 +193,9 @@ def test_a_consistent_forgery_is_marked_on_compare_in_chromium(stored_and_forged
             assert f"{n} of {n} row(s) differ from this model's own replies stored here" in note, note   # … but not its
             body = page.locator('[data-testid="stMain"]').inner_text()
             assert "Provenance:" in body and "made here" in body and "uploaded · a file's claims" in body, body[:3000]
-            page.screenshot(path=f"{SHOTS}/compare-consistent-forgery.png", full_page=True)
+            _shot(page, "compare-consistent-forgery")
             _open(page, f"{base}/runs?here=1")
             _no_exception(page)
-            page.screenshot(path=f"{SHOTS}/runs-made-here-only.png", full_page=True)
+            _shot(page, "runs-made-here-only")
         finally:
             browser.close()

@@ -62,7 +62,7 @@ def test_the_live_demo_shows_pairs_tally_and_recording_in_chromium(app):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1200})
-            page.goto(base, wait_until="networkidle", timeout=90_000)
+            page.goto(base, wait_until="load", timeout=90_000)
             wait_rendered(page)
             page.get_by_role("button", name=re.compile("Start the live demo")).click()
 

@@ -7,25 +7,17 @@ from __future__ import annotations
 import pytest
 
 from tests.pages.test_browser_flow import fill, metric, selected
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
-
-CFG = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "intersection"], "sizes": [2, 4],
-       "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
+from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, wait_rendered
 
 
 @pytest.fixture()
-def app(tmp_path):
-    _need_browser()
-    from core import runner
-
-    db = tmp_path / "studio.duckdb"
-    run_id = runner.run(CFG, "reference/solver", db_path=db, name="solver grid").run_id
-    with served(db) as base:
-        yield base, run_id
+def app(solver_grid_app):
+    """The solver run "solver grid" served (tests/conftest.py; shared with the smoke test, which only reads it too)."""
+    return solver_grid_app
 
 
 def _open(page, url: str) -> None:
-    page.goto(url, wait_until="networkidle", timeout=90_000)
+    page.goto(url, wait_until="load", timeout=90_000)
     wait_rendered(page)
 
 
@@ -53,7 +45,7 @@ def test_reload_and_shared_links_keep_the_settings(app):
             wait_rendered(page)
             edited = (metric(page, "Items"), metric(page, "Configurations"))
             assert edited[0] != "80" and "samples=3" in page.url
-            page.reload(wait_until="networkidle")
+            page.reload(wait_until="load")
             wait_rendered(page)
             assert (metric(page, "Items"), metric(page, "Configurations")) == edited
             assert "demo-small" in selected(page, "Start from a preset")
@@ -66,7 +58,7 @@ def test_reload_and_shared_links_keep_the_settings(app):
             _open(page, f"{base}/deceptive_sets")
             fill(page, "Seed", 7)
             assert "seed=7" in page.url
-            page.reload(wait_until="networkidle")
+            page.reload(wait_until="load")
             wait_rendered(page)
             seed = page.locator('[data-testid="stNumberInput"]').filter(has_text="Seed").first.locator("input")
             assert seed.input_value() == "7"
@@ -78,7 +70,7 @@ def test_reload_and_shared_links_keep_the_settings(app):
                 "Drill-down", exact=True).click()
             wait_rendered(page)
             assert "view=drilldown" in page.url
-            page.reload(wait_until="networkidle")
+            page.reload(wait_until="load")
             wait_rendered(page)
             assert page.get_by_text("wrong only", exact=True).count() >= 1    # the drill-down's own radio
             shared_results = page.url

@@ -59,7 +59,7 @@ def test_the_field_is_offered_for_openai_compatible_models_and_checks_the_addres
 
 
 @pytest.mark.slow
-def test_a_run_sent_to_a_local_ray_completes_and_the_page_shows_it_done(db, open_page):
+def test_a_run_sent_to_a_local_ray_completes_and_the_page_shows_it_done(no_ray, db, open_page):
     ray = pytest.importorskip("ray")
     srv = LoopbackServer(0.01).start()
     try:
@@ -98,8 +98,7 @@ def test_a_run_sent_to_a_local_ray_completes_and_the_page_shows_it_done(db, open
         row = store.get_run(db, run_id)
         assert (row["status"], row["n_done"]) == ("done", 12)
     finally:
-        srv.stop()
-        ray.shutdown()
+        srv.stop()           # the app's local Ray stays for the session's other Ray tests (``no_ray``)
 
 
 def test_submit_as_batch_reaches_the_runner(db, monkeypatch):

@@ -13,15 +13,6 @@ CONFIG = {"task": "setops", "seed": 1, "samples": 2, "operations": ["union", "in
           "sizes": [2, 4], "members": ["numbers"], "phrasings": ["plain"], "approaches": ["baseline"], "shots": [0]}
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    from core.runner.ray_engine import start_ray
-
-    start_ray(None)
-    yield
-    ray.shutdown()
-
-
 @pytest.mark.slow
 def test_every_item_answered_once_and_rerun_sends_nothing(local_ray, tmp_path):
     from core import store

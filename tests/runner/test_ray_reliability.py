@@ -1,8 +1,9 @@
-"""`run --engine ray` as reliable as the live runner, on a real local Ray (one per module) against the loopback
-endpoint: the live retry policy under mixed faults; the live run id, cache keys and claims (either engine resumes
-the other's run sending nothing; identical Ray runs at once share their calls); a bounded join of a cluster address
-that does not answer (one line; the process stays free for a local Ray; Cancel stops the join); a killed cluster
-ends the driver with one line; bad Ray options refused; the local Ray's temporary folder removed."""
+"""`run --engine ray` as reliable as the live runner, on a real local Ray (one for the session's Ray tests,
+tests/conftest.py) against the loopback endpoint: the live retry policy under mixed faults; the live run id, cache
+keys and claims (either engine resumes the other's run sending nothing; identical Ray runs at once share their calls);
+a bounded join of a cluster address that does not answer (one line; the process stays free for a local Ray; Cancel
+stops the join); a killed cluster ends the driver with one line; bad Ray options refused; the local Ray's temporary
+folder removed."""
 
 from __future__ import annotations
 
@@ -38,16 +39,6 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """The module's local Ray (the first dashboard test below may have started it, as a later run would)."""
-    from core.runner.ray_connect import shutdown, start_ray
-
-    start_ray(None)
-    yield ray.get_runtime_context().gcs_address
-    shutdown()
-
-
 def _cli(args, *, env=None, timeout=120):
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run([sys.executable, "-m", "core", "run", *map(str, args)], cwd=ROOT, env=env,
@@ -68,7 +59,7 @@ def _error_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_dead_address_fails_alone_cancel_stops_a_join_and_local_still_runs(tmp_path):
+def test_a_dead_address_fails_alone_cancel_stops_a_join_and_local_still_runs(no_ray, tmp_path):
     """Before this process has a Ray: an address nobody answers ends its run with one error; a join that hangs
     (a port that accepts and says nothing) is stopped by Cancel; a later ``local`` run in the same process works."""
     from core.runner.ray_engine import start_ray_run

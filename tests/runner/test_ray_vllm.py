@@ -152,15 +152,6 @@ class _StandInEngine:
         return build
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    from core.runner.ray_engine import start_ray
-
-    start_ray(None)
-    yield
-    ray.shutdown()
-
-
 @pytest.mark.slow
 def test_the_vllm_pipeline_on_a_local_ray_with_a_stand_in_engine(local_ray, tmp_path):
     """run_vllm with Ray's own Processor (preprocess, stage plumbing, postprocess, error rows handed past it) and a

@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 
 from core import runner, store
-from tests.support import ROOT
 
 CFG = {"task": "setops", "seed": 4, "samples": 5, "operations": ["union", "intersection"], "sizes": [2],
        "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
@@ -21,22 +17,17 @@ REF_HEADER = ["op_name", "prompt", "ground_truth", "result_obj", "llm_vs_gt", "s
               "context_length_in", "context_length_out", "log_context"]
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "core", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
-
-
-def test_a_forged_export_is_judged_by_its_responses(tmp_path):
+def test_a_forged_export_is_judged_by_its_responses(cli, tmp_path):
     db, db2 = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
     p = runner.run(CFG, "reference/solver", db_path=db)
     out = tmp_path / "export.csv"
-    assert _cli("export", "--run", p.run_id, "--out", out, "--db", db).returncode == 0
+    assert cli("export", "--run", p.run_id, "--out", out, "--db", db).returncode == 0
     df = pd.read_csv(out)
     assert df["correct"].all() and df["correct_strict"].all()
     df["response"] = "<answer>{1}</answer>"        # every answer changed, the verdict columns left alone
     forged = tmp_path / "forged.csv"
     df.to_csv(forged, index=False)
-    done = _cli("import", forged, "--db", db2)
+    done = cli("import", forged, "--db", db2)
     assert done.returncode == 0, done.stderr
     assert "10 row(s) claim correct, the response says otherwise" in done.stderr, done.stderr
     with store.connect(db2) as con:
@@ -48,7 +39,7 @@ def test_a_forged_export_is_judged_by_its_responses(tmp_path):
     assert json.loads(run_json)["meta"]["rescored"]["claims_right_but_wrong"] == 10
 
 
-def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(tmp_path):
+def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(cli, tmp_path):
     path = tmp_path / "results" / "numbers" / "union" / "baseline" / "formal_language_K-0_N-None_MA-2_MB-2_L-2_S-1.csv"
     path.parent.mkdir(parents=True)
     with open(path, "w", newline="") as fh:
@@ -59,7 +50,7 @@ def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(tmp_path):
         w.writerow(["union", "p3 {5, 6} {6, 7}", "{5}", "{5}", True, "{5, 6}", "{6, 7}", 1, 1, ""])             # forged truth
         w.writerow(["union", "p4 {8} {9}", "{8, 9}", "{8, 9}", False, "{8}", "{9}", 1, 1, ""])            # modest file
     db = tmp_path / "s.duckdb"
-    done = _cli("import", path, "--db", db)
+    done = cli("import", path, "--db", db)
     assert done.returncode == 0, done.stderr
     assert "2 row(s) claim correct, the response says otherwise" in done.stderr
     assert "1 row(s) claim wrong, the response is right" in done.stderr
@@ -73,7 +64,7 @@ def test_a_reference_csv_with_edited_answers_and_a_wrong_truth(tmp_path):
     assert json.loads(rows[2][1]) == [5, 6, 7]        # the truth is the union of the operands, not the file's
 
 
-def test_two_runs_never_pool_their_mistakes_in_the_error_table(tmp_path):
+def test_two_runs_never_pool_their_mistakes_in_the_error_table(cli, tmp_path):
     """Issue 22, item 2: with two runs selected the error table has one block per model (page, report errors and
     report html all use this table)."""
     from core.analysis import error_table, reference_error_table
@@ -93,28 +84,28 @@ def test_two_runs_never_pool_their_mistakes_in_the_error_table(tmp_path):
     acc = dict(zip(zip(ours["model"], ours["operation"]), ours["accuracy"]))
     assert acc[("reference/solver", "union")] == 100 and acc[("openai-compatible/wrong", "union")] == 0
     assert list(theirs.columns[:2]) == ["model", "operation"] and len(theirs) == 4
-    done = _cli("report", "errors", "--run", f"{good.run_id},{bad.run_id}", "--by", "operation", "--out",
+    done = cli("report", "errors", "--run", f"{good.run_id},{bad.run_id}", "--by", "operation", "--out",
                 tmp_path / "e.csv", "--db", db)
     assert done.returncode == 0, done.stderr
     assert pd.read_csv(tmp_path / "e.csv")["model"].nunique() == 2
 
 
-def test_our_own_export_imported_back_is_the_run_it_came_from(tmp_path):
+def test_our_own_export_imported_back_is_the_run_it_came_from(cli, tmp_path):
     """Issue 22, item 5: re-importing our own export (CSV, Parquet or JSONL) names the stored run instead of
     making a second one; a forged copy of it is a new run."""
     db = tmp_path / "s.duckdb"
     p = runner.run(CFG, "reference/solver", db_path=db)
     for ext in ("csv", "parquet", "jsonl"):
         out = tmp_path / f"e.{ext}"
-        assert _cli("export", "--run", p.run_id, "--out", out, "--db", db).returncode == 0
-        done = _cli("import", out, "--db", db)
+        assert cli("export", "--run", p.run_id, "--out", out, "--db", db).returncode == 0
+        done = cli("import", out, "--db", db)
         assert done.returncode == 0 and f"already stored as run {p.run_id}" in done.stdout, (ext, done.stdout)
     with store.connect(db) as con:
         assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 1
     df = pd.read_csv(tmp_path / "e.csv")
     df.loc[0, "response"] = "<answer>{}</answer>"
     df.to_csv(tmp_path / "edited.csv", index=False)
-    done = _cli("import", tmp_path / "edited.csv", "--db", db)
+    done = cli("import", tmp_path / "edited.csv", "--db", db)
     assert done.returncode == 0 and "imported 10 rows" in done.stdout, done.stdout
 
 

@@ -158,11 +158,11 @@ def test_six_processes_three_rounds_runs_import_and_a_page_lose_nothing(tmp_path
     db = tmp_path / "studio.duckdb"
     srv = LoopbackServer(0.05).start()
     try:
-        # a results file to import during the rounds: a finished solver run, exported
-        seed_cfg = tmp_path / "seed.yaml"
-        seed_cfg.write_text(json.dumps({**SETOPS, "seed": 999, "samples": 5}))
-        first = _cli("run", "--config", str(seed_cfg), "--model", "reference/solver", "--no-progress", db=db)
-        assert first.wait(300) == 0, first.stderr.read()[-1500:]
+        # a results file to import during the rounds: a finished solver run (made in this process, before any
+        # other process opens the file), exported
+        from core import runner
+
+        assert runner.run({**SETOPS, "seed": 999, "samples": 5}, "reference/solver", db_path=db).status == "done"
         upload = tmp_path / "upload.jsonl"
         _export_count(db, "latest", upload)
         n_before = store.query_df("SELECT count(*) AS n FROM runs", db_path=db)["n"][0]
