@@ -2,7 +2,7 @@
 per (contrast, draw) and per (contrast, stratum), never the items.
 
     with items_table(con, run_ids, columns, scoring, view) as (items, configs, design): ...
-                                                    a report's items (narrow) and configurations (one scan each)
+                                                    a report's items (narrow) and configurations
     with cells_table(con, items, configs, where, params, factor, groups, strata, draw_level) as cells: ...
     paired_units(con, cells, pairs) / between_units(con, cells, pairs)        per contrast: draws and strata
     strata_counts(con, configs, where, params, factor, groups, strata, pairs)  per contrast: strata at either level
@@ -71,12 +71,15 @@ def key_sql(columns: Sequence[str], prefix: str = "", over: Sequence[str] | None
 @contextmanager
 def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scoring: str = "strict",
                 view: str = VIEW) -> Iterator[tuple[str, str, list[str]]]:
-    """The answered set-operation items of the runs as two TEMP tables (dropped on the way out), each one scan of the
-    view. **Configurations**: one row per ``_cfg`` — ``model`` (the series: a model's runs made here, or one uploaded
+    """The answered set-operation items of the runs as two TEMP tables (dropped on the way out). **Configurations**
+    (from the store's counts, ``aggregated.source``; one grouped scan of the rows where they cannot answer): one row
+    per ``_cfg`` — ``model`` (the series: a model's runs made here, or one uploaded
     run alone, ``sql.series_sql``), ``model_name``, ``run_id``, ``config_id``, those of ``columns`` the view has (a
     deceptive item's condition outcomes NULL, as its draw has them), ``overlapping`` ("overlap" when the sets share
     members by design, else "independent"), ``n`` answered items and ``s`` the sum of their verdicts (0 / 100).
-    **Items**: one narrow row per item — ``_cfg``, ``draw`` (``draw_sql``) and ``acc`` (the verdict, 0 / 100).
+    **Items** (one scan, their keys computed on the items before the join to their results where the view is the
+    store's: ``sql.setops_answers``): one narrow row per item — ``_cfg``, ``draw`` (``draw_sql``) and ``acc`` (the
+    verdict, 0 / 100).
     ``_cfg`` names (run, configuration, and any design column that changes inside one of these runs'
     configurations — ``aggregated.column_facts``): every design value is the same for all the items of one
     ``_cfg`` (64-bit hash, as a draw). Yields (items, configurations, their design columns)."""
