@@ -48,6 +48,15 @@ def pytest_collection_modifyitems(config, items):
             group = f"module:{item.path.name}"   # one worker builds the file's shared fixture, not each worker
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    items[:] = _slow_modules_first(items)
+
+
+def _slow_modules_first(items):
+    """The test files with a ``slow`` test first, each file's tests kept together and in order: pytest-xdist hands the
+    tests out in this order (after the groups), so the long ones start early and the workers end on short ones
+    together instead of one of them running a long test alone at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    return sorted(items, key=lambda item: item.path not in slow_files)
 
 
 def pytest_collection_finish(session):
