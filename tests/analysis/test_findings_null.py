@@ -12,8 +12,6 @@ the others through the functions the CLI calls).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
@@ -22,6 +20,7 @@ from core import runner, store
 from core.analysis import findings
 from core.config import run_spec
 from core.tasks.setops.scoring import solve
+from tests.support.cli import cli_output
 from tests.support.loopback import LoopbackServer, set_hash_responder
 
 REPLICATIONS = 20
@@ -36,17 +35,6 @@ OVERLAP = {"task": "setops", "seed": 7, "samples": 16, "operations": ["union", "
            "sizes": [4], "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
 TINY = {"task": "setops", "seed": 3, "samples": 2, "operations": ["union"], "sizes": [2], "members": ["numbers"],
         "lengths": [2], "phrasings": ["formal"], "approaches": ["baseline_allow_empty"], "shots": [0]}
-
-
-def _cli(*args) -> str:
-    """``python -m core ARGS`` (its main, in this process): what it printed; it must exit 0."""
-    from core.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    assert code == 0, err.getvalue()[-2000:]
-    return out.getvalue()
 
 
 def _items(*configs) -> dict:
@@ -68,7 +56,7 @@ def null_runs(tmp_path_factory):
     try:
         first = tmp / "null.yaml"
         first.write_text(json.dumps(configs[0]))
-        done = _cli("run", "--config", str(first), "--model", "openai-compatible/null-r0", "--base-url",
+        done = cli_output("run", "--config", str(first), "--model", "openai-compatible/null-r0", "--base-url",
                     srv.base_url, "--concurrency", "16", "--no-progress", "--db", str(db), "--name", "null r0")
         ids.append(done.split("run ", 1)[1].split(":", 1)[0])
         for r, cfg in enumerate(configs[1:], start=1):
@@ -83,7 +71,7 @@ def null_runs(tmp_path_factory):
 def test_a_null_model_declares_an_effect_in_few_answerable_findings(null_runs, tmp_path):
     db, ids = null_runs
     out = tmp_path / "r0.json"
-    _cli("report", "findings", "--run", ids[0], "--format", "json", "--out", str(out), "--db", str(db))
+    cli_output("report", "findings", "--run", ids[0], "--format", "json", "--out", str(out), "--db", str(db))
     reports = [json.loads(out.read_text())]
     with store.connect(db) as con:
         reports += [findings.report(con, [rid]) for rid in ids[1:]]

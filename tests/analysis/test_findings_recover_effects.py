@@ -17,9 +17,7 @@ in this process). What must hold:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 
 import pandas as pd
@@ -27,6 +25,7 @@ import pytest
 
 from core.config import run_spec
 from core.tasks.setops.scoring import solve
+from tests.support.cli import cli_output
 from tests.support.loopback import LoopbackServer
 
 GRID = {"task": "setops", "seed": 11, "samples": 12, "operations": ["union", "intersection", "difference",
@@ -58,17 +57,6 @@ def _items():
     return out
 
 
-def _cli(*args) -> str:
-    """``python -m core ARGS`` (its main, in this process): what it printed; it must exit 0."""
-    from core.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    assert code == 0, err.getvalue()[-2000:]
-    return out.getvalue()
-
-
 @pytest.fixture(scope="module")
 def studied(tmp_path_factory):
     items = _items()
@@ -91,7 +79,7 @@ def studied(tmp_path_factory):
             path = tmp / f"{name}.yaml"
             path.write_text(json.dumps(cfg))
             for model in SKILL:
-                out = _cli("run", "--config", path, "--model", f"openai-compatible/{model}", "--base-url",
+                out = cli_output("run", "--config", path, "--model", f"openai-compatible/{model}", "--base-url",
                            srv.base_url, "--concurrency", "16", "--no-progress", "--db", db, "--name", f"{model} {name}")
                 runs[(model, name)] = out.split("run ", 1)[1].split(":", 1)[0]
     finally:
@@ -99,13 +87,13 @@ def studied(tmp_path_factory):
 
     def report(*run_ids, alpha="0.05"):
         out = tmp / f"f{len(run_ids)}-{alpha}.json"
-        _cli("report", "findings", *[a for r in run_ids for a in ("--run", r)], "--alpha", alpha, "--format", "json",
+        cli_output("report", "findings", *[a for r in run_ids for a in ("--run", r)], "--alpha", alpha, "--format", "json",
              "--out", out, "--db", db)
         return {f["id"]: f for f in json.loads(out.read_text())["findings"]}
 
     def export(run_id):
         out = tmp / f"{run_id}.csv"
-        _cli("export", "--run", run_id, "--out", out, "--db", db)
+        cli_output("export", "--run", run_id, "--out", out, "--db", db)
         return pd.read_csv(out)
 
     return runs, report, export
