@@ -59,12 +59,12 @@ def draw_sql(have: Sequence[str]) -> str:
     return f"hash({', '.join(draw_column(c, have) for c in cols)})" if cols else "CAST(0 AS UBIGINT)"
 
 
-def key_sql(columns: Sequence[str], prefix: str = "", over: Sequence[str] | None = None) -> str:
+def key_sql(columns: Sequence[str], over: Sequence[str] | None = None) -> str:
     """A BIGINT naming one combination of values of ``columns`` (0 for none): the hash, halved to fit a BIGINT;
     ``over``: the columns of a relation of items, whose condition outcomes a draw leaves out (``draw_column``)."""
     if not columns:
         return "CAST(0 AS BIGINT)"
-    cols = [draw_column(c, over) if over is not None else prefix + quote(c) for c in columns]
+    cols = [draw_column(c, over) if over is not None else quote(c) for c in columns]
     return f"CAST(hash({', '.join(cols)}) >> 1 AS BIGINT)"
 
 
