@@ -2,7 +2,7 @@
 times per page (p50 / p95 over the sessions) and the server's peak memory.
 
     python bench/sessions.py [--sessions 8] [--rows 1000000] [--db PATH] [--rounds 2] [--app-dir DIR]
-                             [--no-live] [--timeout 300] [--budget 1800] [--max-gb 12]
+                             [--no-live] [--timeout 300] [--budget 1800] [--max-gb 12] [--browsers idle|equal]
 
 Fills a store (a temporary one unless --db names a file to reuse; tests/support/synthetic.py: two runs of
 ``--rows`` results in all) and empties what it kept of earlier analyses (the ``analysis_cache`` table: every round
@@ -16,7 +16,11 @@ that has computed nothing; later rounds: the same views again while the live run
 A load is timed from navigation to the moment the script was last seen running (the page then quiet for 1.5 s), as
 in bench/page_loads.py. Printed: per round and page, p50 / p95 / max of the load times and errors shown; the
 server's peak resident memory (VmHWM) and its CPU seconds; results the live run stored meanwhile; the machine's
-load average before and after. Every load gives up after ``--timeout`` seconds, all of them after ``--budget``
+load average before and after; the CPU seconds the browsers used. The browsers stand for the users' own machines:
+with ``--browsers idle`` (the default) they run under Linux's SCHED_IDLE policy — only on CPU that the server, the
+live run and anything else leave idle (Chromium resets its threads' niceness, not their policy) —; with ``equal``
+they share the two cores with the server as ordinary processes, as if the lab's browsers ran on the server itself
+(8 Chromium tabs loading Streamlit's frontend take 1-1.8 of the 2 cores). Every load gives up after ``--timeout`` seconds, all of them after ``--budget``
 seconds (each load printed as it ends); the live run, its endpoint and the
 server are stopped at the end. Prints figures; never asserts.
 Targets: 8 sessions over 1M results on 2 cores, Findings p95 <= 15 s, server <= 4 GB.
@@ -239,6 +243,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page load may take before giving up")
     ap.add_argument("--budget", type=float, default=1800.0,
                     help="seconds all sessions together may take; loads still running then count as given up")
+    ap.add_argument("--browsers", choices=("idle", "equal"), default="idle",
+                    help="the browsers' CPU: only what is left idle (they stand for the users' own machines), or an "
+                         "equal share with the server")
     ap.add_argument("--max-gb", type=float, default=12.0,
                     help="stop the server if its resident memory passes this (the machine may be shared)")
     args = ap.parse_args()
@@ -289,7 +296,11 @@ def main() -> int:
         watch = Watch(server.pid, int(args.max_gb * 2**30))
         watch.thread.start()
         cpu0, t0, live0 = watch.cpu_s(), time.perf_counter(), results_of_live(db, big)
+        children0 = _children_cpu()
+        if args.browsers == "idle":   # the browsers (and this process's timing) inherit the policy from here
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         got = asyncio.run(sessions(base, big, args.sessions, args.rounds, args.timeout, args.budget))
+        browsers_cpu = _children_cpu() - children0   # the Playwright driver and its Chromium, ended by now
         wall, cpu = time.perf_counter() - t0, watch.cpu_s() - cpu0
         peak = watch.peak()
         watch.stop.set()
@@ -317,10 +328,19 @@ def main() -> int:
     print(f"\nserver: peak resident memory {peak / 2**30:.2f} GB"
           + (f" (stopped: above --max-gb {args.max_gb:g})" if watch.killed else "")
           + f"; {cpu:.0f} CPU seconds in {wall:.0f} s of sessions")
+    print(f"browsers (Playwright's driver and Chromium; CPU share: {args.browsers}): {browsers_cpu:.0f} CPU seconds")
     if not args.no_live and written is not None:
         print(f"live run: {written} results stored during the sessions ({written / wall:.1f} a second)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's ended (waited-for) child processes and their descendants."""
+    import resource
+
+    got = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return got.ru_utime + got.ru_stime
 
 
 def _commit(path: Path) -> str:
