@@ -82,10 +82,9 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
     ``_cfg`` (64-bit hash, as a draw). ``_cls`` names the configuration's **class**: its series and design values
     (``key_sql``), the same for every configuration a cell pools — or ``_cfg`` itself where no two configurations
     share a class. **Items** (one scan, their keys computed on the items before the join to their results where the
-    view is the store's: ``sql.setops_answers``): per (``_cls``, ``draw``) (``draw_sql``), ``s`` the sum of the
-    verdicts (0 / 100) and ``n`` the items — one row per item where classes are configurations; summed in the scan
-    where configurations share classes (4.6 items a row in the bench's store of 10 million), so each finding's
-    cells read the smaller table. Yields (items, configurations, their design columns)."""
+    view is the store's: ``sql.setops_answers``), summed in the scan: one row per (``_cls``, ``draw``)
+    (``draw_sql``) — ``s`` the sum of the verdicts (0 / 100), ``n`` the items (4.6 a row in the bench's store of
+    10 million, where configurations share classes). Yields (items, configurations, their design columns)."""
     have = view_columns(con, view)
     design = [c for c in columns if c in have]
     facts = aggregated.column_facts(con, run_ids, design, view=view, values=False)
@@ -116,12 +115,13 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
     configs_sql = f"SELECT *, {key_sql(['model', *design])} AS _cls FROM ({configs_sql}) AS c"
     with temp_table(con, configs_sql, src.params) as configs:
         n_cfg, n_cls = con.execute(f"SELECT count(*), count(DISTINCT _cls) FROM {configs}").fetchone()
-        if n_cls < n_cfg:   # configurations share classes: the items summed per (class, draw) in the scan
+        if n_cls < n_cfg:   # configurations share classes: each item takes its class from its configuration
             items_sql = (f"SELECT c._cls, a.draw, sum(a.acc) AS s, count(*) AS n FROM ({items_sql}) AS a "
                          f"JOIN {configs} AS c ON c._cfg = a._cfg GROUP BY c._cls, a.draw")
-        else:               # a class per configuration: one row per item, no join
+        else:               # a class per configuration: the configuration names it, no join
             con.execute(f"UPDATE {configs} SET _cls = _cfg")
-            items_sql = f"SELECT _cfg AS _cls, draw, acc AS s, CAST(1 AS UTINYINT) AS n FROM ({items_sql}) AS a"
+            items_sql = (f"SELECT _cfg AS _cls, draw, sum(acc) AS s, count(*) AS n FROM ({items_sql}) AS a "
+                         "GROUP BY _cfg, draw")
         with temp_table(con, items_sql, params) as items:
             yield items, configs, design
 
@@ -132,20 +132,28 @@ def cells_table(con, items: str, configs: str, where: str, params: Sequence, fac
     """The cells of ``factor``'s levels over the configurations ``where`` selects (of ``items_table``'s configurations): one row
     per (group, stratum, draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t``
     (``key_sql(draw_level)``), ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100). The
-    keys are computed once per configuration class (``_cls``), and the items join them on it."""
+    keys are computed once per configuration class (``_cls``), and the items join them on it: where every cell
+    holds one class (no two classes share group, stratum and level), a cell is its class's row of the items (one
+    per class and draw); else the classes' rows are summed per cell."""
     q = quote(factor)
-    # each class's cell key (one hash of group, stratum, draw stratum and level); the items are summed per
-    # (key, draw) — two integer keys — and the cells take their columns back from the distinct keys
-    sql = (f"WITH m AS (SELECT DISTINCT _cls, {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, "
-           f"{key_sql(draw_level)} AS _t, CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} "
-           f"{'AND' if where else 'WHERE'} {q} IS NOT NULL), "
-           "mk AS (SELECT *, hash(_gid, _s, _t, lvl) AS _k FROM m), "
-           "k AS (SELECT DISTINCT _k, _gid, _s, _t, lvl FROM mk), "
-           f"c AS (SELECT mk._k, i.draw, sum(i.s) AS s, sum(i.n) AS n FROM {items} AS i "
-           "JOIN mk ON i._cls = mk._cls GROUP BY mk._k, i.draw) "
-           f"SELECT k._gid, k._s, k._t, c.draw, k.lvl, {exact('c.s / c.n')} AS y FROM c JOIN k ON k._k = c._k")
-    with temp_table(con, sql, params) as name:
-        yield name
+    classes = (f"SELECT DISTINCT _cls, {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, "
+               f"{key_sql(draw_level)} AS _t, CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} "
+               f"{'AND' if where else 'WHERE'} {q} IS NOT NULL")
+    with temp_table(con, classes, params) as m:
+        rows, cells = con.execute(f"SELECT count(*), count(DISTINCT (_gid, _s, _t, lvl)) FROM {m}").fetchone()
+        if rows == cells:
+            sql = (f"SELECT m._gid, m._s, m._t, i.draw, m.lvl, {exact('i.s / i.n')} AS y FROM {items} AS i "
+                   f"JOIN {m} AS m ON m._cls = i._cls")
+        else:
+            # each class's cell key (one hash of group, stratum, draw stratum and level); the items are summed per
+            # (key, draw) — two integer keys — and the cells take their columns back from the distinct keys
+            sql = (f"WITH mk AS (SELECT *, hash(_gid, _s, _t, lvl) AS _k FROM {m}), "
+                   "k AS (SELECT DISTINCT _k, _gid, _s, _t, lvl FROM mk), "
+                   f"c AS (SELECT mk._k, i.draw, sum(i.s) AS s, sum(i.n) AS n FROM {items} AS i "
+                   "JOIN mk ON i._cls = mk._cls GROUP BY mk._k, i.draw) "
+                   f"SELECT k._gid, k._s, k._t, c.draw, k.lvl, {exact('c.s / c.n')} AS y FROM c JOIN k ON k._k = c._k")
+        with temp_table(con, sql) as name:
+            yield name
 
 
 def _pairs_sql(pairs: Sequence[tuple[int, int, str, str]]) -> tuple[str, list]:
