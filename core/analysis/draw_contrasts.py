@@ -3,9 +3,9 @@ per (contrast, draw) and per (contrast, stratum), never the items.
 
     with items_table(con, run_ids, columns, scoring, view) as (items, configs, design): ...
                                                     a report's items (narrow) and configurations
-    with cells_table(con, items, configs, where, params, factor, groups, strata, draw_level) as cells: ...
+    with cells_table(con, items, configs, where, params, factor, groups, strata, draw_level) as (cells, classes): ...
     paired_units(con, cells, pairs) / between_units(con, cells, pairs)        per contrast: draws and strata
-    strata_counts(con, configs, where, params, factor, groups, strata, pairs)  per contrast: strata at either level
+    strata_counts(con, classes, pairs)                                        per contrast: strata at either level
     draw_sql(columns) / draw_column(column, columns)                          what names a draw, in SQL
 
 Definitions (the findings' and Compare's; docs/FIDELITY.md, "How verdicts are computed"):
@@ -128,13 +128,14 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
 
 @contextmanager
 def cells_table(con, items: str, configs: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
-                strata: Sequence[str], draw_level: Sequence[str]) -> Iterator[str]:
+                strata: Sequence[str], draw_level: Sequence[str]) -> Iterator[tuple[str, str]]:
     """The cells of ``factor``'s levels over the configurations ``where`` selects (of ``items_table``'s configurations): one row
     per (group, stratum, draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t``
     (``key_sql(draw_level)``), ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100). The
     keys are computed once per configuration class (``_cls``), and the items join them on it: where every cell
     holds one class (no two classes share group, stratum and level), a cell is its class's row of the items (one
-    per class and draw); else the classes' rows are summed per cell."""
+    per class and draw); else the classes' rows are summed per cell. Yields (cells, classes): the classes ``where``
+    selects with the factor's level, one row each — ``_cls``, ``_gid``, ``_s``, ``_t`` and ``lvl``."""
     q = quote(factor)
     classes = (f"SELECT DISTINCT _cls, {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, "
                f"{key_sql(draw_level)} AS _t, CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} "
@@ -153,7 +154,7 @@ def cells_table(con, items: str, configs: str, where: str, params: Sequence, fac
                    "JOIN mk ON i._cls = mk._cls GROUP BY mk._k, i.draw) "
                    f"SELECT k._gid, k._s, k._t, c.draw, k.lvl, {exact('c.s / c.n')} AS y FROM c JOIN k ON k._k = c._k")
         with temp_table(con, sql) as name:
-            yield name
+            yield name, m
 
 
 def _pairs_sql(pairs: Sequence[tuple[int, int, str, str]]) -> tuple[str, list]:
@@ -163,19 +164,15 @@ def _pairs_sql(pairs: Sequence[tuple[int, int, str, str]]) -> tuple[str, list]:
             f"FROM (VALUES {values}) AS v(idx, gid, a, b))"), params
 
 
-def strata_counts(con, configs: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
-                  strata: Sequence[str], pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, int]:
-    """Per contrast: the strata holding either of its levels — read from the configurations ``where`` selects (each
-    answered configuration has cells), not from the cells."""
+def strata_counts(con, classes: str, pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, int]:
+    """Per contrast: the strata holding either of its levels — read from the configuration classes of
+    ``cells_table`` (each answered configuration has cells), not from the cells."""
     if not pairs:
         return {}
     p_sql, p_params = _pairs_sql(pairs)
-    q = quote(factor)
     rows = con.execute(
-        f"WITH {p_sql}, m AS (SELECT DISTINCT {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, "
-        f"CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} {'AND' if where else 'WHERE'} {q} IS NOT NULL) "
-        "SELECT p.idx, count(DISTINCT m._s) FROM p JOIN m ON m._gid = p._gid AND (m.lvl = p.a OR m.lvl = p.b) "
-        "GROUP BY p.idx", [*p_params, *params]).fetchall()
+        f"WITH {p_sql} SELECT p.idx, count(DISTINCT m._s) FROM p JOIN {classes} AS m ON m._gid = p._gid "
+        "AND (m.lvl = p.a OR m.lvl = p.b) GROUP BY p.idx", p_params).fetchall()
     return {int(i): int(n) for i, n in rows}
 
 

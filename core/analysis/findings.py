@@ -359,8 +359,8 @@ def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Fin
                          "within": where_, "paper": f.paper.get((a, b, *key) if f.within else (a, b))})
     draw_level = [c for c in strata if c not in WITHIN_DRAW]
     pairs_ = [(t["idx"], t["gid"], t["ka"], t["kb"]) for t in todo]
-    totals = strata_counts(con, configs, where, params, f.factor, groups, strata, pairs_)
-    with cells_table(con, table, configs, where, params, f.factor, groups, strata, draw_level) as cells:
+    with cells_table(con, table, configs, where, params, f.factor, groups, strata, draw_level) as (cells, classes):
+        totals = strata_counts(con, classes, pairs_)
         paired = paired_units(con, cells, pairs_) if f.factor in WITHIN_DRAW else {}
         between = between_units(con, cells, [p for p in pairs_ if p[0] not in paired])
     def compute(t: dict):

@@ -45,7 +45,7 @@ def test_cells_are_the_mean_verdict_of_their_items(con, strata):
         sid = {(v,): k for v, k in con.execute(f"SELECT DISTINCT size_b, {key_sql(strata)} FROM configs").fetchall()}
     want = sorted((gid[r.model], sid[tuple(getattr(r, c) for c in strata)], r.draw, r.operation, pytest.approx(r.y))
                   for r in _expected(strata).itertuples())
-    with cells_table(con, "items", "configs", "", [], "operation", ["model"], strata, []) as cells:
+    with cells_table(con, "items", "configs", "", [], "operation", ["model"], strata, []) as (cells, _):
         got = sorted((g, s, d, lvl, float(y)) for g, s, d, lvl, y in
                      con.execute(f"SELECT _gid, _s, draw, lvl, y FROM {cells}").fetchall())
     assert [w[:4] for w in want] == [g[:4] for g in got]
