@@ -179,6 +179,7 @@ sys.path.insert(0, sys.argv[1])
 import duckdb
 from core.analysis import findings
 con = duckdb.connect(sys.argv[2], read_only=True)
+con.execute("SET enable_progress_bar = false")   # its bar shares stdout with the figures
 ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id LIKE 'synth%' ORDER BY run_id").fetchall()]
 n = con.execute("SELECT count(*) FROM results").fetchone()[0]
 before = resource.getrusage(resource.RUSAGE_SELF)

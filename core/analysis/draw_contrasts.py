@@ -3,9 +3,9 @@ per (contrast, draw) and per (contrast, stratum), never the items.
 
     with items_table(con, run_ids, columns, scoring, view) as (items, configs, design): ...
                                                     a report's items (narrow) and configurations
-    with cells_table(con, items, configs, where, params, factor, groups, strata, draw_level) as cells: ...
+    with cells_table(con, items, configs, where, params, factor, groups, strata, draw_level) as (cells, classes): ...
     paired_units(con, cells, pairs) / between_units(con, cells, pairs)        per contrast: draws and strata
-    strata_counts(con, configs, where, params, factor, groups, strata, pairs)  per contrast: strata at either level
+    strata_counts(con, classes, pairs)                                        per contrast: strata at either level
     draw_sql(columns) / draw_column(column, columns)                          what names a draw, in SQL
 
 Definitions (the findings' and Compare's; docs/FIDELITY.md, "How verdicts are computed"):
@@ -77,12 +77,14 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
     run alone, ``sql.series_sql``), ``model_name``, ``run_id``, ``config_id``, those of ``columns`` the view has (a
     deceptive item's condition outcomes NULL, as its draw has them), ``overlapping`` ("overlap" when the sets share
     members by design, else "independent"), ``n`` answered items and ``s`` the sum of their verdicts (0 / 100).
-    **Items** (one scan, their keys computed on the items before the join to their results where the view is the
-    store's: ``sql.setops_answers``): one narrow row per item — ``_cfg``, ``draw`` (``draw_sql``) and ``acc`` (the
-    verdict, 0 / 100).
     ``_cfg`` names (run, configuration, and any design column that changes inside one of these runs'
     configurations — ``aggregated.column_facts``): every design value is the same for all the items of one
-    ``_cfg`` (64-bit hash, as a draw). Yields (items, configurations, their design columns)."""
+    ``_cfg`` (64-bit hash, as a draw). ``_cls`` names the configuration's **class**: its series and design values
+    (``key_sql``), the same for every configuration a cell pools — or ``_cfg`` itself where no two configurations
+    share a class. **Items** (one scan, their keys computed on the items before the join to their results where the
+    view is the store's: ``sql.setops_answers``), summed in the scan: one row per (``_cls``, ``draw``)
+    (``draw_sql``) — ``s`` the sum of the verdicts (0 / 100), ``n`` the items (4.6 a row in the bench's store of
+    10 million, where configurations share classes). Yields (items, configurations, their design columns)."""
     have = view_columns(con, view)
     design = [c for c in columns if c in have]
     facts = aggregated.column_facts(con, run_ids, design, view=view, values=False)
@@ -110,29 +112,49 @@ def items_table(con, run_ids: Sequence[str] | None, columns: Sequence[str], scor
         where, params = where_clause(con, run_ids, task, view=view)
         items_sql = (f"SELECT {key_sql(key, over=have)} AS _cfg, {draw_sql(have)} AS draw, {verdict} "
                      f"FROM {relation(con, view, scoring)} {where}")
-    with temp_table(con, configs_sql, src.params) as configs, temp_table(con, items_sql, params) as items:
-        yield items, configs, design
+    configs_sql = f"SELECT *, {key_sql(['model', *design])} AS _cls FROM ({configs_sql}) AS c"
+    with temp_table(con, configs_sql, src.params) as configs:
+        n_cfg, n_cls = con.execute(f"SELECT count(*), count(DISTINCT _cls) FROM {configs}").fetchone()
+        if n_cls < n_cfg:   # configurations share classes: each item takes its class from its configuration
+            items_sql = (f"SELECT c._cls, a.draw, sum(a.acc) AS s, count(*) AS n FROM ({items_sql}) AS a "
+                         f"JOIN {configs} AS c ON c._cfg = a._cfg GROUP BY c._cls, a.draw")
+        else:               # a class per configuration: the configuration names it, no join
+            con.execute(f"UPDATE {configs} SET _cls = _cfg")
+            items_sql = (f"SELECT _cfg AS _cls, draw, sum(acc) AS s, count(*) AS n FROM ({items_sql}) AS a "
+                         "GROUP BY _cfg, draw")
+        with temp_table(con, items_sql, params) as items:
+            yield items, configs, design
 
 
 @contextmanager
 def cells_table(con, items: str, configs: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
-                strata: Sequence[str], draw_level: Sequence[str]) -> Iterator[str]:
+                strata: Sequence[str], draw_level: Sequence[str]) -> Iterator[tuple[str, str]]:
     """The cells of ``factor``'s levels over the configurations ``where`` selects (of ``items_table``'s configurations): one row
     per (group, stratum, draw, level) — ``_gid`` (``key_sql(groups)``), ``_s`` (``key_sql(strata)``), ``_t``
     (``key_sql(draw_level)``), ``draw``, ``lvl`` (the level as text) and ``y`` (the mean verdict, 0 – 100). The
-    keys are computed once per configuration, and the items join them on ``_cfg``."""
+    keys are computed once per configuration class (``_cls``), and the items join them on it: where every cell
+    holds one class (no two classes share group, stratum and level), a cell is its class's row of the items (one
+    per class and draw); else the classes' rows are summed per cell. Yields (cells, classes): the classes ``where``
+    selects with the factor's level, one row each — ``_cls``, ``_gid``, ``_s``, ``_t`` and ``lvl``."""
     q = quote(factor)
-    # each configuration's cell key (one hash of group, stratum, draw stratum and level); the items are summed per
-    # (key, draw) — two integer keys — and the cells take their columns back from the distinct keys
-    sql = (f"WITH m AS (SELECT _cfg, {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, {key_sql(draw_level)} AS _t, "
-           f"CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} {'AND' if where else 'WHERE'} {q} IS NOT NULL), "
-           "mk AS (SELECT *, hash(_gid, _s, _t, lvl) AS _k FROM m), "
-           "k AS (SELECT DISTINCT _k, _gid, _s, _t, lvl FROM mk), "
-           f"c AS (SELECT mk._k, i.draw, sum(i.acc) AS s, count(*) AS n FROM {items} AS i "
-           "JOIN mk ON i._cfg = mk._cfg GROUP BY mk._k, i.draw) "
-           f"SELECT k._gid, k._s, k._t, c.draw, k.lvl, {exact('c.s / c.n')} AS y FROM c JOIN k ON k._k = c._k")
-    with temp_table(con, sql, params) as name:
-        yield name
+    classes = (f"SELECT DISTINCT _cls, {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, "
+               f"{key_sql(draw_level)} AS _t, CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} "
+               f"{'AND' if where else 'WHERE'} {q} IS NOT NULL")
+    with temp_table(con, classes, params) as m:
+        rows, cells = con.execute(f"SELECT count(*), count(DISTINCT (_gid, _s, _t, lvl)) FROM {m}").fetchone()
+        if rows == cells:
+            sql = (f"SELECT m._gid, m._s, m._t, i.draw, m.lvl, {exact('i.s / i.n')} AS y FROM {items} AS i "
+                   f"JOIN {m} AS m ON m._cls = i._cls")
+        else:
+            # each class's cell key (one hash of group, stratum, draw stratum and level); the items are summed per
+            # (key, draw) — two integer keys — and the cells take their columns back from the distinct keys
+            sql = (f"WITH mk AS (SELECT *, hash(_gid, _s, _t, lvl) AS _k FROM {m}), "
+                   "k AS (SELECT DISTINCT _k, _gid, _s, _t, lvl FROM mk), "
+                   f"c AS (SELECT mk._k, i.draw, sum(i.s) AS s, sum(i.n) AS n FROM {items} AS i "
+                   "JOIN mk ON i._cls = mk._cls GROUP BY mk._k, i.draw) "
+                   f"SELECT k._gid, k._s, k._t, c.draw, k.lvl, {exact('c.s / c.n')} AS y FROM c JOIN k ON k._k = c._k")
+        with temp_table(con, sql) as name:
+            yield name, m
 
 
 def _pairs_sql(pairs: Sequence[tuple[int, int, str, str]]) -> tuple[str, list]:
@@ -142,19 +164,15 @@ def _pairs_sql(pairs: Sequence[tuple[int, int, str, str]]) -> tuple[str, list]:
             f"FROM (VALUES {values}) AS v(idx, gid, a, b))"), params
 
 
-def strata_counts(con, configs: str, where: str, params: Sequence, factor: str, groups: Sequence[str],
-                  strata: Sequence[str], pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, int]:
-    """Per contrast: the strata holding either of its levels — read from the configurations ``where`` selects (each
-    answered configuration has cells), not from the cells."""
+def strata_counts(con, classes: str, pairs: Sequence[tuple[int, int, str, str]]) -> dict[int, int]:
+    """Per contrast: the strata holding either of its levels — read from the configuration classes of
+    ``cells_table`` (each answered configuration has cells), not from the cells."""
     if not pairs:
         return {}
     p_sql, p_params = _pairs_sql(pairs)
-    q = quote(factor)
     rows = con.execute(
-        f"WITH {p_sql}, m AS (SELECT DISTINCT {key_sql(groups)} AS _gid, {key_sql(strata)} AS _s, "
-        f"CAST({q} AS VARCHAR) AS lvl FROM {configs} {where} {'AND' if where else 'WHERE'} {q} IS NOT NULL) "
-        "SELECT p.idx, count(DISTINCT m._s) FROM p JOIN m ON m._gid = p._gid AND (m.lvl = p.a OR m.lvl = p.b) "
-        "GROUP BY p.idx", [*p_params, *params]).fetchall()
+        f"WITH {p_sql} SELECT p.idx, count(DISTINCT m._s) FROM p JOIN {classes} AS m ON m._gid = p._gid "
+        "AND (m.lvl = p.a OR m.lvl = p.b) GROUP BY p.idx", p_params).fetchall()
     return {int(i): int(n) for i, n in rows}
 
 

@@ -304,10 +304,11 @@ def evaluate(con, run_ids: Sequence[str] | None, f: Finding, scoring: str = "str
 
 
 def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Finding, run_ids, scoring: str,
-              view: str, confidence: float, pool=None) -> Callable[[], dict]:
+              view: str, confidence: float, pool=None, tables_memo: dict | None = None) -> Callable[[], dict]:
     """One finding over the report's items and configurations (``draw_contrasts.items_table``); see the module
     docstring. Runs the finding's queries and returns what finishes it (its resampling, on ``pool`` when given —
-    already started — else on the machine's cores when called)."""
+    already started — else on the machine's cores when called). ``tables_memo``: the report's ``_get_stats``
+    tables by filter, shared by the findings that filter alike."""
     out: dict[str, Any] = {"id": f.id, "title": f.title, "factor": f.factor, "filters": dict(f.filters),
                            "within": list(f.within), "secondary_to": f.secondary_to, "source": f.source,
                            "claim": f.claim, "paper": _paper_rows(f), "contrasts": [], "unanswered": [],
@@ -328,7 +329,10 @@ def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Fin
     if not sl.groups:
         out.update(applicable=False, missing=[f"results matching {_describe(f.filters)}"])
         return lambda: out
-    out["table"] = _get_stats(con, configs, columns, where, params)
+    memo = tables_memo if tables_memo is not None else {}
+    if (where, tuple(params)) not in memo:
+        memo[where, tuple(params)] = _get_stats(con, configs, columns, where, params)
+    out["table"] = [dict(row) for row in memo[where, tuple(params)]]   # rows of plain values: each finding its own
     per_series: dict[str, set] = {}
     for (_, _), rows_ in sl.rows.items():
         for series, run, _ in rows_:
@@ -355,8 +359,8 @@ def _evaluate(con, tables: tuple[str, str] | None, design: Sequence[str], f: Fin
                          "within": where_, "paper": f.paper.get((a, b, *key) if f.within else (a, b))})
     draw_level = [c for c in strata if c not in WITHIN_DRAW]
     pairs_ = [(t["idx"], t["gid"], t["ka"], t["kb"]) for t in todo]
-    totals = strata_counts(con, configs, where, params, f.factor, groups, strata, pairs_)
-    with cells_table(con, table, configs, where, params, f.factor, groups, strata, draw_level) as cells:
+    with cells_table(con, table, configs, where, params, f.factor, groups, strata, draw_level) as (cells, classes):
+        totals = strata_counts(con, classes, pairs_)
         paired = paired_units(con, cells, pairs_) if f.factor in WITHIN_DRAW else {}
         between = between_units(con, cells, [p for p in pairs_ if p[0] not in paired])
     def compute(t: dict):
@@ -497,7 +501,8 @@ def report(con, run_ids: Sequence[str] | None, scoring: str = "strict", alpha: f
                                   if any(f.kind == "contrast" for f in chosen) else (None, None, ()))
         tables = (table, configs) if table is not None else None
         pool = stack.enter_context(stats.pool())
-        finish = [_evaluate(con, tables, design, f, run_ids, scoring, view, 0.95, pool) for f in chosen]
+        memo: dict = {}
+        finish = [_evaluate(con, tables, design, f, run_ids, scoring, view, 0.95, pool, memo) for f in chosen]
         efforts = (con.execute(f"SELECT count(DISTINCT reasoning) FROM {configs}").fetchone()[0]
                    if table is not None and "reasoning" in design else 0)
         found = [done() for done in finish]

@@ -306,7 +306,8 @@ def stratified_contrast(values: Sequence[float], is_a: Sequence[bool], strata: S
     for (wi, start, m, side), cum in zip(groups, cums):
         v = v_all[start:start + m]
         bounds = np.flatnonzero(np.r_[True, v[1:] != v[:-1], True])
-        means = np.diff(cum[:, bounds].astype(np.int64), axis=1) @ v[bounds[:-1]] / m
+        # counts per distinct value, differenced in the plan's small integers (exact) and multiplied in float64
+        means = np.diff(cum[:, bounds], axis=1).astype(np.float64) @ v[bounds[:-1]] / m
         boot += wi * means if side else -wi * means
     alpha = (1 - confidence) / 2
     out["ci_low"], out["ci_high"] = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1 - alpha)))
