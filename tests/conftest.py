@@ -15,6 +15,13 @@ import pytest
 # preload sets it back to 1)
 os.environ.setdefault("STUDIO_PRELOAD_MODEL", "0")
 
+# Bytecode is cached for the test session even where PYTHONDONTWRITEBYTECODE is set: otherwise every test process
+# rewrites the asserts of every test module it collects and compiles the project's modules again, and so does each
+# child process the tests start (``python -m core …``, Streamlit servers, Ray workers). The caches go to
+# __pycache__ (ignored by git); Python and pytest check them against the source's size and time.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 # Tests that must not share the machine with their own kind run in one pytest-xdist worker (``--dist loadgroup``):
 # local Ray clusters (each starts a head and its workers), headless Chromium with a streamlit server, and the
