@@ -15,6 +15,13 @@ import pytest
 # preload sets it back to 1)
 os.environ.setdefault("STUDIO_PRELOAD_MODEL", "0")
 
+# Bytecode is cached for the test session even where PYTHONDONTWRITEBYTECODE is set: otherwise every test process
+# rewrites the asserts of every test module it collects and compiles the project's modules again, and so does each
+# child process the tests start (``python -m core …``, Streamlit servers, Ray workers). The caches go to
+# __pycache__ (ignored by git); Python and pytest check them against the source's size and time.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 # Tests that must not share the machine with their own kind run in one pytest-xdist worker (``--dist loadgroup``):
 # local Ray clusters (each starts a head and its workers), headless Chromium with a streamlit server, and the
@@ -85,12 +92,55 @@ def _scan_streamlit_components_once() -> None:
 
 def pytest_runtest_teardown(item, nextitem):
     """After the last test of the "ray" group in this process, the local Ray those tests shared (``local_ray``) is
-    shut down: the tests this worker runs next do not keep an idle cluster beside them."""
+    shut down: the tests this worker runs next do not keep an idle cluster beside them. After the last of a row of
+    tests that use ``chromium``, the browser they shared is closed (while Playwright's sync API is open, no other
+    code of this thread may run an asyncio loop)."""
     group = _GROUP_OF.get(item.path.name)
     if group == "ray" and (nextitem is None or _GROUP_OF.get(nextitem.path.name) != group) and "ray" in sys.modules:
         from core.runner.ray_connect import shutdown
 
         shutdown()
+    if "chromium" in getattr(item, "fixturenames", ()) and (
+            nextitem is None or "chromium" not in getattr(nextitem, "fixturenames", ())):
+        _close_chromium()
+
+
+_CHROMIUM: dict = {}     # the browser the tests in a row that use ``chromium`` share, and its Playwright
+
+
+@pytest.fixture()
+def chromium():
+    """Headless Chromium under Playwright, launched by the first of a row of tests that use it and closed after the
+    last (``pytest_runtest_teardown``), instead of a launch per test. Each test opens its own context
+    (``chromium.new_context()``, and closes it): cookies, storage and cache are the context's, so nothing passes from
+    one test to the next. Skipped without Chromium, failed under STUDIO_REQUIRE_BROWSER=1."""
+    from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser
+
+    _need_browser()
+    browser = _CHROMIUM.get("browser")
+    if browser is not None and not browser.is_connected():      # the last test's browser died: a new one
+        _close_chromium()
+    if "browser" not in _CHROMIUM:
+        from playwright.sync_api import sync_playwright
+
+        playwright = sync_playwright().start()
+        try:
+            _CHROMIUM["browser"] = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        except BaseException:
+            playwright.stop()
+            raise
+        _CHROMIUM["playwright"] = playwright
+    return _CHROMIUM["browser"]
+
+
+def _close_chromium() -> None:
+    browser, playwright = _CHROMIUM.pop("browser", None), _CHROMIUM.pop("playwright", None)
+    try:
+        if browser is not None and browser.is_connected():
+            browser.close()
+    finally:
+        if playwright is not None:
+            playwright.stop()
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
 
 import pandas as pd
 import pytest
@@ -29,6 +30,37 @@ DECEPTIVE = {"task": "setops", "seed": 1, "samples": 3, "operations": ["union", 
              "approaches": ["baseline"], "shots": [0]}
 QUANT = {"task": "quantifiers", "seed": 0, "quantifiers": ["at least half", "none"], "noun_groups": ["common"],
          "samples": 2, "nouns_per_group": 2}
+
+
+@pytest.fixture(scope="session")
+def solver_store(tmp_path_factory):
+    """``solver_store(path, grids)``: a store at ``path`` holding one reference-solver run of each grid, in order, as
+    running them there one after the other gives; its run ids. Each list of grids is run once per test process (a
+    longer list starts from a copy of its longest prefix already run) and every test gets a copy of it: what one
+    test writes is never what another reads."""
+    made: dict[str, tuple[str, list[str]]] = {}
+
+    def key(grids) -> str:
+        return json.dumps(grids, sort_keys=True)
+
+    def store_of(path, grids) -> list[str]:
+        grids = list(grids)
+        if key(grids) not in made:
+            db = str(tmp_path_factory.mktemp("solver_store") / "s.duckdb")
+            start, ids = 0, []
+            for n in range(len(grids) - 1, 0, -1):
+                if key(grids[:n]) in made:
+                    template, ids = made[key(grids[:n])]
+                    shutil.copyfile(template, db)
+                    start, ids = n, list(ids)
+                    break
+            ids += [runner.run(g, "reference/solver", db_path=db).run_id for g in grids[start:]]
+            made[key(grids)] = (db, ids)
+        template, ids = made[key(grids)]
+        shutil.copyfile(template, path)
+        return list(ids)
+
+    return store_of
 
 
 def _made_up(members: list):
@@ -157,11 +189,11 @@ def _views_agree(con, run_ids, task="setops", *, reports):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_random_stores_same_views_both_paths(tmp_path, seed):
+def test_random_stores_same_views_both_paths(tmp_path, seed, solver_store):
     db = str(tmp_path / "s.duckdb")
     rng = random.Random(seed)
     grids = [SETOPS, DECEPTIVE] if seed != 2 else [SETOPS, DECEPTIVE, QUANT]
-    ids = [runner.run(g, "reference/solver", db_path=db).run_id for g in grids]
+    ids = solver_store(db, grids)
     _perturb(db, ids[:2], rng)
     with store.connect(db) as con:
         assert aggregates.check(con) == []
@@ -201,12 +233,12 @@ def test_synthetic_store_and_deleted_run(tmp_path):
     assert before is A.change_token
 
 
-def test_import_and_versions(tmp_path):
+def test_import_and_versions(tmp_path, solver_store):
     from core.store.exports import export_run
     from core.store.io import import_results
 
     db = str(tmp_path / "s.duckdb")
-    rid = runner.run(SETOPS, "reference/solver", db_path=db).run_id
+    (rid,) = solver_store(db, [SETOPS])
     _perturb(db, [rid], random.Random(7))
     out = tmp_path / "x.parquet"
     export_run(db, rid, str(out))
@@ -241,7 +273,7 @@ def test_older_store_gets_aggregates_on_migration(tmp_path):
         _views_agree(con, None, reports=["strict"])
 
 
-def test_repeated_report_is_memoised_and_a_write_invalidates_it(tmp_path, cli, monkeypatch):
+def test_repeated_report_is_memoised_and_a_write_invalidates_it(tmp_path, cli, monkeypatch, solver_store):
     import importlib
 
     from core.analysis import memo
@@ -249,7 +281,7 @@ def test_repeated_report_is_memoised_and_a_write_invalidates_it(tmp_path, cli, m
     ET = importlib.import_module("core.analysis.error_table")   # the package exports a function of that name
 
     db = str(tmp_path / "s.duckdb")
-    rid = runner.run(SETOPS, "reference/solver", db_path=db).run_id
+    (rid,) = solver_store(db, [SETOPS])
     memo.clear()
     calls = []
     real = ET._counts
@@ -266,14 +298,14 @@ def test_repeated_report_is_memoised_and_a_write_invalidates_it(tmp_path, cli, m
 
 
 @pytest.mark.parametrize("window", [3, 64, 1 << 16])
-def test_drilldown_pages_equal_a_full_sort(tmp_path, monkeypatch, window):
+def test_drilldown_pages_equal_a_full_sort(tmp_path, monkeypatch, window, solver_store):
     """The drill-down finds its page run by run in growing idx windows: the same rows as sorting the whole slice,
     at any offset, across window and run boundaries."""
     from core.analysis import queries
 
     monkeypatch.setattr(queries, "_FIRST_WINDOW", window)
     db = str(tmp_path / "s.duckdb")
-    ids = [runner.run({**SETOPS, "seed": s}, "reference/solver", db_path=db).run_id for s in (1, 2)]
+    ids = solver_store(db, [{**SETOPS, "seed": s} for s in (1, 2)])
     _perturb(db, ids, random.Random(window))
     rng = random.Random(11)
     with store.connect(db) as con:
@@ -295,14 +327,14 @@ def test_drilldown_pages_equal_a_full_sort(tmp_path, monkeypatch, window):
                     for r, i, t in zip(got["run_id"], got["idx"], got["response"])] == want
 
 
-def test_findings_report_is_kept_in_the_store_by_the_runs_versions(tmp_path, monkeypatch):
+def test_findings_report_is_kept_in_the_store_by_the_runs_versions(tmp_path, monkeypatch, solver_store):
     import importlib
 
     from core.analysis import memo
 
     F = importlib.import_module("core.analysis.findings")
     db = str(tmp_path / "s.duckdb")
-    rid = runner.run(DECEPTIVE, "reference/solver", db_path=db).run_id
+    (rid,) = solver_store(db, [DECEPTIVE])
     calls = []
     real = F.report
     monkeypatch.setattr(F, "report", lambda *a, **k: calls.append(1) or real(*a, **k))
@@ -321,12 +353,12 @@ def test_findings_report_is_kept_in_the_store_by_the_runs_versions(tmp_path, mon
     assert len(calls) == 2 and changed != first
 
 
-def test_source_counts_the_same_on_both_paths(tmp_path):
+def test_source_counts_the_same_on_both_paths(tmp_path, solver_store):
     """Every count ``aggregated.source`` gives (the store's definitions, counted from the rows on the row path) and
     the error table's length counts, summed by groups of design factors inside slices, equal on both paths; a column
     that changes inside a configuration (a deceptive sample's part of speech) is read from the rows."""
     db = str(tmp_path / "s.duckdb")
-    ids = [runner.run(g, "reference/solver", db_path=db).run_id for g in (SETOPS, DECEPTIVE)]
+    ids = solver_store(db, [SETOPS, DECEPTIVE])
     _perturb(db, ids, random.Random(4))
     counts = [c for c in aggregated.COUNTS if c != "n_rows"]   # result rows: a count of the store's own bookkeeping
     with store.connect(db) as con:
@@ -370,7 +402,7 @@ def _strict_in_python(con, run_id: str) -> dict:
     return {k: (len(v), *(100 * sum(x[i] for x in v) / len(v) for i in range(3))) for k, v in out.items()}
 
 
-def test_strict_metrics_come_from_the_aggregates(tmp_path):
+def test_strict_metrics_come_from_the_aggregates(tmp_path, solver_store):
     """agg_counts' strict rows hold the strict precision, recall and Jaccard (of the reference's parse) of set
     operations and the stored ones of other tasks: runs made here whose answers did and did not follow the rule (empty
     truths and empty answers among them), a quantifier run with metrics, and an upload whose responses were edited
@@ -380,7 +412,7 @@ def test_strict_metrics_come_from_the_aggregates(tmp_path):
     from core.store.io import import_results
 
     db = str(tmp_path / "s.duckdb")
-    ids = [runner.run(g, "reference/solver", db_path=db).run_id for g in (SETOPS, DECEPTIVE, QUANT)]
+    ids = solver_store(db, [SETOPS, DECEPTIVE, QUANT])
     _perturb(db, ids[:2], random.Random(9))
     rng = random.Random(10)
     with store.connect(db) as con, store.transaction(con):   # the quantifier run gets metrics of its own
@@ -424,7 +456,7 @@ def test_strict_metrics_come_from_the_aggregates(tmp_path):
             _same(lambda: metrics_table(con, None, {"operation": ["union"], "size_a": [2]}, scoring, VIEW))
 
 
-def test_a_version_10_store_gets_strict_metrics_on_migration(tmp_path):
+def test_a_version_10_store_gets_strict_metrics_on_migration(tmp_path, solver_store):
     """A store whose strict rows of agg_counts hold the lenient metrics (as version 10 kept them) is recounted by
     migration 11, after a backup: every aggregate then equals a fresh computation, the runs' versions (the analysis
     caches' keys) stay, and the strict table reads the same from the aggregates as from the rows."""
@@ -433,7 +465,7 @@ def test_a_version_10_store_gets_strict_metrics_on_migration(tmp_path):
     from core.store.schema import backups_dir
 
     db = tmp_path / "s.duckdb"
-    ids = [runner.run(g, "reference/solver", db_path=str(db)).run_id for g in (SETOPS, QUANT)]
+    ids = solver_store(str(db), [SETOPS, QUANT])
     _perturb(str(db), ids[:1], random.Random(12))
     with store.connect(str(db)) as con:
         versions = aggregates.versions(con)

@@ -3,6 +3,8 @@ by draw, verdict sentences, and the Findings page under AppTest."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -15,12 +17,22 @@ DECEPTIVE = {"task": "setops", "seed": 3, "samples": 4, "operations": ["union", 
              "approaches": ["baseline"], "shots": [0]}
 
 
+@pytest.fixture(scope="module")
+def deceptive_store(tmp_path_factory):
+    """One solver run of DECEPTIVE, written once for the module: (store, run id)."""
+    db = str(tmp_path_factory.mktemp("deceptive") / "s.duckdb")
+    return db, runner.run(DECEPTIVE, "reference/solver", db_path=db).run_id
+
+
 @pytest.fixture()
-def deceptive_run(tmp_path, monkeypatch):
+def deceptive_run(deceptive_store, tmp_path, monkeypatch):
+    """The module's run in a copy of its store for each test (STUDIO_DB): what one test keeps in the store (a
+    findings report) is never what the next one finds."""
+    template, run_id = deceptive_store
     db = str(tmp_path / "s.duckdb")
+    shutil.copyfile(template, db)
     monkeypatch.setenv("STUDIO_DB", db)
-    p = runner.run(DECEPTIVE, "reference/solver", db_path=db)
-    return db, p.run_id
+    return db, run_id
 
 
 def test_per_sample_columns_are_never_offered_as_factors(deceptive_run):

@@ -7,6 +7,7 @@ results are read while another run is live, and a view of a run is computed agai
 from __future__ import annotations
 
 import random
+import shutil
 import threading
 
 import numpy as np
@@ -19,14 +20,24 @@ from core.store import aggregates
 from tests.analysis.test_aggregates_equal_rows import SETOPS, _perturb
 
 
-@pytest.fixture()
-def two(tmp_path):
-    """A store with two finished solver runs (x, y) and an empty memo."""
-    memo.clear()
-    db = str(tmp_path / "s.duckdb")
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """A store with two finished solver runs (x, y), written once for the module."""
+    db = str(tmp_path_factory.mktemp("two") / "s.duckdb")
     x = runner.run(SETOPS, "reference/solver", db_path=db).run_id
     y = runner.run({**SETOPS, "seed": 6}, "reference/solver", db_path=db).run_id
     assert x != y
+    return db, x, y
+
+
+@pytest.fixture()
+def two(two_runs, tmp_path):
+    """A copy of the module's store of two finished solver runs (x, y) for each test (what one test writes is never
+    what the next one reads), and an empty memo."""
+    template, x, y = two_runs
+    memo.clear()
+    db = str(tmp_path / "s.duckdb")
+    shutil.copyfile(template, db)
     yield db, x, y
     memo.clear()
 

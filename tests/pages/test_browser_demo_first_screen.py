@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.pages.test_browser_presenter import _no_exception, _shot_view
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
+from tests.pages.test_browser_smoke import _need_browser, served, wait_rendered
 
 VIEW = {"width": 1400, "height": 900}
 
@@ -58,47 +58,47 @@ def _inside(locator) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_reask_shows_tally_and_failure_above_the_fold_and_a_stored_run_never_says_live(app):
-    from playwright.sync_api import expect, sync_playwright
+def test_reask_shows_tally_and_failure_above_the_fold_and_a_stored_run_never_says_live(app, chromium):
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport=VIEW)
-            page.goto(f"{app}/deceptive_sets", wait_until="load", timeout=120_000)
-            wait_rendered(page)
-            page.get_by_role("button", name=re.compile("Re-ask recorded failures")).click()
+    browser = chromium
+    try:
+        page = browser.new_page(viewport=VIEW)
+        page.goto(f"{app}/deceptive_sets", wait_until="load", timeout=120_000)
+        wait_rendered(page)
+        page.get_by_role("button", name=re.compile("Re-ask recorded failures")).click()
 
-            # where the pairs come from, with the recorded rate beside it
-            expect(page.get_by_text(re.compile(r"pairs chosen from the recording's failures")).first
-                   ).to_be_visible(timeout=300_000)
-            expect(page.get_by_text(re.compile(r"\d+ of \d+ pairs")).first).to_be_visible()
-            expect(page.get_by_text(re.compile(r"Evidence \(recording, not live\)")).first).to_be_visible()
-            # a failure card, and the tally, inside the first screen
-            wrong = page.get_by_text("✗ wrong:").first
-            expect(wrong).to_be_visible(timeout=300_000)
-            tally = page.get_by_text("Both wrong", exact=True).first
-            expect(tally).to_be_visible()
-            assert _inside(tally) and _inside(wrong)
-            assert _inside(page.get_by_text(re.compile(r"^Draw \d+")).first)
-            _shot_view(page, "demo-reask-first-screen")
-            _no_exception(page)
+        # where the pairs come from, with the recorded rate beside it
+        expect(page.get_by_text(re.compile(r"pairs chosen from the recording's failures")).first
+               ).to_be_visible(timeout=300_000)
+        expect(page.get_by_text(re.compile(r"\d+ of \d+ pairs")).first).to_be_visible()
+        expect(page.get_by_text(re.compile(r"Evidence \(recording, not live\)")).first).to_be_visible()
+        # a failure card, and the tally, inside the first screen
+        wrong = page.get_by_text("✗ wrong:").first
+        expect(wrong).to_be_visible(timeout=300_000)
+        tally = page.get_by_text("Both wrong", exact=True).first
+        expect(tally).to_be_visible()
+        assert _inside(tally) and _inside(wrong)
+        assert _inside(page.get_by_text(re.compile(r"^Draw \d+")).first)
+        _shot_view(page, "demo-reask-first-screen")
+        _no_exception(page)
 
-            # fresh pairs, one click away: the rehearsal seed's first run is live…
-            page.get_by_role("button", name=re.compile("Live demo: fresh pairs")).click()
-            expect(page.get_by_text(re.compile(r"12 complete pairs")).first).to_be_visible(timeout=300_000)
-            wait_rendered(page, 300_000)
-            # …and the same seed again reopens its stored run: STORED with its time, never LIVE — not at any moment
-            # from STORED on until the page has settled (a stored run starts no refresh that could change it later)
-            page.get_by_role("button", name=re.compile("Live demo: fresh pairs")).click()
-            expect(page.get_by_text(re.compile(r"STORED — not live")).first).to_be_visible(timeout=300_000)
-            page.evaluate(_WATCH_LIVE)
-            wait_rendered(page, 300_000)
-            assert page.get_by_text(re.compile("● LIVE")).count() == 0
-            assert page.evaluate("window.__liveShown") is False
-            expect(page.get_by_text(re.compile(r"read back from the store \(answered \d{4}-\d\d-\d\d")).first
-                   ).to_be_visible()
-            _shot_view(page, "demo-rehearsal-stored")
-            _no_exception(page)
-        finally:
-            browser.close()
+        # fresh pairs, one click away: the rehearsal seed's first run is live…
+        page.get_by_role("button", name=re.compile("Live demo: fresh pairs")).click()
+        expect(page.get_by_text(re.compile(r"12 complete pairs")).first).to_be_visible(timeout=300_000)
+        wait_rendered(page, 300_000)
+        # …and the same seed again reopens its stored run: STORED with its time, never LIVE — not at any moment
+        # from STORED on until the page has settled (a stored run starts no refresh that could change it later)
+        page.get_by_role("button", name=re.compile("Live demo: fresh pairs")).click()
+        expect(page.get_by_text(re.compile(r"STORED — not live")).first).to_be_visible(timeout=300_000)
+        page.evaluate(_WATCH_LIVE)
+        wait_rendered(page, 300_000)
+        assert page.get_by_text(re.compile("● LIVE")).count() == 0
+        assert page.evaluate("window.__liveShown") is False
+        expect(page.get_by_text(re.compile(r"read back from the store \(answered \d{4}-\d\d-\d\d")).first
+               ).to_be_visible()
+        _shot_view(page, "demo-rehearsal-stored")
+        _no_exception(page)
+    finally:
+        for context in browser.contexts:     # what this test opened; the browser stays
+            context.close()

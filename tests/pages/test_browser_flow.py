@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from core.tasks import setops
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
+from tests.pages.test_browser_smoke import _need_browser, served, wait_rendered
 
 DECEPTIVE = {"task": "setops", "seed": 0, "samples": 2, "operations": ["intersection", "union"], "sizes": [4],
              "members": ["deceptive"], "conditions": ["not_swapped", "swapped", "random"], "phrasings": ["formal"],
@@ -64,60 +64,60 @@ def fill(page, label: str, value) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_the_researchers_flow_in_chromium(app):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
+def test_the_researchers_flow_in_chromium(app, chromium):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     base, ids = app
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+    browser = chromium
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+        # 1. a preset, then an edit: the preset's grid stays (it fell back to the default grid: 48 → 32)
+        n = len(setops.plan(setops.preset_config("paper-deceptive")).cells)
+        page.goto(f"{base}/set_operations", wait_until="load", timeout=90_000)
+        wait_rendered(page)
+        select(page, "Start from a preset", "paper-deceptive")
+        assert metric(page, "Configurations") == f"{n:,}"
+        fill(page, "Samples per configuration", 2)
+        assert metric(page, "Configurations") == f"{n:,}" and metric(page, "Items") == f"{2 * n:,}"
+        assert "paper-deceptive" in selected(page, "Start from a preset")
+        page.locator('[data-testid="stButtonGroup"]').filter(has_text="Operations").first.get_by_role(
+            "button", name="union", exact=True).click()
+        wait_rendered(page)
+        assert metric(page, "Configurations") == f"{n * 3 // 4:,}"   # one operation fewer, still the deceptive grid
+
+        # 2. Results: a deceptive run opens split by condition; adding a second model colours by model
+        page.goto(f"{base}/results?runs={ids['solver']}", wait_until="load", timeout=90_000)
+        wait_rendered(page)
+        assert "Deceptive condition" in selected(page, "Split by")
+        ms = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first
+        ms.locator("input").click()
+        page.locator('[role="option"]').filter(has_text="other.csv").first.click()   # by name (issue 22)
+        page.keyboard.press("Escape")
+        wait_rendered(page)
+        assert "Model" in selected(page, "Colour by")
+        assert "Deceptive condition" in selected(page, "Split by")
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+        # 3. after a quantifier run, its results are the ones shown (an older run stayed selected)
+        page.goto(f"{base}/quantifiers", wait_until="load", timeout=90_000)
+        wait_rendered(page)
+        fill(page, "Only N prompts", 24)
+        select(page, "Model", "reference/solver")
+        page.get_by_role("button", name="Run", exact=True).first.click()
+        page.wait_for_function("document.body.innerText.includes('— done:')", timeout=120_000)
+        # the finished run is shown by the page's next full rerun (the progress fragment reports "done" first)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-
-            # 1. a preset, then an edit: the preset's grid stays (it fell back to the default grid: 48 → 32)
-            n = len(setops.plan(setops.preset_config("paper-deceptive")).cells)
-            page.goto(f"{base}/set_operations", wait_until="load", timeout=90_000)
-            wait_rendered(page)
-            select(page, "Start from a preset", "paper-deceptive")
-            assert metric(page, "Configurations") == f"{n:,}"
-            fill(page, "Samples per configuration", 2)
-            assert metric(page, "Configurations") == f"{n:,}" and metric(page, "Items") == f"{2 * n:,}"
-            assert "paper-deceptive" in selected(page, "Start from a preset")
-            page.locator('[data-testid="stButtonGroup"]').filter(has_text="Operations").first.get_by_role(
-                "button", name="union", exact=True).click()
-            wait_rendered(page)
-            assert metric(page, "Configurations") == f"{n * 3 // 4:,}"   # one operation fewer, still the deceptive grid
-
-            # 2. Results: a deceptive run opens split by condition; adding a second model colours by model
-            page.goto(f"{base}/results?runs={ids['solver']}", wait_until="load", timeout=90_000)
-            wait_rendered(page)
-            assert "Deceptive condition" in selected(page, "Split by")
-            ms = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first
-            ms.locator("input").click()
-            page.locator('[role="option"]').filter(has_text="other.csv").first.click()   # by name (issue 22)
-            page.keyboard.press("Escape")
-            wait_rendered(page)
-            assert "Model" in selected(page, "Colour by")
-            assert "Deceptive condition" in selected(page, "Split by")
-            assert page.locator('[data-testid="stException"]').count() == 0
-
-            # 3. after a quantifier run, its results are the ones shown (an older run stayed selected)
-            page.goto(f"{base}/quantifiers", wait_until="load", timeout=90_000)
-            wait_rendered(page)
-            fill(page, "Only N prompts", 24)
-            select(page, "Model", "reference/solver")
-            page.get_by_role("button", name="Run", exact=True).first.click()
-            page.wait_for_function("document.body.innerText.includes('— done:')", timeout=120_000)
-            # the finished run is shown by the page's next full rerun (the progress fragment reports "done" first)
-            try:
-                page.wait_for_function("(old) => location.search.includes('qruns=quantifiers-') && "
-                                       "!location.search.includes(old)", arg=ids["older_q"], timeout=60_000)
-            except PlaywrightTimeout:
-                pass                                             # the assertion below says what the URL holds
-            wait_rendered(page)
-            picker = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first.inner_text()
-            assert "reference/solver" in picker and "quantifiers-" not in picker   # a name, not a run id
-            shown = page.url.split("qruns=")[1].split("&")[0]
-            assert shown.startswith("quantifiers-") and ids["older_q"] not in shown
-            assert page.locator('[data-testid="stException"]').count() == 0
-        finally:
-            browser.close()
+            page.wait_for_function("(old) => location.search.includes('qruns=quantifiers-') && "
+                                   "!location.search.includes(old)", arg=ids["older_q"], timeout=60_000)
+        except PlaywrightTimeout:
+            pass                                             # the assertion below says what the URL holds
+        wait_rendered(page)
+        picker = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first.inner_text()
+        assert "reference/solver" in picker and "quantifiers-" not in picker   # a name, not a run id
+        shown = page.url.split("qruns=")[1].split("&")[0]
+        assert shown.startswith("quantifiers-") and ids["older_q"] not in shown
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        for context in browser.contexts:     # what this test opened; the browser stays
+            context.close()

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.pages.test_browser_presenter import _shot
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
+from tests.pages.test_browser_smoke import _need_browser, served, wait_rendered
 from tests.support import ROOT
 
 CFG = {"task": "setops", "seed": 4, "samples": 5, "operations": ["union", "intersection"], "sizes": [2],
@@ -103,41 +103,39 @@ def _no_exception(page) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_forged_uploads_in_chromium(app):
-    from playwright.sync_api import sync_playwright
-
+def test_forged_uploads_in_chromium(app, chromium):
     base, files, wrong = app
     n = wrong["rows"]
     right = 100.0 * (n - wrong["forged.csv"]) / n
     assert right < 100.0                                     # the forgery is one the page must see through
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            imported = {}
-            for name, path in files.items():                 # each through the uploader of a freshly opened page
-                _open(page, f"{base}/compare")
-                page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(path))
-                page.wait_for_function("document.body.innerText.includes('imported as run')", timeout=120_000)
-                wait_rendered(page)
-                _no_exception(page)
-                ok = page.locator('[data-testid="stAlertContentSuccess"]').filter(has_text=name).first.inner_text()
-                imported[name] = re.search(r"id (import-[0-9a-f]+)", ok).group(1)
-                note = page.locator('[data-testid="stAlertContentWarning"]').filter(
-                    has_text="Accuracy from its responses").first.inner_text()
-                assert f"{right:.1f} % strict, {right:.1f} % lenient" in note, note     # not the file's 100 %
-                assert "the file's own verdicts claim 100.0 %" in note, note
-                assert f"{wrong[name]} row(s) claim correct, the response says otherwise" in note, note
+    browser = chromium
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        imported = {}
+        for name, path in files.items():                 # each through the uploader of a freshly opened page
+            _open(page, f"{base}/compare")
+            page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(path))
+            page.wait_for_function("document.body.innerText.includes('imported as run')", timeout=120_000)
+            wait_rendered(page)
+            _no_exception(page)
+            ok = page.locator('[data-testid="stAlertContentSuccess"]').filter(has_text=name).first.inner_text()
+            imported[name] = re.search(r"id (import-[0-9a-f]+)", ok).group(1)
+            note = page.locator('[data-testid="stAlertContentWarning"]').filter(
+                has_text="Accuracy from its responses").first.inner_text()
+            assert f"{right:.1f} % strict, {right:.1f} % lenient" in note, note     # not the file's 100 %
+            assert "the file's own verdicts claim 100.0 %" in note, note
+            assert f"{wrong[name]} row(s) claim correct, the response says otherwise" in note, note
 
-            # the Runs page shows the stored run's accuracy from its responses and the disagreement count
-            for name, run_id in imported.items():
-                _open(page, f"{base}/runs?run={run_id}")
-                _no_exception(page)
-                body = page.locator('[data-testid="stMain"]').inner_text()
-                assert f"Accuracy (strict) {right:.1f} % ({n - wrong[name]} of {n})" in body, (name, body[:2000])
-                assert f"{wrong[name]} row(s) claim correct, the response says otherwise" in body, name
-        finally:
-            browser.close()
+        # the Runs page shows the stored run's accuracy from its responses and the disagreement count
+        for name, run_id in imported.items():
+            _open(page, f"{base}/runs?run={run_id}")
+            _no_exception(page)
+            body = page.locator('[data-testid="stMain"]').inner_text()
+            assert f"Accuracy (strict) {right:.1f} % ({n - wrong[name]} of {n})" in body, (name, body[:2000])
+            assert f"{wrong[name]} row(s) claim correct, the response says otherwise" in body, name
+    finally:
+        for context in browser.contexts:     # what this test opened; the browser stays
+            context.close()
 
 
 # ------------------------------------------------------------------ a self-consistent forgery of stored prompts
@@ -174,28 +172,26 @@ def stored_and_forged(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_consistent_forgery_is_marked_on_compare_in_chromium(stored_and_forged):
-    from playwright.sync_api import sync_playwright
-
+def test_a_consistent_forgery_is_marked_on_compare_in_chromium(stored_and_forged, chromium):
     base, run_id, forged, n = stored_and_forged
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            _open(page, f"{base}/compare?runs={run_id}")
-            page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(forged))
-            page.wait_for_function("document.body.innerText.includes('imported as run')", timeout=120_000)
-            wait_rendered(page)
-            _no_exception(page)
-            note = page.locator('[data-testid="stAlertContentWarning"]').filter(
-                has_text="Accuracy from its responses").first.inner_text()
-            assert "100.0 % strict" in note, note                            # re-scored: the answers are right …
-            assert f"{n} of {n} row(s) differ from this model's own replies stored here" in note, note   # … but not its
-            body = page.locator('[data-testid="stMain"]').inner_text()
-            assert "Provenance:" in body and "made here" in body and "uploaded · a file's claims" in body, body[:3000]
-            _shot(page, "compare-consistent-forgery")
-            _open(page, f"{base}/runs?here=1")
-            _no_exception(page)
-            _shot(page, "runs-made-here-only")
-        finally:
-            browser.close()
+    browser = chromium
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        _open(page, f"{base}/compare?runs={run_id}")
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(forged))
+        page.wait_for_function("document.body.innerText.includes('imported as run')", timeout=120_000)
+        wait_rendered(page)
+        _no_exception(page)
+        note = page.locator('[data-testid="stAlertContentWarning"]').filter(
+            has_text="Accuracy from its responses").first.inner_text()
+        assert "100.0 % strict" in note, note                            # re-scored: the answers are right …
+        assert f"{n} of {n} row(s) differ from this model's own replies stored here" in note, note   # … but not its
+        body = page.locator('[data-testid="stMain"]').inner_text()
+        assert "Provenance:" in body and "made here" in body and "uploaded · a file's claims" in body, body[:3000]
+        _shot(page, "compare-consistent-forgery")
+        _open(page, f"{base}/runs?here=1")
+        _no_exception(page)
+        _shot(page, "runs-made-here-only")
+    finally:
+        for context in browser.contexts:     # what this test opened; the browser stays
+            context.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pages.test_browser_smoke import CHROMIUM, FLAGS, _need_browser, served, wait_rendered
+from tests.pages.test_browser_smoke import _need_browser, served, wait_rendered
 
 PAIR_DONE = re.compile(r"right as sampled, wrong when swapped|wrong as sampled, right when swapped|both right|"
                        r"both wrong")
@@ -54,40 +54,40 @@ def _no_exception(page) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-def test_the_live_demo_shows_pairs_tally_and_recording_in_chromium(app):
-    from playwright.sync_api import expect, sync_playwright
+def test_the_live_demo_shows_pairs_tally_and_recording_in_chromium(app, chromium):
+    from playwright.sync_api import expect
 
     base, seed = app
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1200})
-            page.goto(base, wait_until="load", timeout=90_000)
-            wait_rendered(page)
-            page.get_by_role("button", name=re.compile("Start the live demo")).click()
+    browser = chromium
+    try:
+        page = browser.new_page(viewport={"width": 1600, "height": 1200})
+        page.goto(base, wait_until="load", timeout=90_000)
+        wait_rendered(page)
+        page.get_by_role("button", name=re.compile("Start the live demo")).click()
 
-            # the Deceptive sets page follows the new run: live, with its seed, the recording's evidence in one line
-            page.wait_for_url(re.compile(r"deceptive_sets.*run="), timeout=120_000)
-            expect(page.get_by_text(re.compile(rf"LIVE.*seed {seed}")).first).to_be_visible(timeout=120_000)
-            expect(page.get_by_text(re.compile(r"Evidence \(recording, not live\)")).first).to_be_visible(timeout=60_000)
-            expect(page.get_by_text(re.compile(r"on \d+ pairs answered")).first).to_be_visible()
+        # the Deceptive sets page follows the new run: live, with its seed, the recording's evidence in one line
+        page.wait_for_url(re.compile(r"deceptive_sets.*run="), timeout=120_000)
+        expect(page.get_by_text(re.compile(rf"LIVE.*seed {seed}")).first).to_be_visible(timeout=120_000)
+        expect(page.get_by_text(re.compile(r"Evidence \(recording, not live\)")).first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text(re.compile(r"on \d+ pairs answered")).first).to_be_visible()
 
-            # the first pair: both answers in, the swapped members marked with their hypernym
-            expect(page.get_by_text(PAIR_DONE).first).to_be_visible(timeout=900_000)
-            # (the page refreshes its live parts every 1.5 s while the run goes on: no waiting for it to rest)
-            expect(page.get_by_text(re.compile(r"now in the set of")).first).to_be_visible()
-            # the running paired tally
-            expect(page.get_by_text("Right as sampled, wrong when swapped", exact=True).first).to_be_visible()
-            expect(page.get_by_text(re.compile(r"\d+ complete pairs?")).first).to_be_visible()
-            # folded below: the bars with the recording beside them, labelled a recording
-            page.get_by_text(re.compile("Bars per condition, the recording in full")).first.click()
-            expect(page.get_by_text(re.compile(r"RECORDING — not live")).first).to_be_visible(timeout=60_000)
-            chart = page.locator('[data-testid="stPlotlyChart"]').first
-            expect(chart).to_be_visible(timeout=60_000)
-            assert chart.get_by_text("recording, not live", exact=False).count() >= 1
-            _shot(page, "presenter-first-pair")
-            page.get_by_text(PAIR_DONE).first.scroll_into_view_if_needed()
-            _shot_view(page, "presenter-pairs")
-            _no_exception(page)
-        finally:
-            browser.close()
+        # the first pair: both answers in, the swapped members marked with their hypernym
+        expect(page.get_by_text(PAIR_DONE).first).to_be_visible(timeout=900_000)
+        # (the page refreshes its live parts every 1.5 s while the run goes on: no waiting for it to rest)
+        expect(page.get_by_text(re.compile(r"now in the set of")).first).to_be_visible()
+        # the running paired tally
+        expect(page.get_by_text("Right as sampled, wrong when swapped", exact=True).first).to_be_visible()
+        expect(page.get_by_text(re.compile(r"\d+ complete pairs?")).first).to_be_visible()
+        # folded below: the bars with the recording beside them, labelled a recording
+        page.get_by_text(re.compile("Bars per condition, the recording in full")).first.click()
+        expect(page.get_by_text(re.compile(r"RECORDING — not live")).first).to_be_visible(timeout=60_000)
+        chart = page.locator('[data-testid="stPlotlyChart"]').first
+        expect(chart).to_be_visible(timeout=60_000)
+        assert chart.get_by_text("recording, not live", exact=False).count() >= 1
+        _shot(page, "presenter-first-pair")
+        page.get_by_text(PAIR_DONE).first.scroll_into_view_if_needed()
+        _shot_view(page, "presenter-pairs")
+        _no_exception(page)
+    finally:
+        for context in browser.contexts:     # what this test opened; the browser stays
+            context.close()

@@ -112,25 +112,23 @@ def wait_rendered(page, timeout_ms: int = 120_000) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_every_page_renders_in_chromium(solver_grid_app):
-    from playwright.sync_api import sync_playwright
-
+def test_every_page_renders_in_chromium(solver_grid_app, chromium):
     base, run_id = solver_grid_app
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            pages = dict(PAGES)
-            pages.update({p: t for p, t in OPTIONAL_PAGES.items() if (ROOT / "pages" / f"{p}.py").exists()})
-            for path, title in pages.items():
-                query = f"?runs={run_id}" if path in ("results", "compare") else ""
-                page.goto(f"{base}/{path}{query}", wait_until="load", timeout=90_000)
-                wait_rendered(page)
-                assert page.locator('[data-testid="stException"]').count() == 0, f"exception on /{path}"
-                heading = page.locator("h1").first.inner_text(timeout=30_000)
-                assert title is None or title in heading, (path, heading)
-                if path == "results":
-                    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
-                    assert page.locator(".js-plotly-plot").count() >= 1
-        finally:
-            browser.close()
+    browser = chromium
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pages = dict(PAGES)
+        pages.update({p: t for p, t in OPTIONAL_PAGES.items() if (ROOT / "pages" / f"{p}.py").exists()})
+        for path, title in pages.items():
+            query = f"?runs={run_id}" if path in ("results", "compare") else ""
+            page.goto(f"{base}/{path}{query}", wait_until="load", timeout=90_000)
+            wait_rendered(page)
+            assert page.locator('[data-testid="stException"]').count() == 0, f"exception on /{path}"
+            heading = page.locator("h1").first.inner_text(timeout=30_000)
+            assert title is None or title in heading, (path, heading)
+            if path == "results":
+                page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+                assert page.locator(".js-plotly-plot").count() >= 1
+    finally:
+        for context in browser.contexts:     # what this test opened; the browser stays
+            context.close()

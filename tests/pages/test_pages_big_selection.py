@@ -4,22 +4,35 @@ chart" switches to the Plotly figure of the same violins. Small selections keep 
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from core.analysis import summaries
 from tests.support import SMALL_GRID as GRID
 
 
-@pytest.fixture()
-def two_runs(page_db):
+@pytest.fixture(scope="module")
+def two_runs_store(tmp_path_factory):
+    """Two solver runs with some answers made wrong (violins with a spread), written once for the module."""
     import random
 
     from core import runner
     from tests.analysis.test_aggregates_equal_rows import _perturb
 
-    ids = [runner.run(GRID, "reference/solver", db_path=page_db).run_id,
-           runner.run({**GRID, "seed": 1}, "reference/solver", db_path=page_db, name="second").run_id]
-    _perturb(page_db, ids, random.Random(3))      # some wrong answers: violins with a spread
+    db = str(tmp_path_factory.mktemp("two_runs") / "studio.duckdb")
+    ids = [runner.run(GRID, "reference/solver", db_path=db).run_id,
+           runner.run({**GRID, "seed": 1}, "reference/solver", db_path=db, name="second").run_id]
+    _perturb(db, ids, random.Random(3))
+    return db, ids
+
+
+@pytest.fixture()
+def two_runs(two_runs_store, page_db):
+    """The module's two runs in a copy of their store for each test (what a page keeps in its store is never what
+    the next test finds)."""
+    template, ids = two_runs_store
+    shutil.copyfile(template, page_db)
     return ids
 
 

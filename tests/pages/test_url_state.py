@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from core import runner
@@ -11,11 +13,22 @@ GRID = {"task": "setops", "seed": 0, "samples": 3, "operations": ["union", "inte
         "members": ["numbers"], "phrasings": ["formal"], "approaches": ["baseline"], "shots": [0]}
 
 
+@pytest.fixture(scope="module")
+def solver_store(tmp_path_factory):
+    """One solver run of GRID named "solver on numbers", written once for the module: (store, run id)."""
+    db = tmp_path_factory.mktemp("url_state") / "studio.duckdb"
+    return db, runner.run(GRID, "reference/solver", db_path=db, name="solver on numbers").run_id
+
+
 @pytest.fixture()
-def run_id(tmp_path, monkeypatch):
+def run_id(solver_store, tmp_path, monkeypatch):
+    """The module's run, in a copy of its store for each test (STUDIO_DB): what a page keeps in its store is never
+    what the next test finds."""
+    template, run = solver_store
     db = tmp_path / "studio.duckdb"
+    shutil.copyfile(template, db)
     monkeypatch.setenv("STUDIO_DB", str(db))
-    return runner.run(GRID, "reference/solver", db_path=db, name="solver on numbers").run_id
+    return run
 
 
 def _texts(at) -> str:

@@ -249,6 +249,12 @@ def test_ray_addresses():
 
 
 def _gpu_ready() -> bool:
+    """vllm installed and a CUDA GPU visible. Asked while the tests are collected, so where vllm is not installed
+    torch (seconds of import, in every test process) is not imported for this question."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        return False
     try:
         import torch
         import vllm  # noqa: F401
