@@ -16,13 +16,14 @@ that has computed nothing; later rounds: the same views again while the live run
 A load is timed from navigation to the moment the script was last seen running (the page then quiet for 1.5 s), as
 in bench/page_loads.py. Printed: per round and page, p50 / p95 / max of the load times and errors shown; the
 server's peak resident memory (VmHWM) and its CPU seconds; results the live run stored meanwhile; the machine's
-load average before and after; the CPU seconds the browsers used. The browsers stand for the users' own machines:
-with ``--browsers idle`` (the default) they run under Linux's SCHED_IDLE policy — only on CPU that the server, the
-live run and anything else leave idle (Chromium resets its threads' niceness, not their policy) —; with ``equal``
-they share the two cores with the server as ordinary processes, as if the lab's browsers ran on the server itself
-(8 Chromium tabs loading Streamlit's frontend take 1-1.8 of the 2 cores). Every load gives up after ``--timeout`` seconds, all of them after ``--budget``
-seconds (each load printed as it ends); the live run, its endpoint and the
-server are stopped at the end. Prints figures; never asserts.
+load average before and after; the CPU seconds the browsers used. The browsers stand for the users' own machines,
+which this bench cannot give them: with ``--browsers idle`` (the default) they run under Linux's SCHED_IDLE policy
+(Chromium resets its threads' niceness, not their policy), only on CPU the server, the live run and anything else
+leave idle — so a tab still drawing a finished page waits while the server computes another session's next page;
+with ``equal`` they share the two cores with the server as ordinary processes, as if the lab's browsers ran on the
+server itself (8 Chromium tabs loading Streamlit's frontend take 1-1.8 of the 2 cores, and the server is starved).
+Every load gives up after ``--timeout`` seconds, all of them after ``--budget`` seconds (each load printed as it
+ends); the live run, its endpoint and the server are stopped at the end. Prints figures; never asserts.
 Targets: 8 sessions over 1M results on 2 cores, Findings p95 <= 15 s, server <= 4 GB.
 """
 
