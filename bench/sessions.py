@@ -19,7 +19,8 @@ server's peak resident memory (VmHWM) and its CPU seconds; results the live run 
 load average before and after; the CPU seconds the browsers used. The browsers stand for the users' own machines,
 which this bench cannot give them: with ``--browsers idle`` (the default) they run under Linux's SCHED_IDLE policy
 (Chromium resets its threads' niceness, not their policy), only on CPU the server, the live run and anything else
-leave idle — so a tab still drawing a finished page waits while the server computes another session's next page;
+leave idle — so a tab still drawing a finished page, and this bench's own timing, wait while the server computes
+another session's next page (loads read high, not low);
 with ``equal`` they share the two cores with the server as ordinary processes, as if the lab's browsers ran on the
 server itself (8 Chromium tabs loading Streamlit's frontend take 1-1.8 of the 2 cores, and the server is starved).
 Every load gives up after ``--timeout`` seconds, all of them after ``--budget`` seconds (each load printed as it
