@@ -212,6 +212,44 @@ async def sessions(base: str, big: list[str], n: int, rounds: int, timeout_s: fl
     return out
 
 
+class Descendants:
+    """CPU seconds used by the processes started below ``root`` (other than ``skip`` and theirs) while it runs: each
+    one's user + system time, sampled every 0.5 s from /proc (a process that ends between two samples loses at
+    most its last half second) — the Playwright driver and its Chromium processes, which the driver does not all
+    wait for, so the kernel's count of waited-for children would miss them."""
+
+    def __init__(self, root: int, skip: set[int]):
+        self.root, self.skip, self.seen, self.stop = root, skip, {}, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        parent, cpu = {}, {}
+        tick = os.sysconf("SC_CLK_TCK")
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            parent[int(name)] = int(fields[1])
+            cpu[int(name)] = (int(fields[11]) + int(fields[12])) / tick
+        for pid, used in cpu.items():
+            up, chain = pid, set()
+            while up in parent and up not in chain and up != self.root and up not in self.skip:
+                chain.add(up)
+                up = parent[up]
+            if up == self.root and pid != self.root:
+                self.seen[pid] = max(used, self.seen.get(pid, 0.0))
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            self._sample()
+
+    def cpu_s(self) -> float:
+        return sum(self.seen.values())
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-th percentile (linear interpolation, as numpy's default)."""
     v = sorted(values)
@@ -298,11 +336,14 @@ def main() -> int:
         watch = Watch(server.pid, int(args.max_gb * 2**30))
         watch.thread.start()
         cpu0, t0, live0 = watch.cpu_s(), time.perf_counter(), results_of_live(db, big)
-        children0 = _children_cpu()
+        browsers = Descendants(os.getpid(), skip={p.pid for p in (server, live, loop) if p is not None})
+        browsers.thread.start()
         if args.browsers == "idle":   # the browsers (and this process's timing) inherit the policy from here
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         got = asyncio.run(sessions(base, big, args.sessions, args.rounds, args.timeout, args.budget))
-        browsers_cpu = _children_cpu() - children0   # the Playwright driver and its Chromium, ended by now
+        browsers.stop.set()
+        browsers.thread.join()
+        browsers_cpu = browsers.cpu_s()
         wall, cpu = time.perf_counter() - t0, watch.cpu_s() - cpu0
         peak = watch.peak()
         watch.stop.set()
@@ -330,19 +371,12 @@ def main() -> int:
     print(f"\nserver: peak resident memory {peak / 2**30:.2f} GB"
           + (f" (stopped: above --max-gb {args.max_gb:g})" if watch.killed else "")
           + f"; {cpu:.0f} CPU seconds in {wall:.0f} s of sessions")
-    print(f"browsers (Playwright's driver and Chromium; CPU share: {args.browsers}): {browsers_cpu:.0f} CPU seconds")
+    print(f"browsers (Playwright's driver and Chromium, sampled every 0.5 s; CPU share: {args.browsers}): "
+          f"{browsers_cpu:.0f} CPU seconds")
     if not args.no_live and written is not None:
         print(f"live run: {written} results stored during the sessions ({written / wall:.1f} a second)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
-
-
-def _children_cpu() -> float:
-    """User + system CPU seconds of this process's ended (waited-for) child processes and their descendants."""
-    import resource
-
-    got = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return got.ru_utime + got.ru_stime
 
 
 def _commit(path: Path) -> str:
