@@ -126,9 +126,9 @@ def chromium():
         playwright = sync_playwright().start()
         try:
             _CHROMIUM["browser"] = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        except BaseException:
-            playwright.stop()
-            raise
+        finally:
+            if "browser" not in _CHROMIUM:   # the launch failed: its Playwright stops with it
+                playwright.stop()
         _CHROMIUM["playwright"] = playwright
     return _CHROMIUM["browser"]
 

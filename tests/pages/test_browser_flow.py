@@ -92,7 +92,7 @@ def test_the_researchers_flow_in_chromium(app, chromium):
         assert "Deceptive condition" in selected(page, "Split by")
         ms = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Runs").first
         ms.locator("input").click()
-        page.locator('[role="option"]').filter(has_text="other.csv").first.click()   # by name (issue 22)
+        page.locator('[role="option"]').filter(has_text="other.csv").first.click()   # by its file's name
         page.keyboard.press("Escape")
         wait_rendered(page)
         assert "Model" in selected(page, "Colour by")
