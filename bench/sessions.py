@@ -113,6 +113,15 @@ def results_of_live(db: str, big: list[str]) -> int | None:
         return None
 
 
+def proc_stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, user + system CPU seconds) of a process, from /proc; None once it has ended."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class Watch:
     """Samples a process's resident memory (and reads its peak, VmHWM) and CPU time from /proc."""
 
@@ -131,11 +140,8 @@ class Watch:
         return 0
 
     def cpu_s(self) -> float:
-        try:
-            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
-            return float("nan")
+        got = proc_stat(self.pid)
+        return got[1] if got is not None else float("nan")
 
     def _run(self) -> None:
         while not self.stop.wait(0.25):
@@ -224,16 +230,10 @@ class Descendants:
 
     def _sample(self) -> None:
         parent, cpu = {}, {}
-        tick = os.sysconf("SC_CLK_TCK")
         for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            parent[int(name)] = int(fields[1])
-            cpu[int(name)] = (int(fields[11]) + int(fields[12])) / tick
+            got = proc_stat(int(name)) if name.isdigit() else None
+            if got is not None:
+                parent[int(name)], cpu[int(name)] = got
         for pid, used in cpu.items():
             up, chain = pid, set()
             while up in parent and up not in chain and up != self.root and up not in self.skip:
